@@ -1,0 +1,520 @@
+"""KV cache size per attention variant, engine cache layout and cache dtype.
+
+Every figure is exact arithmetic over the layer specs; nothing here is fitted.
+
+Layouts by engine (sources in each docstring):
+- llama.cpp / Ollama / MLX: one cache row per cell; the cell count is the total context of
+  all sequences padded to 256 (llama-context.cpp: ``cparams.n_ctx = GGML_PAD(n_ctx, 256)``;
+  builds before PR #17046 padded to 256 with flash attention, 32 without). Sliding-window
+  and chunked layers get a second, smaller cache (llama-kv-cache-iswa.cpp).
+- vLLM / SGLang / TensorRT-LLM: paged blocks of ``block_size`` tokens; a sliding-window
+  layer holds at most ``window - 1 + max_num_batched_tokens`` tokens plus one block
+  (vLLM ``SlidingWindowSpec.max_memory_usage_bytes``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from estimator.model.spec import LayerSpec, ModelSpec
+
+LLAMA_CPP_LIKE = frozenset({"llama.cpp", "ollama", "mlx"})
+PAGED_ENGINES = frozenset({"vllm", "sglang", "tensorrt-llm"})
+ENGINES = LLAMA_CPP_LIKE | PAGED_ENGINES
+
+# (bytes per block, elements per block) for each cache dtype. ggml block sizes from
+# ggml.c type_traits: q8_0 = 32 x int8 + f16 scale = 34 B; q4_0/iq4_nl = 16 B + f16 = 18 B;
+# q4_1 = 16 B + 2 x f16 = 20 B; q5_0 = 16 + 4 + 2 = 22 B; q5_1 = 24 B.
+KV_DTYPE_BLOCKS: dict[str, tuple[int, int]] = {
+    "f32": (4, 1),
+    "f16": (2, 1),
+    "bf16": (2, 1),
+    "fp8": (1, 1),
+    "fp8_e4m3": (1, 1),
+    "fp8_e5m2": (1, 1),
+    "q8_0": (34, 32),
+    "q5_1": (24, 32),
+    "q5_0": (22, 32),
+    "q4_1": (20, 32),
+    "q4_0": (18, 32),
+    "iq4_nl": (18, 32),
+}
+_DTYPE_ALIASES = {"fp16": "f16", "float16": "f16", "bfloat16": "bf16", "float32": "f32"}
+
+# MLA cache layouts (DeepSeek-V2/V3, Kimi K2):
+# "latent": one K row of kv_lora_rank + qk_rope_head_dim, no V (vLLM, SGLang, TRT-LLM;
+#   llama.cpp since PR #19067 "kv-cache : support V-less cache", Jan 2026; ik_llama.cpp mla=2/3).
+# "latent_kv": latent K (576) plus a V row of kv_lora_rank (512) (llama.cpp PR #12801,
+#   Apr 2025 - Jan 2026; ik_llama.cpp mla=1 without flash attention).
+# "full": per-head K (n_head x (nope + rope)) and V (n_head x v_head_dim), as for plain
+#   attention (llama.cpp before PR #12801, Ollama's old runner, ik_llama.cpp mla=0).
+MLA_LAYOUTS = ("latent", "latent_kv", "full")
+LLAMA_CPP_PAD_CELLS = 256
+VLLM_BLOCK_SIZE = 16
+
+
+@dataclass(frozen=True)
+class KVPart:
+    """The cache of all layers of one attention kind."""
+
+    attention: str  # "full" | "sliding" | "chunked" | "mla" | "linear"
+    n_layers: int
+    cells_per_layer: int  # tokens held per layer, all sequences together (0 for linear)
+    k_bytes_per_cell: int  # summed over the part's layers
+    v_bytes_per_cell: int  # summed over the part's layers
+    k_bytes: int
+    v_bytes: int
+    state_bytes: int  # fixed recurrent state, all sequences (linear layers only)
+    total_bytes: int
+
+
+@dataclass(frozen=True)
+class KVCache:
+    """KV cache of one engine instance (all sequences, all tensor-parallel ranks)."""
+
+    engine: str
+    kv_dtype: str
+    context_tokens: int  # per sequence, as requested
+    sequences: int
+    cells: int  # cells of a full-attention layer after padding / block rounding
+    total_bytes: int
+    k_bytes: int
+    v_bytes: int
+    state_bytes: int
+    bytes_per_token: int  # all attention layers, as if every layer held every token
+    effective_bytes_per_token: float  # total_bytes / (context_tokens x sequences)
+    per_rank_bytes: int  # one tensor-parallel rank (== total_bytes at tensor_parallel 1)
+    mla_layout: str | None
+    parts: tuple[KVPart, ...]
+    notes: tuple[str, ...]
+
+
+def normalize_kv_dtype(kv_dtype: str) -> str:
+    """Canonical cache dtype name ("fp16" -> "f16"); raises ValueError for unknown names."""
+    name = _DTYPE_ALIASES.get(kv_dtype.lower(), kv_dtype.lower())
+    if name not in KV_DTYPE_BLOCKS:
+        raise ValueError(f"unknown KV cache dtype {kv_dtype!r}")
+    return name
+
+
+def row_bytes(kv_dtype: str, n_elements: int) -> int:
+    """Bytes of one cache row: ceil(n / block elements) x block bytes (ggml_row_size).
+
+    q8_0 is 34/32 B per element, q4_0 18/32 B, f16/bf16 2 B, fp8 1 B.
+    """
+    block_bytes, block_elements = KV_DTYPE_BLOCKS[normalize_kv_dtype(kv_dtype)]
+    return -(-n_elements // block_elements) * block_bytes
+
+
+def _ceil_to(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def kv_heads_per_rank(n_kv_heads: int, tensor_parallel: int) -> int:
+    """KV heads one tensor-parallel rank stores: n_kv / tp, replicated when n_kv < tp.
+
+    vLLM replicates KV heads when tp exceeds their number (each rank keeps >= 1 head).
+    """
+    return max(1, n_kv_heads // max(1, tensor_parallel))
+
+
+def layer_row_elements(
+    model: ModelSpec, layer: LayerSpec, mla_layout: str, tensor_parallel: int = 1
+) -> tuple[int, int]:
+    """(K elements, V elements) cached per token in one layer on one rank.
+
+    Plain attention: kv_heads x head_dim_k and kv_heads x head_dim_v. MLA: see MLA_LAYOUTS;
+    the latent is not split by tensor parallelism (every rank keeps the whole latent).
+    Linear (recurrent) layers cache no per-token rows: (0, 0).
+    """
+    if layer.attention == "linear":
+        return 0, 0
+    if layer.attention == "mla" and model.mla is not None:
+        return _mla_row_elements(model, mla_layout, tensor_parallel)
+    heads = kv_heads_per_rank(layer.n_kv_heads, tensor_parallel)
+    return heads * layer.head_dim_k, heads * layer.head_dim_v
+
+
+def _mla_row_elements(model: ModelSpec, mla_layout: str, tensor_parallel: int) -> tuple[int, int]:
+    """MLA per-token elements: latent = (rank + rope, 0); latent_kv = (rank + rope, rank);
+    full = (heads x (nope + rope), heads x v_head_dim) with heads split by tensor parallelism."""
+    mla = model.mla
+    assert mla is not None
+    if mla_layout == "latent":
+        return mla.kv_lora_rank + mla.qk_rope_head_dim, 0
+    if mla_layout == "latent_kv":
+        return mla.kv_lora_rank + mla.qk_rope_head_dim, mla.kv_lora_rank
+    if mla_layout == "full":
+        heads = kv_heads_per_rank(model.n_heads, tensor_parallel)
+        return heads * (mla.qk_nope_head_dim + mla.qk_rope_head_dim), heads * mla.v_head_dim
+    raise ValueError(f"unknown MLA layout {mla_layout!r}; expected one of {MLA_LAYOUTS}")
+
+
+def layer_bytes_per_token(
+    model: ModelSpec,
+    layer: LayerSpec,
+    *,
+    kv_dtype: str,
+    mla_layout: str = "latent",
+    tensor_parallel: int = 1,
+    v_dtype: str | None = None,
+) -> tuple[int, int]:
+    """(K bytes, V bytes) one layer caches per token on one rank: row_bytes(dtype, elements).
+
+    v_dtype defaults to kv_dtype (llama.cpp's -ctk / -ctv may differ).
+    """
+    k_elements, v_elements = layer_row_elements(model, layer, mla_layout, tensor_parallel)
+    k_bytes = row_bytes(kv_dtype, k_elements) if k_elements else 0
+    v_bytes = row_bytes(v_dtype or kv_dtype, v_elements) if v_elements else 0
+    return k_bytes, v_bytes
+
+
+def kv_bytes_per_token(
+    model: ModelSpec,
+    *,
+    kv_dtype: str = "f16",
+    mla_layout: str = "latent",
+    tensor_parallel: int = 1,
+    v_dtype: str | None = None,
+) -> int:
+    """Bytes per token summed over every layer with a per-token cache, on one rank.
+
+    Sliding/chunked layers count in full (no window cap) and linear layers not at all: this
+    is the divisor vLLM uses for "GPU KV cache size" (tokens) and the marginal cost of one
+    more token in full-attention layers. Llama-3.1-8B f16: 32 x 2 x 8 x 128 x 2 = 131,072 B.
+    """
+    total = 0
+    for layer in model.layers:
+        k_bytes, v_bytes = layer_bytes_per_token(
+            model,
+            layer,
+            kv_dtype=kv_dtype,
+            mla_layout=mla_layout,
+            tensor_parallel=tensor_parallel,
+            v_dtype=v_dtype,
+        )
+        total += k_bytes + v_bytes
+    return total
+
+
+def llama_cpp_cells(
+    layer: LayerSpec,
+    *,
+    context_tokens: int,
+    sequences: int,
+    n_ubatch: int,
+    pad_cells: int = LLAMA_CPP_PAD_CELLS,
+    swa_full: bool = False,
+) -> int:
+    """Cells one llama.cpp layer holds for all sequences (unified KV cache).
+
+    Full / MLA layers: n_ctx = pad(context x sequences, 256) (llama-context.cpp).
+    Sliding / chunked layers (llama-kv-cache-iswa.cpp):
+    pad(min(n_ctx, window x sequences + n_ubatch), 256); with --swa-full they hold n_ctx.
+    Linear layers hold no cells (their state is per sequence).
+    """
+    if layer.attention == "linear":
+        return 0
+    n_ctx = _ceil_to(context_tokens * sequences, pad_cells)
+    if layer.attention in ("sliding", "chunked") and layer.window_tokens and not swa_full:
+        swa_cells = min(n_ctx, layer.window_tokens * sequences + n_ubatch)
+        return _ceil_to(swa_cells, LLAMA_CPP_PAD_CELLS)
+    return n_ctx
+
+
+def mlx_cells(layer: LayerSpec, *, context_tokens: int, sequences: int) -> int:
+    """Cells an mlx-lm cache holds: KVCache grows in steps of 256 tokens per sequence;
+    sliding layers use RotatingKVCache(max_size=window) (mlx_lm/models/cache.py)."""
+    if layer.attention == "linear":
+        return 0
+    per_sequence = _ceil_to(context_tokens, 256)
+    if layer.attention in ("sliding", "chunked") and layer.window_tokens:
+        per_sequence = min(per_sequence, layer.window_tokens)
+    return per_sequence * sequences
+
+
+def paged_cells(
+    layer: LayerSpec,
+    *,
+    context_tokens: int,
+    sequences: int,
+    block_size: int = VLLM_BLOCK_SIZE,
+    max_num_batched_tokens: int = 8192,
+) -> int:
+    """Token slots vLLM allocates per layer for `sequences` requests of `context_tokens`.
+
+    Full / MLA: cdiv(context, block) blocks (FullAttentionSpec). Sliding:
+    cdiv(min(window - 1 + max_num_batched_tokens, context), block) + 1 blocks
+    (SlidingWindowSpec: "+1 because the window may not start at a block boundary").
+    Chunked: cdiv(min(chunk + max_num_batched_tokens, context), block) blocks
+    (ChunkedLocalAttentionSpec). Linear: 0 (state counted per sequence).
+    """
+    if layer.attention == "linear":
+        return 0
+    window = layer.window_tokens
+    if layer.attention == "sliding" and window:
+        tokens = min(window - 1 + max_num_batched_tokens, context_tokens)
+        blocks = -(-tokens // block_size) + 1
+    elif layer.attention == "chunked" and window:
+        tokens = min(window + max_num_batched_tokens, context_tokens)
+        blocks = -(-tokens // block_size)
+    else:
+        blocks = -(-context_tokens // block_size)
+    return blocks * block_size * sequences
+
+
+@dataclass(frozen=True)
+class KVSettings:
+    """Engine knobs that change the cache size (defaults: llama-server / vllm serve)."""
+
+    n_ubatch: int = 512
+    pad_cells: int = LLAMA_CPP_PAD_CELLS
+    swa_full: bool = False
+    block_size: int = VLLM_BLOCK_SIZE
+    max_num_batched_tokens: int = 8192
+    tensor_parallel: int = 1
+
+
+def _cells_for(
+    engine: str, layer: LayerSpec, context_tokens: int, sequences: int, settings: KVSettings
+) -> int:
+    """Dispatch to the engine's cell rule (llama_cpp_cells, mlx_cells, paged_cells)."""
+    if engine == "mlx":
+        return mlx_cells(layer, context_tokens=context_tokens, sequences=sequences)
+    if engine in LLAMA_CPP_LIKE:
+        return llama_cpp_cells(
+            layer,
+            context_tokens=context_tokens,
+            sequences=sequences,
+            n_ubatch=settings.n_ubatch,
+            pad_cells=settings.pad_cells,
+            swa_full=settings.swa_full,
+        )
+    return paged_cells(
+        layer,
+        context_tokens=context_tokens,
+        sequences=sequences,
+        block_size=settings.block_size,
+        max_num_batched_tokens=settings.max_num_batched_tokens,
+    )
+
+
+def default_mla_layout(engine: str) -> str:
+    """Current MLA layout per engine: every engine now caches only the latent (see MLA_LAYOUTS)."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; expected one of {sorted(ENGINES)}")
+    return "latent"
+
+
+def _check_v_dtype(engine: str, v_dtype: str, flash_attention: bool) -> None:
+    """llama.cpp refuses a quantized V cache without flash attention (llama-context.cpp:
+    "quantized V cache was requested, but this requires Flash Attention")."""
+    quantized = KV_DTYPE_BLOCKS[normalize_kv_dtype(v_dtype)][1] > 1
+    if engine in LLAMA_CPP_LIKE and quantized and not flash_attention:
+        raise ValueError("llama.cpp needs flash attention for a quantized V cache")
+
+
+def kv_cache_bytes(
+    model: ModelSpec,
+    *,
+    engine: str,
+    context_tokens: int,
+    sequences: int = 1,
+    kv_dtype: str = "f16",
+    v_dtype: str | None = None,
+    n_ubatch: int = 512,
+    mla_layout: str | None = None,
+    flash_attention: bool = True,
+    settings: KVSettings | None = None,
+) -> KVCache:
+    """KV cache bytes for `sequences` sequences of `context_tokens` tokens each.
+
+    Sum over layers of cells(layer) x (K row bytes + V row bytes), plus the fixed state of
+    linear layers x sequences. Cells follow the engine (llama_cpp_cells / mlx_cells /
+    paged_cells). MTP / next-token-prediction layers are not in model.layers and get no
+    cache: llama.cpp sets n_layer_kv_from_start = n_layer - nextn_predict_layers, vLLM
+    allocates them only with MTP speculative decoding. Excludes compute buffers.
+    """
+    settings = replace(settings or KVSettings(), n_ubatch=n_ubatch)
+    layout = mla_layout or default_mla_layout(engine)
+    dtype_v = normalize_kv_dtype(v_dtype or kv_dtype)
+    _check_v_dtype(engine, dtype_v, flash_attention)
+    tp = settings.tensor_parallel if engine in PAGED_ENGINES else 1
+    parts = _parts(
+        model, engine, context_tokens, sequences, kv_dtype, dtype_v, layout, tp, settings
+    )
+    return _assemble(model, engine, context_tokens, sequences, kv_dtype, dtype_v, layout, tp, parts)
+
+
+def _parts(
+    model: ModelSpec,
+    engine: str,
+    context_tokens: int,
+    sequences: int,
+    kv_dtype: str,
+    v_dtype: str,
+    layout: str,
+    tp: int,
+    settings: KVSettings,
+) -> tuple[KVPart, ...]:
+    """Per-attention-kind totals, in the order the kinds first appear in the model."""
+    acc: dict[str, list[int]] = {}
+    for layer in model.layers:
+        cells = _cells_for(engine, layer, context_tokens, sequences, settings)
+        k_row, v_row = layer_bytes_per_token(
+            model,
+            layer,
+            kv_dtype=kv_dtype,
+            mla_layout=layout,
+            tensor_parallel=tp,
+            v_dtype=v_dtype,
+        )
+        state = layer.linear_state_bytes_per_seq * sequences
+        n, max_cells, k_row_sum, v_row_sum, k_sum, v_sum, state_sum, total = acc.setdefault(
+            layer.attention, [0] * 8
+        )
+        acc[layer.attention] = [
+            n + 1,
+            max(max_cells, cells),
+            k_row_sum + k_row,
+            v_row_sum + v_row,
+            k_sum + cells * k_row,
+            v_sum + cells * v_row,
+            state_sum + state,
+            total + cells * (k_row + v_row) + state,
+        ]
+    return tuple(KVPart(kind, *values) for kind, values in acc.items())
+
+
+def _assemble(
+    model: ModelSpec,
+    engine: str,
+    context_tokens: int,
+    sequences: int,
+    kv_dtype: str,
+    v_dtype: str,
+    layout: str,
+    tp: int,
+    parts: tuple[KVPart, ...],
+) -> KVCache:
+    """Fold the parts into one KVCache; totals cover every tensor-parallel rank."""
+    per_rank = sum(p.total_bytes for p in parts)
+    k_bytes = sum(p.k_bytes for p in parts)
+    state = sum(p.state_bytes for p in parts)
+    full_cells = max(
+        (p.cells_per_layer for p in parts if p.attention in ("full", "mla")), default=0
+    )
+    tokens = max(1, context_tokens * sequences)
+    notes: list[str] = []
+    if model.mla is not None:
+        notes.append(f"MLA cache layout: {layout}")
+    if tp > 1:
+        notes.append(f"KV heads split over {tp} tensor-parallel ranks")
+    return KVCache(
+        engine=engine,
+        kv_dtype=normalize_kv_dtype(kv_dtype),
+        context_tokens=context_tokens,
+        sequences=sequences,
+        cells=full_cells,
+        total_bytes=per_rank * tp,
+        k_bytes=k_bytes * tp,
+        v_bytes=sum(p.v_bytes for p in parts) * tp,
+        state_bytes=state * tp,
+        bytes_per_token=sum(p.k_bytes_per_cell + p.v_bytes_per_cell for p in parts) * tp,
+        effective_bytes_per_token=per_rank * tp / tokens,
+        per_rank_bytes=per_rank,
+        mla_layout=layout if model.mla is not None else None,
+        parts=parts,
+        notes=tuple(notes),
+    )
+
+
+def kv_tokens_that_fit(
+    model: ModelSpec,
+    budget_bytes: int,
+    *,
+    kv_dtype: str = "bf16",
+    mla_layout: str = "latent",
+    block_size: int = VLLM_BLOCK_SIZE,
+    tensor_parallel: int = 1,
+) -> int:
+    """vLLM's "GPU KV cache size" in tokens for a per-rank KV budget.
+
+    blocks = budget // (block_size x bytes_per_token), tokens = blocks x block_size, with
+    bytes_per_token over every attention layer (kv_bytes_per_token, per rank). vLLM's hybrid
+    allocator reports num_blocks // n_groups x block_size with each group's tensors shared,
+    which is the same figure to within one block: sliding layers count in full here too.
+    """
+    per_token = kv_bytes_per_token(
+        model, kv_dtype=kv_dtype, mla_layout=mla_layout, tensor_parallel=tensor_parallel
+    )
+    if per_token == 0 or budget_bytes <= 0:
+        return 0
+    return int(budget_bytes // (block_size * per_token)) * block_size
+
+
+def vllm_max_concurrency(
+    model: ModelSpec,
+    *,
+    kv_tokens: int,
+    max_model_len: int,
+    kv_dtype: str = "bf16",
+    settings: KVSettings | None = None,
+) -> float:
+    """vLLM's "Maximum concurrency for N tokens per request": KV pool / one request's need.
+
+    pool = kv_tokens x bytes_per_token; one request needs paged_cells(layer, max_model_len)
+    x row bytes summed over layers, so sliding windows lower the need
+    (get_max_concurrency_for_kv_cache_config in vllm/v1/core/kv_cache_utils.py).
+    """
+    settings = settings or KVSettings()
+    tp = settings.tensor_parallel
+    per_token = kv_bytes_per_token(model, kv_dtype=kv_dtype, tensor_parallel=tp)
+    cache = kv_cache_bytes(
+        model,
+        engine="vllm",
+        context_tokens=max_model_len,
+        kv_dtype=kv_dtype,
+        settings=settings,
+    )
+    need = (cache.total_bytes - cache.state_bytes) // tp
+    return kv_tokens * per_token / need if need else float("inf")
+
+
+def max_context_that_fits(
+    model: ModelSpec,
+    budget_bytes: int,
+    *,
+    engine: str,
+    sequences: int = 1,
+    kv_dtype: str = "f16",
+    mla_layout: str | None = None,
+    settings: KVSettings | None = None,
+) -> int:
+    """Largest per-sequence context whose KV cache (kv_cache_bytes) fits in budget_bytes.
+
+    Bisection over context tokens (the cache never shrinks as context grows); 0 if even
+    one token does not fit. Capped at the model's max_context_tokens.
+    """
+
+    def fits(tokens: int) -> bool:
+        cache = kv_cache_bytes(
+            model,
+            engine=engine,
+            context_tokens=tokens,
+            sequences=sequences,
+            kv_dtype=kv_dtype,
+            mla_layout=mla_layout,
+            settings=settings,
+        )
+        return cache.total_bytes <= budget_bytes
+
+    low, high = 0, max(1, model.max_context_tokens)
+    if fits(high):
+        return high
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    return low
