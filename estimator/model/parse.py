@@ -1,0 +1,98 @@
+"""parse_hf_config: config.json dict -> ModelSpec, dispatching on model_type."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from estimator.model import dense, moe
+from estimator.model.blocks import BlockPlan, FfnPlan
+from estimator.model.fields import Config, get_sub
+from estimator.model.multimodal import multimodal_tensors
+from estimator.model.spec import ConfigError, ModelSpec
+from estimator.model.text import TextArch, assemble, read_common
+
+Parser = Callable[[Config, str], TextArch]
+
+PARSERS: dict[str, Parser] = {
+    "llama": dense.parse_llama,
+    "granite": dense.parse_llama,
+    "mistral": dense.parse_mistral,
+    "qwen2": dense.parse_qwen2,
+    "qwen2_vl": dense.parse_qwen2,
+    "qwen2_5_vl": dense.parse_qwen2,
+    "qwen3": dense.parse_qwen3,
+    "phi3": dense.parse_phi3,
+    "gemma2": dense.parse_gemma2,
+    "gemma3": dense.parse_gemma3,
+    "gemma3_text": dense.parse_gemma3,
+    "mixtral": moe.parse_mixtral,
+    "qwen2_moe": moe.parse_qwen_moe,
+    "qwen3_moe": moe.parse_qwen_moe,
+    "qwen3_next": moe.parse_qwen3_next,
+    "deepseek_v2": moe.parse_deepseek,
+    "deepseek_v3": moe.parse_deepseek,
+    "kimi_k2": moe.parse_deepseek,
+    "glm4_moe": moe.parse_glm4_moe,
+    "gpt_oss": moe.parse_gpt_oss,
+    "llama4": moe.parse_llama4,
+    "llama4_text": moe.parse_llama4,
+}
+
+# Wrappers whose text model lives under text_config (Gemma3ForConditionalGeneration,
+# Llama4ForConditionalGeneration, newer Qwen2.5-VL exports).
+_TEXT_MODEL_TYPE = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
+
+
+def _text_part(config: Config) -> tuple[str, Config]:
+    """The model_type and dict describing the text decoder.
+
+    Multimodal wrappers keep it under text_config; its own model_type wins when present.
+    """
+    model_type = config.get("model_type")
+    if not isinstance(model_type, str):
+        raise ConfigError("model_type", "missing or not a string")
+    text = get_sub(config, "text_config")
+    if text is None:
+        return model_type, config
+    inner = text.get("model_type")
+    if isinstance(inner, str) and inner in PARSERS:
+        return inner, text
+    return _TEXT_MODEL_TYPE.get(model_type, model_type), text
+
+
+def parse_fallback(cfg: Config, model_type: str) -> TextArch:
+    """Unknown model_type: a llama-shaped decoder from hidden size, heads and layers.
+
+    Missing intermediate_size defaults to 4 x hidden; vocab to 32000. Approximate.
+    """
+    defaults = dense.LLAMA
+    if "intermediate_size" not in cfg and "hidden_size" in cfg:
+        hidden = cfg["hidden_size"]
+        if isinstance(hidden, int) and hidden > 0:
+            defaults = dense.Defaults("llama layout, FFN 4 x hidden", 32000, hidden,
+                                      4 * hidden, 32, 32, None, 2048)
+    c = read_common(cfg, defaults)
+    ffn = FfnPlan(width=c.intermediate)
+    blocks = tuple(BlockPlan("full", None, dense.gqa(c), ffn) for _ in range(c.n_layers))
+    note = (f"fallback parser: model_type {model_type!r} not recognised; sized as a "
+            "llama-style decoder from hidden size, heads and layers")
+    return TextArch(model_type, "llama", c, blocks, notes=(note,), is_fallback=True)
+
+
+def parse_hf_config(config: Mapping[str, Any]) -> ModelSpec:
+    """Parse a Hugging Face config.json dict into a ModelSpec.
+
+    Absent keys take the defaults of the architecture's transformers config class (see
+    estimator/model/dense.py and moe.py). Raises ConfigError on unreadable configs.
+    """
+    if not isinstance(config, Mapping):
+        raise ConfigError("config", "must be a JSON object")
+    model_type, text = _text_part(config)
+    parser = PARSERS.get(model_type, parse_fallback)
+    if "num_hidden_layers" not in text and parser is parse_fallback:
+        raise ConfigError("num_hidden_layers", "is required for an unknown model_type")
+    arch = parser(text, model_type)
+    outer_type = config.get("model_type")
+    mm, mm_notes = multimodal_tensors(str(outer_type), config, arch.common.hidden)
+    return assemble(arch, mm, mm_notes)
