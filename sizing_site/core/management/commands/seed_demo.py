@@ -1,0 +1,37 @@
+"""Create the demo organization and logins; safe to run any number of times."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from sizing_site.tenancy.models import Membership, Organization, Role
+
+
+class Command(BaseCommand):
+    help = "Create org 'Demo', user demo/demo (its admin) and a staff superuser 'admin'."
+
+    @transaction.atomic
+    def handle(self, *args: Any, **options: Any) -> None:
+        User = get_user_model()
+        org, _created = Organization.objects.get_or_create(slug="demo", defaults={"name": "Demo"})
+        demo, created = User._default_manager.get_or_create(username="demo")
+        if created:
+            demo.set_password("demo")
+            demo.save()
+        Membership.all_tenants.get_or_create(
+            user=demo, organization=org, defaults={"role": Role.ADMIN}
+        )
+        self.stdout.write("Demo login: demo / demo (admin of org 'Demo')")
+        if User._default_manager.filter(username="admin").exists():
+            self.stdout.write("Staff login: admin (exists; password unchanged)")
+            return
+        password = secrets.token_urlsafe(12)
+        User._default_manager.create_superuser(
+            username="admin", email="admin@example.invalid", password=password
+        )
+        self.stdout.write(f"Staff login: admin / {password} (new; shown once)")

@@ -1,0 +1,65 @@
+"""The only way views and APIs reach tenant rows.
+
+Helpers look *inside* the organization's scope: a user who is not a member gets the same
+404 as for a missing organization, so slugs of other tenants cannot be probed. A member
+whose role is too low gets 403.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import models
+from django.http import Http404
+
+from sizing_site.tenancy.models import Membership, Organization, Role, TenantOwned
+
+M = TypeVar("M", bound=TenantOwned)
+
+
+@dataclass(frozen=True)
+class Tenant:
+    organization: Organization
+    membership: Membership
+
+    @property
+    def role(self) -> str:
+        return self.membership.role
+
+    def can(self, role: str) -> bool:
+        return self.membership.has_role(role)
+
+    def scoped(self, model: type[M]) -> models.QuerySet[M]:
+        manager: Any = model.objects
+        queryset: models.QuerySet[M] = manager.for_organization(self.organization)
+        return queryset
+
+
+def tenant_for(
+    user: AbstractBaseUser | AnonymousUser, org_slug: str, *, min_role: str = Role.VIEWER
+) -> Tenant:
+    """Resolve the URL's organization for this user, or raise 404 / 403."""
+    if not user.is_authenticated:
+        raise Http404
+    membership = (
+        Membership.objects.for_user(user)
+        .select_related("organization")
+        .filter(organization__slug=org_slug)
+        .first()
+    )
+    if membership is None:
+        raise Http404
+    if not membership.has_role(min_role):
+        raise PermissionDenied
+    return Tenant(organization=membership.organization, membership=membership)
+
+
+def get_owned_or_404(tenant: Tenant, model: type[M], code: object) -> M:
+    """Fetch a row by its public code, looking only inside the tenant's rows."""
+    try:
+        return tenant.scoped(model).get(code=code)
+    except (model.DoesNotExist, ValidationError, ValueError, TypeError) as exc:
+        raise Http404 from exc

@@ -1,0 +1,117 @@
+"""Organizations are the tenants; memberships give users a role inside one."""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+
+class TenantRequired(LookupError):
+    """A tenant-owned table was queried without naming the tenant."""
+
+
+class Role(models.TextChoices):
+    VIEWER = "viewer", _("Viewer")
+    EDITOR = "editor", _("Editor")
+    ADMIN = "admin", _("Admin")
+
+
+ROLE_RANK = {Role.VIEWER: 1, Role.EDITOR: 2, Role.ADMIN: 3}
+
+
+class Organization(models.Model):
+    name = models.CharField(_("name"), max_length=120)
+    slug = models.SlugField(_("slug"), max_length=60, unique=True)
+    created = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("organization")
+        verbose_name_plural = _("organizations")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TenantQuerySet(models.QuerySet[Any]):
+    pass
+
+
+class TenantManager(models.Manager[Any]):
+    """The one scoped path into tenant-owned rows; it fails closed.
+
+    `get_queryset()` raises, so `Model.objects.all()` or `.filter(...)` without naming the
+    organization is an error rather than a leak. Admin and migrations use the explicit,
+    loudly named `all_tenants` manager instead.
+    """
+
+    def get_queryset(self) -> TenantQuerySet:
+        raise TenantRequired(
+            f"{self.model.__name__}.objects needs a tenant: use .for_organization(org)"
+        )
+
+    def for_organization(self, organization: Organization | None) -> TenantQuerySet:
+        if organization is None or organization.pk is None:
+            raise TenantRequired(f"{self.model.__name__}: no organization given")
+        return TenantQuerySet(self.model, using=self._db).filter(organization=organization)
+
+
+class TenantOwned(models.Model):
+    """Base for every row that belongs to one organization."""
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, verbose_name=_("organization")
+    )
+    code = models.UUIDField(_("code"), default=uuid.uuid4, unique=True, editable=False)
+
+    all_tenants: ClassVar[models.Manager[Any]] = models.Manager()
+    objects: ClassVar[TenantManager] = TenantManager()
+
+    class Meta:
+        abstract = True
+        default_manager_name = "all_tenants"
+
+
+class MembershipManager(TenantManager):
+    def for_user(self, user: AbstractBaseUser) -> TenantQuerySet:
+        """A user's own memberships across organizations (for the org switcher)."""
+        if user.pk is None:
+            raise TenantRequired("Membership: no user given")
+        return TenantQuerySet(self.model, using=self._db).filter(user=user)
+
+
+class Membership(TenantOwned):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="memberships",
+        verbose_name=_("user"),
+    )
+    role = models.CharField(_("role"), max_length=10, choices=Role.choices, default=Role.VIEWER)
+    created = models.DateTimeField(_("created"), auto_now_add=True)
+
+    all_tenants: ClassVar[models.Manager[Any]] = models.Manager()
+    objects: ClassVar[MembershipManager] = MembershipManager()
+
+    class Meta:
+        default_manager_name = "all_tenants"
+        verbose_name = _("membership")
+        verbose_name_plural = _("memberships")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "organization"], name="unique_membership_per_user_and_org"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.organization} ({self.role})"
+
+    def has_role(self, role: str) -> bool:
+        return ROLE_RANK[Role(self.role)] >= ROLE_RANK[Role(role)]

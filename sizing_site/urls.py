@@ -1,0 +1,32 @@
+from django.conf.urls.i18n import i18n_patterns
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from sizing_site.core import views as core_views
+from sizing_site.tenancy import views as tenancy_views
+from sizing_site.tenancy.urls import api_urlpatterns
+
+urlpatterns = [
+    path("health/", core_views.health, name="health"),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("admin/", admin.site.urls),
+    path("api/v1/", include((api_urlpatterns, "api"))),
+]
+
+urlpatterns += i18n_patterns(
+    path("", tenancy_views.home, name="home"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path(
+        "accounts/password/",
+        auth_views.PasswordChangeView.as_view(),
+        name="password_change",
+    ),
+    path(
+        "accounts/password/done/",
+        auth_views.PasswordChangeDoneView.as_view(),
+        name="password_change_done",
+    ),
+    path("", include("sizing_site.tenancy.urls")),
+)

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sizing_site.celery import app
+from sizing_site.core.tasks import ping
+
+ROOT = Path(__file__).resolve().parents[3]
+needs_redis = pytest.mark.skipif(
+    not os.environ.get("REDIS_URL"), reason="REDIS_URL is not set: no real broker to test"
+)
+
+
+def test_celery_is_configured_for_json_only_and_time_limits() -> None:
+    assert app.conf.accept_content == ["json"]
+    assert app.conf.task_serializer == "json"
+    assert app.conf.result_serializer == "json"
+    assert app.conf.task_time_limit == 300
+    assert app.conf.task_soft_time_limit == 240
+    assert app.conf.task_acks_late is False
+    assert ping.acks_late is True  # idempotent, so it may be redelivered
+
+
+def test_ping_runs_in_process_without_redis(settings: object) -> None:
+    if os.environ.get("REDIS_URL"):
+        pytest.skip("eager mode is only the default without REDIS_URL")
+    assert ping.delay().get(timeout=5) == "pong"
+
+
+@pytest.fixture
+def worker_queue() -> Iterator[str]:
+    """A real `celery worker` process on the real Redis broker, on a queue of its own."""
+    queue = f"test-{uuid.uuid4().hex[:8]}"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "sizing_site",
+            "worker",
+            "-Q",
+            queue,
+            "--pool",
+            "solo",
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel",
+            "INFO",
+        ],
+        cwd=ROOT,
+        env=os.environ.copy(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        yield queue
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@needs_redis
+@pytest.mark.redis
+def test_a_real_worker_answers_ping_over_redis(worker_queue: str) -> None:
+    started = time.monotonic()
+    result = ping.apply_async(queue=worker_queue)
+    assert result.get(timeout=60) == "pong"
+    assert time.monotonic() - started < 60
