@@ -277,7 +277,7 @@ class KVSettings:
     tensor_parallel: int = 1
 
 
-def _cells_for(
+def engine_cells(
     engine: str, layer: LayerSpec, context_tokens: int, sequences: int, settings: KVSettings
 ) -> int:
     """Dispatch to the engine's cell rule (llama_cpp_cells, mlx_cells, paged_cells)."""
@@ -362,7 +362,7 @@ def _parts(
     """Per-attention-kind totals, in the order the kinds first appear in the model."""
     acc: dict[str, list[int]] = {}
     for layer in model.layers:
-        cells = _cells_for(engine, layer, context_tokens, sequences, settings)
+        cells = engine_cells(engine, layer, context_tokens, sequences, settings)
         k_row, v_row = layer_bytes_per_token(
             model,
             layer,
