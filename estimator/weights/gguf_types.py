@@ -1,0 +1,109 @@
+"""GGUF block sizes, file types and llama.cpp's per-tensor type rules.
+
+Sources: ggml's ggml-common.h block structs / GGML_QUANT_SIZES in gguf-py constants.py
+(block sizes), llama.cpp src/llama-quant.cpp: llama_ftype_get_default_type,
+tensor_allows_quantization, llama_tensor_get_type_impl, tensor_type_fallback
+(ggml-org/llama.cpp @ 007dbbf3, 2026). See estimator/data/validation/GGUF_QUANTS.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from estimator.model import ModelSpec, Tensor
+
+# type -> (weights per block, bytes per block)
+BLOCKS: dict[str, tuple[int, int]] = {
+    "F32": (1, 4), "F16": (1, 2), "BF16": (1, 2),
+    "Q8_0": (32, 34), "Q6_K": (256, 210), "Q5_1": (32, 24), "Q5_K": (256, 176),
+    "Q5_0": (32, 22), "Q4_1": (32, 20), "Q4_K": (256, 144), "Q4_0": (32, 18),
+    "IQ4_NL": (32, 18), "IQ4_XS": (256, 136), "MXFP4": (32, 17), "Q3_K": (256, 110),
+    "IQ3_S": (256, 110), "IQ3_XXS": (256, 98), "Q2_K": (256, 84), "IQ2_S": (256, 82),
+    "IQ2_XS": (256, 74), "IQ2_XXS": (256, 66), "IQ1_M": (256, 56), "IQ1_S": (256, 50),
+}
+
+GGUF_FILE_TYPES: tuple[str, ...] = (
+    "F32", "F16", "BF16", "Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q5_0", "Q4_K_M", "Q4_K_S",
+    "Q4_0", "IQ4_XS", "IQ4_NL", "Q3_K_L", "Q3_K_M", "Q3_K_S", "IQ3_M", "IQ3_XS", "IQ3_XXS",
+    "Q2_K", "IQ2_M", "IQ2_S", "IQ2_XS", "IQ2_XXS", "IQ1_M", "IQ1_S", "MXFP4_MOE",
+)
+# Also understood (legacy / less common): sized with the same rules.
+EXTRA_GGUF_FILE_TYPES: tuple[str, ...] = ("Q5_1", "Q4_1", "IQ3_S", "Q2_K_S")
+
+# llama_ftype_get_default_type
+DEFAULT_TYPE: dict[str, str] = {
+    "F32": "F32", "F16": "F16", "BF16": "BF16", "Q8_0": "Q8_0", "Q6_K": "Q6_K",
+    "Q5_K_M": "Q5_K", "Q5_K_S": "Q5_K", "Q5_0": "Q5_0", "Q5_1": "Q5_1", "Q4_K_M": "Q4_K",
+    "Q4_K_S": "Q4_K", "Q4_0": "Q4_0", "Q4_1": "Q4_1", "IQ4_XS": "IQ4_XS",
+    "IQ4_NL": "IQ4_NL", "Q3_K_L": "Q3_K", "Q3_K_M": "Q3_K", "Q3_K_S": "Q3_K",
+    "IQ3_M": "IQ3_S", "IQ3_S": "IQ3_S", "IQ3_XS": "IQ3_S", "IQ3_XXS": "IQ3_XXS",
+    "Q2_K": "Q2_K", "Q2_K_S": "Q2_K", "IQ2_M": "IQ2_S", "IQ2_S": "IQ2_XS",
+    "IQ2_XS": "IQ2_XS", "IQ2_XXS": "IQ2_XXS", "IQ1_M": "IQ1_M", "IQ1_S": "IQ1_S",
+    "MXFP4_MOE": "MXFP4",
+}
+
+_UNQUANTIZED = ("F32", "F16", "BF16")
+_IQ_LOW = ("IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ2_S", "IQ2_M", "IQ1_M")
+# tensor_type_fallback: row length not a multiple of the block size
+_FALLBACK = {
+    "IQ1_S": "IQ4_NL", "IQ1_M": "IQ4_NL", "IQ2_XXS": "IQ4_NL", "IQ2_XS": "IQ4_NL",
+    "IQ2_S": "IQ4_NL", "IQ3_XXS": "IQ4_NL", "IQ3_S": "IQ4_NL", "IQ4_XS": "IQ4_NL",
+    "Q2_K": "Q4_0", "Q3_K": "Q4_0", "Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0",
+}
+
+
+def tensor_bytes(type_name: str, n_elements: int) -> int:
+    """Bytes of n_elements stored as type_name: ceil(n / block) x block bytes."""
+    per_block, size = BLOCKS[type_name]
+    return -(-n_elements // per_block) * size
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """What llama_tensor_get_type_impl reads from the model and the quantize params."""
+
+    ftype: str
+    default: str
+    n_layers: int
+    n_gqa: int
+    n_expert: int
+    is_70b: bool
+    tied: bool
+    imatrix: bool
+
+
+def make_ctx(model: ModelSpec, ftype: str, imatrix: bool) -> Ctx:
+    """Model facts for the rules. LLM_TYPE_70B: llama/qwen2 with 80 layers (as llama.cpp
+    classifies Llama-2/3-70B and Qwen2-72B); n_gqa from the model's head counts."""
+    is_70b = model.gguf_arch in ("llama", "qwen2") and model.n_layers == 80
+    return Ctx(ftype, DEFAULT_TYPE[ftype], model.n_layers,
+               model.n_heads // max(1, model.n_kv_heads), model.n_experts, is_70b,
+               model.tie_word_embeddings, imatrix)
+
+
+def allows_quantization(t: Tensor) -> bool:
+    """tensor_allows_quantization: 2-D/3-D weights only; not norms, biases, router,
+    ssm_conv1d or position embeddings. Those stay as converted (F32)."""
+    if not t.is_matrix or t.name.endswith(".bias"):
+        return False
+    excluded = ("_norm", "ffn_gate_inp", "ssm_conv1d", "position_embd", "patch_embd")
+    return not any(key in t.name for key in excluded)
+
+
+def use_more_bits(i: int, n: int) -> bool:
+    """llama.cpp: i < n/8 or i >= 7n/8 or (i - n/8) % 3 == 2 (integer division)."""
+    return i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
+
+
+def category(name: str) -> str:
+    """tensor_get_category on a llama.cpp tensor name (without the .weight suffix)."""
+    base = name.rsplit(".", 1)[-1] if name.startswith("blk.") else name
+    if name in ("output", "token_embd"):
+        return name
+    for key, cat in (("attn_qkv", "attn_v"), ("attn_kv_b", "attn_v"), ("attn_v", "attn_v"),
+                     ("attn_k", "attn_k"), ("attn_q", "attn_q"),
+                     ("attn_output", "attn_output"), ("ffn_up", "ffn_up"),
+                     ("ffn_gate", "ffn_gate"), ("ffn_down", "ffn_down")):
+        if base == key or (base.startswith(key + "_") and key.startswith("ffn")):
+            return cat
+    return "other"
