@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
@@ -316,3 +317,54 @@ def test_a_quantized_cache_is_never_larger_than_f16(
         ).total_bytes
 
     assert size(dtype) <= size("f16")
+
+
+# --- the same checks from the parsed config.json files ---------------------------------
+
+CONFIGS = VALIDATION / "configs"
+PARSED_FOR_LLAMACPP_ROW = {
+    ("deepseek2", "61"): "deepseek-ai__DeepSeek-V3.json",
+    ("llama", "32"): "meta-llama__Llama-3.1-8B-Instruct.json",
+    ("qwen3moe", "94"): "Qwen__Qwen3-235B-A22B.json",
+}
+
+
+def parsed(file_name: str) -> ModelSpec:
+    from estimator.model import parse_hf_config
+
+    return parse_hf_config(json.loads((CONFIGS / file_name).read_text()))
+
+
+def _row_mla_layout(row: dict[str, str]) -> str:
+    if row["n_head_kv"] == "1":  # mainline MLA GGUF (L055): K 576 + V 512
+        return "latent_kv"
+    return "latent" if _row_is_latent(row) else "full"
+
+
+@pytest.mark.parametrize(
+    "row",
+    [r for r in _llamacpp_rows() if (r["arch"], r["n_layer"]) in PARSED_FOR_LLAMACPP_ROW],
+    ids=lambda row: row["record_id"],
+)
+def test_it_matches_the_llama_cpp_kv_buffer_from_the_parsed_config(row: dict[str, str]) -> None:
+    model = parsed(PARSED_FOR_LLAMACPP_ROW[(row["arch"], row["n_layer"])])
+    sequences = int(row["n_seq_max"] or 1)
+    cache = kv_cache_bytes(
+        model,
+        engine="llama.cpp",
+        context_tokens=int(row["n_ctx"]) // sequences,
+        sequences=sequences,
+        kv_dtype=_row_dtype(row["type_k"]),
+        v_dtype=_row_dtype(row["type_v"]),
+        n_ubatch=int(row["n_ubatch"]),
+        flash_attention=row["flash_attn"] == "1",
+        mla_layout=_row_mla_layout(row),
+    )
+    assert cache.total_bytes / MIB == pytest.approx(float(row["kv_total_mib"]), rel=0.005)
+
+
+def test_the_parsed_configs_give_the_worked_examples() -> None:
+    assert kv_bytes_per_token(parsed("meta-llama__Llama-3.1-8B-Instruct.json")) == 131_072
+    assert kv_bytes_per_token(parsed("deepseek-ai__DeepSeek-V3.json")) == 61 * 576 * 2
+    # gpt-oss-20b: 24 layers x 2 x 8 x 64 x 2 B = 49,152 B (sliding layers counted in full)
+    assert kv_bytes_per_token(parsed("openai__gpt-oss-20b.json")) == 49_152

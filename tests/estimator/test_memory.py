@@ -25,7 +25,7 @@ from estimator.memory import (
 )
 from estimator.model.spec import ModelSpec
 from estimator.units import GIB, MIB
-from tests.estimator.test_kv import DEEPSEEK_MLA, LLAMA_31_8B, hand_spec
+from tests.estimator.test_kv import DEEPSEEK_MLA, LLAMA_31_8B, hand_spec, parsed
 
 VALIDATION = Path(__file__).resolve().parents[2] / "estimator" / "data" / "validation"
 
@@ -358,3 +358,35 @@ def test_overhead_never_shrinks_with_more_sequences(sequences: int, more: int) -
         ).total_bytes
 
     assert size(sequences + more) >= size(sequences)
+
+
+PARSED_FOR_VLLM_ROW = {
+    "codellama/CodeLlama-7b-hf": "codellama__CodeLlama-7b-hf.json",
+    "google/gemma-2-9b-it": "google__gemma-2-9b-it.json",
+    "meta-llama/Llama-3.1-8B-Instruct": "meta-llama__Llama-3.1-8B-Instruct.json",
+    "microsoft/phi-4": "microsoft__phi-4.json",
+    "openai/gpt-oss-20b": "openai__gpt-oss-20b.json",
+}
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        row
+        for row in _vllm_rows()
+        if VLLM_ALIASES.get(row["model"], row["model"]) in PARSED_FOR_VLLM_ROW
+        and int(row["pp"] or 1) == 1
+    ],
+    ids=lambda row: row["record_id"],
+)
+def test_it_converts_vllm_kv_memory_into_tokens_from_the_parsed_config(
+    row: dict[str, str],
+) -> None:
+    model = parsed(PARSED_FOR_VLLM_ROW[VLLM_ALIASES.get(row["model"], row["model"])])
+    tokens = kv_tokens_that_fit(
+        model,
+        int(float(row["kv_cache_gib"]) * GIB),
+        kv_dtype=_kv_dtype(row),
+        tensor_parallel=int(row["tp"] or 1),
+    )
+    assert tokens == pytest.approx(int(row["kv_cache_tokens"]), rel=0.005)
