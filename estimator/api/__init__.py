@@ -1,0 +1,34 @@
+"""The public estimator contract: a JSON request in, a JSON result out.
+
+    estimate(request_dict) -> result_dict        (raises RequestError)
+    estimate_or_error(request_dict) -> dict      ({"error": {...}} instead of raising)
+    parse_request(dict) -> Request; run_estimate(Request) -> Result; result_to_dict(Result)
+
+Everything is pure: no I/O, no globals beyond caches keyed on immutable inputs.
+"""
+
+from __future__ import annotations
+
+from estimator.api.parse import RequestError, parse_request
+from estimator.api.schema import (
+    Device,
+    Engine,
+    Explanation,
+    FinetuneSpec,
+    Fit,
+    ModelInput,
+    Offload,
+    Pricing,
+    Request,
+    Result,
+    WeightsSpec,
+    Workload,
+)
+from estimator.api.serialize import request_to_dict, result_to_dict
+from estimator.api.service import estimate, estimate_or_error, run_estimate
+
+__all__ = [
+    "Device", "Engine", "Explanation", "FinetuneSpec", "Fit", "ModelInput", "Offload",
+    "Pricing", "Request", "RequestError", "Result", "WeightsSpec", "Workload", "estimate",
+    "estimate_or_error", "parse_request", "request_to_dict", "result_to_dict", "run_estimate",
+]

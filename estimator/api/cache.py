@@ -1,0 +1,45 @@
+"""Per-model and per-quant work, computed once and reused across requests.
+
+The tensor inventory and the per-tensor quant choice are the expensive parts of an
+estimate; everything that depends on the device is cheap. Keys are the canonical
+config.json text and the frozen `WeightsSpec`, so a sweep over 1,000 devices pays for the
+inventory once and for each quant once.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+from estimator.api.parse import RequestError
+from estimator.api.schema import WeightsSpec
+from estimator.model import ConfigError, ModelSpec, parse_hf_config
+from estimator.weights import WeightsBreakdown, WeightsFormat, weights_breakdown
+
+
+@lru_cache(maxsize=256)
+def model_spec(hf_config_json: str) -> ModelSpec:
+    """parse_hf_config on the canonical config text; ConfigError becomes a RequestError."""
+    try:
+        return parse_hf_config(json.loads(hf_config_json))
+    except ConfigError as exc:
+        raise RequestError(f"model.hf_config.{exc.field}", exc.message) from exc
+
+
+def weights_format(spec: WeightsSpec) -> WeightsFormat:
+    """The weights module's format for a request's weights section."""
+    return WeightsFormat(family=spec.format, name=spec.name, group_size=spec.group_size,
+                         imatrix=spec.imatrix, file_bytes=spec.file_bytes)
+
+
+@lru_cache(maxsize=4096)
+def weights(hf_config_json: str, spec: WeightsSpec) -> WeightsBreakdown:
+    """weights_breakdown for one model and one weights spec; bad quants name their field."""
+    model = model_spec(hf_config_json)
+    try:
+        return weights_breakdown(model, weights_format(spec))
+    except (KeyError, ValueError) as exc:
+        field = "weights.quant" if spec.format == "gguf" else "weights.dtype"
+        if spec.file_bytes is not None and spec.quant is None:
+            field = "weights.file_bytes"
+        raise RequestError(field, str(exc).strip("'\"")) from exc

@@ -1,0 +1,324 @@
+"""run_estimate: a validated `Request` in, a `Result` out.
+
+This module only places things (which bytes sit on which device, what is offloaded) and
+composes the figures of the sibling modules; the formulas live in model, weights, kv,
+memory and speed, and each figure's explanation entry names its source module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from estimator import kv as kvmod
+from estimator import memory
+from estimator.api import cache
+from estimator.api.explain import explanation
+from estimator.api.parse import RequestError
+from estimator.api.schema import LLAMA_FAMILY, Fit, Request, Result
+from estimator.api.speeds import Speeds, estimate_speeds
+from estimator.model import ModelSpec
+from estimator.units import GB
+from estimator.weights import WeightsBreakdown
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the weights live: bytes on the accelerators, in host memory, per device."""
+
+    weights_bytes: int              # text weights, all of them
+    multimodal_bytes: int           # vision/audio towers loaded by the engine (0 for llama.cpp)
+    offloaded_bytes: int            # weights kept in host memory
+    offloaded_layers: int
+    device_weights_bytes: int       # on accelerators, all devices together
+    per_device_weights_bytes: int
+    split: str                      # "none" | "tensor" | "layer"
+
+
+@dataclass(frozen=True)
+class KVPlacement:
+    cache: kvmod.KVCache
+    device_bytes: int               # on accelerators, all devices together
+    per_device_bytes: int
+    bytes_per_token_per_device: float
+
+
+def check_model(request: Request, model: ModelSpec) -> None:
+    """Model-dependent request checks: layers present, context within the model's maximum."""
+    if model.n_layers < 1 or not model.layers:
+        raise RequestError("model.hf_config.num_hidden_layers", "the config has no layers")
+    if request.workload.context_tokens > model.max_context_tokens:
+        raise RequestError("workload.context_tokens",
+                           f"{request.workload.context_tokens} exceeds the model's maximum "
+                           f"context of {model.max_context_tokens} tokens")
+    if request.workload.offload.layers is not None and \
+            request.workload.offload.layers > model.n_layers:
+        raise RequestError("workload.offload.layers",
+                           f"the model has {model.n_layers} layers")
+
+
+def offloaded_layer_count(request: Request, model: ModelSpec) -> int:
+    """Layers kept in host memory: offload.layers, or round(fraction x n_layers).
+
+    Unified memory (Apple, DGX Spark, Strix Halo) has no separate host pool: 0.
+    """
+    if request.device.memory_kind == "unified":
+        return 0
+    offload = request.workload.offload
+    if offload.layers is not None:
+        return offload.layers
+    return round(offload.fraction * model.n_layers)
+
+
+def place_weights(request: Request, model: ModelSpec, wb: WeightsBreakdown) -> Placement:
+    """Split the weights between host memory and the devices.
+
+    Offloaded layers are the first ones (llama.cpp -ngl N keeps the last N layers on the
+    GPU); MoE offload moves every routed expert (llama.cpp --cpu-moe). Multimodal towers
+    count only for vLLM-like engines (llama.cpp loads them from a separate mmproj file).
+    Per device: tensor parallelism splits all but the replicated bytes by TP; a layer split
+    (several devices, TP 1) divides the device bytes evenly.
+    """
+    n_off = offloaded_layer_count(request, model)
+    offloaded = sum(wb.per_layer_bytes[:n_off])
+    if request.workload.offload.moe_experts and request.device.memory_kind != "unified":
+        offloaded = wb.expert_bytes
+    multimodal = 0 if request.engine.name in LLAMA_FAMILY else wb.multimodal_bytes
+    on_device = wb.total_bytes - offloaded + multimodal
+    tp = request.workload.tensor_parallel
+    count = request.device.count
+    if tp > 1:
+        replicated = min(wb.replicated_bytes, on_device)
+        per_device = -(-(on_device - replicated) // tp) + replicated
+        split = "tensor"
+    elif count > 1:
+        per_device = -(-on_device // count)
+        split = "layer"
+    else:
+        per_device, split = on_device, "none"
+    return Placement(wb.total_bytes, multimodal, offloaded, n_off, on_device, per_device, split)
+
+
+def kv_cache(request: Request, model: ModelSpec, context_tokens: int,
+             sequences: int) -> kvmod.KVCache:
+    """kv.kv_cache_bytes with the request's engine knobs."""
+    engine, workload = request.engine, request.workload
+    kv_dtype = engine.type_k or workload.kv_cache_dtype
+    settings = kvmod.KVSettings(
+        n_ubatch=engine.n_ubatch, block_size=engine.block_size,
+        max_num_batched_tokens=engine.max_num_batched_tokens or 8192,
+        tensor_parallel=workload.tensor_parallel,
+    )
+    try:
+        return kvmod.kv_cache_bytes(
+            model, engine=engine.name, context_tokens=context_tokens, sequences=sequences,
+            kv_dtype=kv_dtype, v_dtype=engine.type_v, n_ubatch=engine.n_ubatch,
+            flash_attention=engine.flash_attention, settings=settings)
+    except ValueError as exc:
+        field = "engine.type_v" if engine.type_v else "workload.kv_cache_dtype"
+        raise RequestError(field, str(exc)) from exc
+
+
+def place_kv(request: Request, model: ModelSpec, cache_: kvmod.KVCache,
+             place: Placement) -> KVPlacement:
+    """KV on the devices: llama.cpp keeps an offloaded layer's KV with the layer (host);
+    tensor parallelism stores per_rank_bytes on each rank; a layer split divides evenly."""
+    share_on_device = 1.0 - place.offloaded_layers / model.n_layers
+    device_bytes = round(cache_.total_bytes * share_on_device)
+    tokens = max(1, cache_.context_tokens * cache_.sequences)
+    if place.split == "tensor":
+        per_device = round(cache_.per_rank_bytes * share_on_device)
+    elif place.split == "layer":
+        per_device = -(-device_bytes // request.device.count)
+    else:
+        per_device = device_bytes
+    return KVPlacement(cache_, device_bytes, per_device, per_device / tokens)
+
+
+@dataclass(frozen=True)
+class Budget:
+    overhead: memory.Overhead
+    usable_bytes: int
+    kv_budget_bytes: int            # per device: usable - weights - overhead (>= 0)
+
+
+def engine_overhead(request: Request, model: ModelSpec, context_tokens: int,
+                    sequences: int) -> memory.Overhead:
+    """memory.engine_overhead with the request's engine knobs (per device)."""
+    engine = request.engine
+    return memory.engine_overhead(
+        model, engine=engine.name, context_tokens=context_tokens, sequences=sequences,
+        n_ubatch=engine.n_ubatch, flash_attention=engine.flash_attention,
+        max_num_batched_tokens=engine.max_num_batched_tokens
+        or memory.VLLM_MAX_NUM_BATCHED_TOKENS,
+        max_num_seqs=engine.max_num_seqs or memory.VLLM_MAX_NUM_SEQS,
+        tensor_parallel=request.workload.tensor_parallel,
+    )
+
+
+def budget(request: Request, model: ModelSpec, place: Placement) -> Budget:
+    """Usable memory per device and what is left for the KV cache after weights + overhead."""
+    overhead = engine_overhead(request, model, request.workload.context_tokens,
+                               request.workload.concurrent_sequences)
+    usable = memory.usable_bytes_per_device(
+        engine=request.engine.name, total_bytes=round(request.device.memory_gb * GB),
+        unified_memory=request.device.memory_kind == "unified",
+        gpu_memory_utilization=request.engine.gpu_memory_utilization)
+    left = usable - place.per_device_weights_bytes - overhead.total_bytes
+    return Budget(overhead, usable, max(0, left))
+
+
+def _per_device_kv_bytes(request: Request, model: ModelSpec, place: Placement,
+                         context_tokens: int, sequences: int) -> int:
+    return place_kv(request, model, kv_cache(request, model, context_tokens, sequences),
+                    place).per_device_bytes
+
+
+def kv_capacity_tokens(request: Request, model: ModelSpec, place: Placement,
+                       kv_budget_bytes: int) -> int:
+    """Tokens of KV that fit in the per-device KV budget.
+
+    vLLM-like: budget // (block_size x bytes per token per rank, all layers) x block_size,
+    which is vLLM's "GPU KV cache size" (num_gpu_blocks x block_size). llama.cpp: the
+    largest single-sequence context whose cache fits (binary search when sliding or linear
+    layers make the cache non-linear in context), not capped by the model's maximum.
+    """
+    tp = request.workload.tensor_parallel
+    kv_dtype = request.engine.type_k or request.workload.kv_cache_dtype
+    if request.engine.name not in LLAMA_FAMILY:
+        per_token = kvmod.kv_bytes_per_token(model, kv_dtype=kv_dtype, tensor_parallel=tp)
+        if per_token <= 0:
+            return 0
+        per_token *= 1.0 - place.offloaded_layers / model.n_layers
+        block = request.engine.block_size
+        return int(kv_budget_bytes // (per_token * block)) * block if per_token else 0
+    return _largest_fitting(lambda tokens: _per_device_kv_bytes(
+        request, model, place, tokens, 1) <= kv_budget_bytes)
+
+
+def _largest_fitting(fits: Callable[[int], bool]) -> int:
+    """Largest n in [0, 2^27] with fits(n) (fits is monotone), by doubling then bisection."""
+    if not fits(1):
+        return 0
+    low, high = 1, 2
+    while high <= 2**27 and fits(high):
+        low, high = high, high * 2
+    if high > 2**27:
+        return low
+    while high - low > 1:
+        mid = (low + high) // 2
+        if fits(mid):
+            low = mid
+        else:
+            high = mid
+    return low
+
+
+def _fits_with(request: Request, model: ModelSpec, place: Placement, usable: int,
+               context_tokens: int, sequences: int) -> bool:
+    """Weights + KV + overhead (both recomputed for this context and batch) <= usable."""
+    kv_bytes = _per_device_kv_bytes(request, model, place, context_tokens, sequences)
+    overhead = engine_overhead(request, model, context_tokens, sequences).total_bytes
+    return place.per_device_weights_bytes + kv_bytes + overhead <= usable
+
+
+def max_context_tokens(request: Request, model: ModelSpec, place: Placement, usable: int,
+                       capacity_tokens: int) -> int:
+    """Longest per-sequence context that fits at the requested concurrency, capped at the
+    model's maximum. vLLM-like: capacity // sequences (its check that max_model_len fits);
+    llama.cpp: search with KV and compute buffer recomputed at each length."""
+    sequences = request.workload.concurrent_sequences
+    if request.engine.name not in LLAMA_FAMILY:
+        return min(model.max_context_tokens, capacity_tokens // sequences)
+    limit = model.max_context_tokens
+    if _fits_with(request, model, place, usable, limit, sequences):
+        return limit
+    return min(limit, _largest_fitting(
+        lambda n: _fits_with(request, model, place, usable, n, sequences)))
+
+
+def max_concurrent_sequences(request: Request, model: ModelSpec, place: Placement,
+                             usable: int, capacity_tokens: int) -> int:
+    """Sequences of context_tokens that fit at once. vLLM-like: capacity // context (the
+    "Maximum concurrency" line vLLM logs, floored); llama.cpp: search over -np with KV and
+    compute buffer recomputed; capped at the engine's max_num_seqs for vLLM."""
+    context = request.workload.context_tokens
+    if request.engine.name not in LLAMA_FAMILY:
+        return capacity_tokens // context
+    return _largest_fitting(lambda n: _fits_with(request, model, place, usable, context, n))
+
+
+def _fit(per_device_bytes: int, usable: int) -> Fit:
+    verdict = memory.fit_verdict(per_device_bytes, usable)
+    return Fit(verdict.verdict, verdict.reserve_bytes, verdict.reserve_fraction,
+               verdict.utilisation)
+
+
+def _warnings(request: Request, model: ModelSpec, place: Placement,
+              overhead: memory.Overhead, speeds: Speeds) -> tuple[str, ...]:
+    out = list(overhead.notes)
+    host = request.device.host_memory_gb
+    if place.offloaded_bytes and host is not None and place.offloaded_bytes > host * GB:
+        out.append("the offloaded weights exceed device.host_memory_gb")
+    if place.offloaded_bytes and request.device.host_bandwidth_gbps is None:
+        out.append(f"host bandwidth not given: assumed {speeds.host_bandwidth_gbps} GB/s")
+    if request.device.memory_kind == "unified" and (
+            request.workload.offload.layers or request.workload.offload.fraction
+            or request.workload.offload.moe_experts):
+        out.append("offload ignored: unified memory has no separate host pool")
+    if speeds.prefill is None:
+        out.append("prefill and TTFT need device.fp16_tflops (and prompt_tokens > 0)")
+    if request.weights.format == "gguf" and request.engine.name not in LLAMA_FAMILY:
+        out.append(f"{request.engine.name} GGUF support is experimental")
+    if place.split == "layer" and request.engine.name not in LLAMA_FAMILY:
+        out.append("several devices with tensor_parallel 1: sized as a pipeline split")
+    return tuple(out)
+
+
+def run_estimate(request: Request) -> Result:
+    """Memory, fit, capacity and speed of one validated request (see docs/estimator.md).
+
+    per_device_bytes = per-device weights + per-device KV + per-device engine overhead;
+    total_bytes = all weights (host part included) + all KV + overhead x devices.
+    """
+    model = cache.model_spec(request.model.hf_config_json)
+    check_model(request, model)
+    wb = cache.weights(request.model.hf_config_json, request.weights)
+    workload = request.workload
+    place = place_weights(request, model, wb)
+    kv = place_kv(request, model, kv_cache(request, model, workload.context_tokens,
+                                           workload.concurrent_sequences), place)
+    room = budget(request, model, place)
+    per_device = place.per_device_weights_bytes + kv.per_device_bytes + room.overhead.total_bytes
+    devices = request.device.count
+    capacity = kv_capacity_tokens(request, model, place, room.kv_budget_bytes)
+    speeds = estimate_speeds(model, wb, request, place.offloaded_bytes, place.split)
+    decode = speeds.decode
+    result = Result(
+        params_total=model.params_total, params_active=model.params_active,
+        params_multimodal=model.params_multimodal,
+        weights_bytes=wb.total_bytes, per_device_weights_bytes=place.per_device_weights_bytes,
+        multimodal_bytes=wb.multimodal_bytes, offloaded_bytes=place.offloaded_bytes,
+        kv_cache_bytes=kv.cache.total_bytes,
+        kv_cache_bytes_per_token=kv.cache.bytes_per_token,
+        overhead_bytes=room.overhead.total_bytes * devices,
+        overhead_breakdown=dict(room.overhead.breakdown),
+        total_bytes=wb.total_bytes + place.multimodal_bytes + kv.cache.total_bytes
+        + room.overhead.total_bytes * devices,
+        per_device_bytes=per_device, usable_bytes_per_device=room.usable_bytes,
+        fit=_fit(per_device, room.usable_bytes),
+        max_context_tokens=max_context_tokens(request, model, place, room.usable_bytes,
+                                              capacity),
+        kv_cache_capacity_tokens=capacity,
+        max_concurrent_sequences=max_concurrent_sequences(request, model, place,
+                                                          room.usable_bytes, capacity),
+        decode_tokens_per_s=decode.per_sequence_tokens_per_s,
+        aggregate_decode_tokens_per_s=decode.aggregate_tokens_per_s,
+        prefill_tokens_per_s=speeds.prefill, ttft_s=speeds.ttft_s,
+        explanation=(),
+        notes=tuple(model.notes) + tuple(kv.cache.notes),
+        warnings=_warnings(request, model, place, room.overhead, speeds),
+        id=request.id,
+    )
+    return replace(result, explanation=explanation(request, model, wb, place, kv, room,
+                                                   speeds, result))

@@ -1,0 +1,184 @@
+"""Typed request and result of the public estimator contract (see docs/estimator.md).
+
+Every request field that may be left out has its default here, next to the field, and
+the same default is listed in docs/estimator.md. Requests are frozen and hashable so the
+expensive per-model work (tensor inventory, per-quant weights) can be cached on them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from estimator.units import Range
+
+ENGINES = ("llama.cpp", "ollama", "vllm", "sglang", "tensorrt-llm", "mlx")
+LLAMA_FAMILY = ("llama.cpp", "ollama", "mlx")
+SERVER_FAMILY = ("vllm", "sglang", "tensorrt-llm")
+BACKENDS = ("cuda", "rocm", "metal", "vulkan", "sycl", "cpu")
+KV_DTYPES = ("f16", "bf16", "fp8", "q8_0", "q4_0")
+VENDORS = ("nvidia", "amd", "apple", "intel", "cpu", "other")
+MEMORY_KINDS = ("discrete", "unified")
+FINETUNE_METHODS = ("full", "lora", "qlora")
+
+
+@dataclass(frozen=True)
+class ModelInput:
+    """The model's config.json, kept as canonical JSON text so requests stay hashable."""
+
+    hf_config_json: str
+
+    @property
+    def hf_config(self) -> dict[str, Any]:
+        loaded: dict[str, Any] = json.loads(self.hf_config_json)
+        return loaded
+
+
+@dataclass(frozen=True)
+class WeightsSpec:
+    format: str                     # "gguf" | "hf"
+    quant: str | None = None        # GGUF file type, e.g. "Q4_K_M"
+    dtype: str | None = None        # HF dtype, e.g. "bf16", "fp8", "awq-int4"
+    file_bytes: int | None = None   # measured GGUF file size; overrides the computed size
+    imatrix: bool = True
+    group_size: int = 128
+
+    @property
+    def name(self) -> str:
+        """The format name the weights module understands (quant, dtype or "custom")."""
+        return self.quant or self.dtype or "custom"
+
+
+@dataclass(frozen=True)
+class Device:
+    memory_gb: float                # per device, decimal GB
+    bandwidth_gbps: float           # per device, decimal GB/s
+    fp16_tflops: float | None = None
+    fp8_tflops: float | None = None
+    count: int = 1
+    memory_kind: str = "discrete"
+    vendor: str = "nvidia"
+    interconnect_gbps: float | None = None
+    host_memory_gb: float | None = None
+    host_bandwidth_gbps: float | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str = "llama.cpp"
+    backend: str = "cuda"
+    n_ubatch: int = 512
+    n_batch: int = 2048
+    flash_attention: bool = True
+    type_k: str | None = None       # llama.cpp -ctk; None = the workload's kv_cache_dtype
+    type_v: str | None = None
+    gpu_memory_utilization: float = 0.9
+    max_num_batched_tokens: int | None = None
+    max_num_seqs: int = 256
+    block_size: int = 16
+    cuda_graphs: bool = True
+
+
+@dataclass(frozen=True)
+class Offload:
+    fraction: float = 0.0           # share of the repeating layers kept in host memory
+    layers: int | None = None       # exact number of layers in host memory
+    moe_experts: bool = False       # all routed experts in host memory (--n-cpu-moe / -ot exps=CPU)
+
+
+@dataclass(frozen=True)
+class Workload:
+    context_tokens: int = 8192
+    concurrent_sequences: int = 1
+    prompt_tokens: int = 512
+    output_tokens: int = 256
+    kv_cache_dtype: str = "f16"
+    tensor_parallel: int = 1
+    offload: Offload = field(default_factory=Offload)
+
+
+@dataclass(frozen=True)
+class Pricing:
+    usd_per_hour: float | None = None       # rent: price of the whole instance per hour
+    purchase_usd: float | None = None       # buy: hardware price for all devices
+    power_w: float | None = None            # buy: wall power while serving
+    usd_per_kwh: float = 0.15
+    amortisation_years: float = 3.0
+    utilisation: float = 1.0                # share of hours the deployment is busy
+
+
+@dataclass(frozen=True)
+class FinetuneSpec:
+    method: str = "lora"
+    lora_rank: int = 16
+    batch_size: int = 1
+    sequence_tokens: int = 2048
+    gradient_checkpointing: bool = True
+    optimizer: str = "adamw"
+
+
+@dataclass(frozen=True)
+class Request:
+    model: ModelInput
+    weights: WeightsSpec
+    device: Device
+    engine: Engine
+    workload: Workload
+    pricing: Pricing | None = None
+    finetune: FinetuneSpec | None = None
+    recommend: bool = False
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class Fit:
+    verdict: str                    # "comfortable" | "tight" | "does_not_fit"
+    reserve_bytes: int
+    reserve_fraction: float
+    utilisation: float
+
+
+@dataclass(frozen=True)
+class Explanation:
+    figure: str
+    formula: str
+    inputs: dict[str, float | int | str | bool | None]
+    value: float | int
+    source: str
+
+
+@dataclass(frozen=True)
+class Result:
+    """Everything the estimator says about one request; numbers only, no formatted text."""
+
+    params_total: int
+    params_active: int
+    params_multimodal: int
+    weights_bytes: int
+    per_device_weights_bytes: int
+    multimodal_bytes: int
+    offloaded_bytes: int
+    kv_cache_bytes: int
+    kv_cache_bytes_per_token: float
+    overhead_bytes: int
+    overhead_breakdown: dict[str, int]
+    total_bytes: int
+    per_device_bytes: int
+    usable_bytes_per_device: int
+    fit: Fit
+    max_context_tokens: int
+    kv_cache_capacity_tokens: int
+    max_concurrent_sequences: int
+    decode_tokens_per_s: Range
+    aggregate_decode_tokens_per_s: Range
+    prefill_tokens_per_s: Range | None   # None without device.fp16_tflops
+    ttft_s: Range | None
+    explanation: tuple[Explanation, ...]
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    cost: dict[str, Any] | None = None
+    finetune: dict[str, Any] | None = None
+    recommendations: dict[str, Any] | None = None
+    id: str | None = None

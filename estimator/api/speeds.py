@@ -1,0 +1,117 @@
+"""Decode, prefill and TTFT for a request: builds speed.py's inputs from the placement."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from estimator import kv as kvmod
+from estimator import speed
+from estimator.api.schema import LLAMA_FAMILY, Request
+from estimator.model import ModelSpec
+from estimator.units import Range
+from estimator.weights import WeightsBreakdown
+
+# Dual-channel DDR5-5600 peak (2 x 44.8 GB/s): the host bandwidth assumed when a request
+# offloads weights without giving device.host_bandwidth_gbps.
+DEFAULT_HOST_BANDWIDTH_GBPS = 89.6
+# PCIe 4.0 x16 one direction, usable: the link assumed between devices when not given.
+DEFAULT_INTERCONNECT_GBPS = 25.0
+FP8_WEIGHTS = ("fp8", "w8a8")
+
+
+@dataclass(frozen=True)
+class Speeds:
+    decode: speed.DecodeSpeed
+    prefill: Range | None
+    ttft_s: Range | None
+    work: speed.DecodeWork
+    device: speed.Device
+    compute_tflops: float | None
+    host_bandwidth_gbps: float | None
+
+
+def kv_read_bytes_per_token(model: ModelSpec, request: Request) -> tuple[int, int, int]:
+    """(full-attention bytes/token, sliding-window bytes/token, largest window) summed over
+    layers for one sequence on all devices; the K/V rows of kv.layer_bytes_per_token."""
+    kv_dtype = request.engine.type_k or request.workload.kv_cache_dtype
+    full = windowed = window = 0
+    for layer in model.layers:
+        k_bytes, v_bytes = kvmod.layer_bytes_per_token(
+            model, layer, kv_dtype=kv_dtype, v_dtype=request.engine.type_v)
+        if layer.attention in ("sliding", "chunked") and layer.window_tokens:
+            windowed += k_bytes + v_bytes
+            window = max(window, layer.window_tokens)
+        else:
+            full += k_bytes + v_bytes
+    return full, windowed, window
+
+
+def decode_work(model: ModelSpec, wb: WeightsBreakdown, request: Request,
+                offloaded_bytes: int) -> speed.DecodeWork:
+    """What one decode step reads. Offloaded bytes read per token: all of an offloaded
+    dense layer; k/E of offloaded experts (the routed share of what lives in host RAM)."""
+    active = wb.active_bytes_per_token
+    if request.workload.offload.moe_experts and model.n_experts:
+        host = offloaded_bytes * model.n_experts_per_token / model.n_experts
+    else:
+        host = offloaded_bytes * min(1.0, active / max(1, wb.total_bytes))
+    full, windowed, window = kv_read_bytes_per_token(model, request)
+    return speed.DecodeWork(
+        weight_bytes_per_token=active, params_active=model.params_active,
+        kv_bytes_per_token=full, windowed_kv_bytes_per_token=windowed, window_tokens=window,
+        expert_bytes=wb.expert_bytes, n_experts=model.n_experts,
+        n_experts_per_token=model.n_experts_per_token, replicated_bytes=wb.replicated_bytes,
+        offloaded_bytes_per_token=host, n_layers=model.n_layers, hidden_size=model.hidden_size)
+
+
+def speed_device(request: Request) -> speed.Device:
+    device = request.device
+    name = device.name or ("apple" if device.vendor == "apple" else device.vendor)
+    return speed.Device(device.bandwidth_gbps, device.fp16_tflops,
+                        speed.device_class_for(name, device.bandwidth_gbps))
+
+
+def parallelism(request: Request, split: str) -> speed.Parallelism:
+    return speed.Parallelism(
+        n_devices=request.device.count if split != "none" else 1, mode=split,
+        interconnect_gbps=request.device.interconnect_gbps or DEFAULT_INTERCONNECT_GBPS)
+
+
+def compute_tflops(request: Request) -> float | None:
+    """FP8 tensor rate for FP8 checkpoints in vLLM-like engines, else the FP16 rate."""
+    device = request.device
+    if (request.engine.name not in LLAMA_FAMILY and request.weights.dtype in FP8_WEIGHTS
+            and device.fp8_tflops):
+        return device.fp8_tflops
+    return device.fp16_tflops
+
+
+def estimate_speeds(model: ModelSpec, wb: WeightsBreakdown, request: Request,
+                    offloaded_bytes: int, split: str) -> Speeds:
+    """Decode (speed.decode_speed), prefill (speed.prefill_speed) and TTFT
+    (speed.ttft_seconds); prefill and TTFT are None without a TFLOPS figure."""
+    workload, engine = request.workload, request.engine
+    work = decode_work(model, wb, request, offloaded_bytes)
+    device = speed_device(request)
+    host_bw = request.device.host_bandwidth_gbps or (
+        DEFAULT_HOST_BANDWIDTH_GBPS if offloaded_bytes else None)
+    par = parallelism(request, split)
+    decode = speed.decode_speed(
+        work, device, engine=engine.name, backend=engine.backend,
+        prompt_tokens=workload.prompt_tokens, output_tokens=workload.output_tokens,
+        batch=workload.concurrent_sequences, parallelism=par, host_bandwidth_gbps=host_bw)
+    tflops = compute_tflops(request)
+    if not tflops or workload.prompt_tokens == 0:
+        return Speeds(decode, None, None, work, device, tflops, host_bw)
+    prefill = speed.prefill_speed(
+        model.params_active, device, engine=engine.name, backend=engine.backend,
+        prompt_tokens=workload.prompt_tokens, n_layers=model.n_layers,
+        attention_width=model.n_heads * model.head_dim,
+        tensor_parallel=workload.tensor_parallel if split == "tensor" else 1,
+        compute_tflops=tflops).tokens_per_s
+    first = speed.decode_speed(
+        work, device, engine=engine.name, backend=engine.backend,
+        prompt_tokens=workload.prompt_tokens, output_tokens=1, parallelism=par,
+        host_bandwidth_gbps=host_bw)
+    ttft = speed.ttft_seconds(workload.prompt_tokens, prefill, speed.step_range(first))
+    return Speeds(decode, prefill, ttft, work, device, tflops, host_bw)
