@@ -390,3 +390,52 @@ def test_it_converts_vllm_kv_memory_into_tokens_from_the_parsed_config(
         tensor_parallel=int(row["tp"] or 1),
     )
     assert tokens == pytest.approx(int(row["kv_cache_tokens"]), rel=0.005)
+
+
+HF_FORMAT_FOR_ROW = {
+    ("bfloat16", ""): "bf16",
+    ("float16", ""): "fp16",
+    ("float32", ""): "fp32",
+    ("bfloat16", "fp8"): "fp8",
+    ("bfloat16", "mxfp4"): "mxfp4",
+}
+
+
+def test_vllm_end_to_end_from_config_weights_and_overheads() -> None:
+    """Weights (weights.py) + our overheads -> KV tokens, for rows with a config.json."""
+    from estimator.weights import WeightsFormat, tp_shard_bytes, weights_breakdown
+
+    weight_errors, token_errors = [], []
+    for row in _vllm_rows():
+        key = (row["dtype"], row["quantization"])
+        if row["model"] not in PARSED_FOR_VLLM_ROW or key not in HF_FORMAT_FOR_ROW:
+            continue
+        if int(row["pp"] or 1) > 1:
+            continue
+        model, tp = parsed(PARSED_FOR_VLLM_ROW[row["model"]]), int(row["tp"] or 1)
+        weights = tp_shard_bytes(
+            weights_breakdown(model, WeightsFormat(family="hf", name=HF_FORMAT_FOR_ROW[key])), tp
+        )
+        weight_errors.append(weights / (float(row["weights_gib"]) * GIB) - 1)
+        overhead = engine_overhead(
+            model, engine="vllm", context_tokens=int(row["max_model_len"]), tensor_parallel=tp
+        )
+        usable = usable_bytes_per_device(
+            engine="vllm",
+            total_bytes=int(float(row["total_gpu_memory_gib"]) * GIB),
+            gpu_memory_utilization=float(row["gpu_memory_utilization"]),
+        )
+        budget = vllm_kv_budget_bytes(
+            usable_bytes=usable,
+            weights_bytes=weights,
+            activation_bytes=overhead.breakdown["activation_peak"],
+            non_torch_bytes=overhead.breakdown["non_torch"],
+        )
+        tokens = kv_tokens_that_fit(model, budget, kv_dtype=_kv_dtype(row), tensor_parallel=tp)
+        token_errors.append(tokens / int(row["kv_cache_tokens"]) - 1)
+    weights_stats, token_stats = _stats(weight_errors), _stats(token_errors)
+    print(f"vLLM weights (weights.py): n={weights_stats[0]} median={weights_stats[1]:.1%}")
+    print(f"vLLM KV tokens end to end: n={token_stats[0]} median={token_stats[1]:.1%}")
+    assert weights_stats[1] <= 0.03
+    assert token_stats[1] <= 0.05
+    assert token_stats[2] <= 0.15
