@@ -104,10 +104,13 @@ class BlockPlan:
 
 
 def _t(name: str, shape: tuple[int, ...], layer: int | None, kind: str) -> Tensor:
+    """A Tensor; n_elements is the product of shape."""
     return Tensor(name=name, shape=shape, layer=layer, kind=kind)
 
 
 def _gqa_tensors(i: int, hidden: int, a: AttnPlan) -> list[Tensor]:
+    """q (heads x head_dim, x2 when gated), k and v (kv_heads x head_dim) rows of length
+    hidden, attn_output (hidden rows of heads x head_dim_v); optional biases, QK-norm, sinks."""
     p = f"blk.{i}."
     q_rows = a.n_heads * a.head_dim * (2 if a.gated_q else 1)
     k_rows = a.n_kv_heads * a.head_dim
@@ -183,6 +186,7 @@ def _deltanet_tensors(i: int, hidden: int, lin: LinearAttn) -> list[Tensor]:
 
 
 def _dense_ffn(i: int, hidden: int, f: FfnPlan) -> list[Tensor]:
+    """gate and up (width x hidden), down (hidden x width); phi3 fuses gate+up (2 x width)."""
     p = f"blk.{i}."
     if f.fused_gate_up:
         return [
@@ -197,6 +201,8 @@ def _dense_ffn(i: int, hidden: int, f: FfnPlan) -> list[Tensor]:
 
 
 def _moe_ffn(i: int, hidden: int, f: FfnPlan) -> list[Tensor]:
+    """Router (E x hidden), stacked experts (E, width, hidden) x2 and (E, hidden, width),
+    optional router/expert biases, score bias, shared expert and its gate."""
     p = f"blk.{i}."
     e, w = f.n_experts, f.expert_width
     out = [

@@ -53,6 +53,7 @@ def layer_types(cfg: Config, n_layers: int) -> list[str] | None:
 
 def _uniform(cfg: Config, c: Common, attn: AttnPlan, window: int | None,
              ffn: FfnPlan | None = None) -> tuple[BlockPlan, ...]:
+    """The same block n_layers times: sliding when a window is set, else full."""
     kind = "sliding" if window else "full"
     return tuple(BlockPlan(kind, window, attn, ffn or FfnPlan(width=c.intermediate))
                  for _ in range(c.n_layers))
@@ -137,6 +138,7 @@ def parse_gemma3(cfg: Config, model_type: str) -> TextArch:
 
 def _gemma_blocks(c: Common, types: list[str], window: int,
                   qk_norm: bool) -> tuple[BlockPlan, ...]:
+    """Gemma blocks with post norms, sliding or full per layer_types entry."""
     attn = gqa(c, qk_norm=qk_norm)
     ffn = FfnPlan(width=c.intermediate)
     return tuple(

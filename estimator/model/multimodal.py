@@ -18,6 +18,7 @@ CHANNELS = 3
 
 
 def _t(name: str, shape: tuple[int, ...], kind: str) -> Tensor:
+    """A global (layer None) multimodal Tensor."""
     return Tensor(name=name, shape=shape, layer=None, kind=kind)
 
 

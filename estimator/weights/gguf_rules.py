@@ -78,6 +78,8 @@ def _iq_low(c: Ctx, cat: str, n: Counters) -> str:
 
 
 def _attn_v(c: Ctx, n: Counters) -> str:
+    """attn_v / attn_qkv / attn_kv_b: raised for GQA >= 4, Q3/Q4 mixes (use_more_bits on
+    the attn_v counter), 70B-class (Q3_K/Q4_K -> Q5_K), 8-expert MoE (Q8_0)."""
     f, gqa4, i = c.ftype, c.n_gqa >= 4, n.i_attention_wv
     t = c.default
     if f == "Q2_K":
@@ -105,6 +107,7 @@ def _attn_v(c: Ctx, n: Counters) -> str:
 
 
 def _ffn_down(c: Ctx, layer: int) -> str:
+    """ffn_down (dense, experts, shared): layer-dependent bumps per file type."""
     f, n8 = c.ftype, c.n_layers // 8
     if f == "Q2_K":
         return "Q3_K"
@@ -138,6 +141,8 @@ _ATTN_OUT = {"Q2_K": "Q3_K", "IQ3_XXS": "IQ3_S", "Q3_K_M": "Q4_K", "Q3_K_L": "Q5
 
 
 def _by_category(c: Ctx, t: Tensor, cat: str, n: Counters) -> str:
+    """Type of a non-embedding tensor by category (attn_v, attn_k/q, ffn_down,
+    attn_output, ffn_gate/up), as llama_tensor_get_type_impl's else-if chain."""
     layer = t.layer or 0
     if c.ftype in _IQ_LOW:
         return _iq_low(c, cat, n)

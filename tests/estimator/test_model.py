@@ -187,3 +187,98 @@ def test_it_reproduces_published_param_counts_from_csv_rebuilt_configs(row_name:
 def test_every_csv_row_has_a_param_count_test() -> None:
     covered = set(VERBATIM.values()) | set(RECONSTRUCTED)
     assert set(csv_rows()) == covered
+
+
+def rebuilt(row_name: str) -> ModelSpec:
+    model_type, extra = RECONSTRUCTED[row_name]
+    return parse_hf_config(config_from_row(csv_rows()[row_name], model_type, extra))
+
+
+def attention_counts(spec: ModelSpec) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for layer in spec.layers:
+        counts[layer.attention] = counts.get(layer.attention, 0) + 1
+    return counts
+
+
+def test_it_alternates_gemma2_sliding_and_global_layers() -> None:
+    spec = parse_hf_config(load_config("google__gemma-2-9b-it"))
+    # tie_word_embeddings absent: Gemma2Config default True, so no output tensor
+    assert spec.tie_word_embeddings
+    assert "output" not in {t.name for t in spec.tensors}
+    assert [lay.attention for lay in spec.layers[:3]] == ["sliding", "full", "sliding"]
+    assert spec.layers[0].window_tokens == 4096
+    assert attention_counts(spec) == {"sliding": 21, "full": 21}
+
+
+@pytest.mark.parametrize("row_name,local,glob", [
+    ("Gemma-3-1B-it", 22, 4), ("Gemma-3-27B-it", 52, 10)])
+def test_it_gives_gemma3_five_local_layers_per_global_one(
+    row_name: str, local: int, glob: int
+) -> None:
+    spec = rebuilt(row_name)
+    assert attention_counts(spec) == {"sliding": local, "full": glob}
+    assert spec.layers[5].attention == "full"
+
+
+def test_it_reads_gemma3_from_a_multimodal_wrapper() -> None:
+    config = {"model_type": "gemma3", "text_config": {"hidden_size": 2560,
+              "intermediate_size": 10240, "num_hidden_layers": 34, "sliding_window": 1024}}
+    spec = parse_hf_config(config)
+    assert spec.model_type == "gemma3_text"
+    assert spec.params_total == 3_880_263_168  # Gemma-3-4B-it, vocab 262208 by default
+    assert spec.layers[0].window_tokens == 1024
+
+
+def test_it_marks_gpt_oss_sliding_layers_and_sinks() -> None:
+    spec = parse_hf_config(load_config("openai__gpt-oss-20b"))
+    assert attention_counts(spec) == {"sliding": 12, "full": 12}
+    assert spec.layers[0].window_tokens == 128
+    names = {t.name for t in spec.tensors}
+    assert {"blk.0.attn_sinks", "blk.0.attn_q.bias", "blk.0.ffn_down_exps.bias"} <= names
+
+
+def test_it_chunks_llama4_rope_layers_and_keeps_nope_layers_global() -> None:
+    spec = rebuilt("Llama-4-Maverick-17B-128E")
+    assert attention_counts(spec) == {"chunked": 36, "full": 12}
+    assert spec.layers[3].attention == "full"
+    assert spec.layers[0].window_tokens == 8192
+    # interleave_moe_layer_step 2: odd layers MoE
+    assert [lay.is_moe for lay in spec.layers[:4]] == [False, True, False, True]
+
+
+def test_it_gives_qwen3_next_linear_layers_a_fixed_state() -> None:
+    spec = rebuilt("Qwen3-Next-80B-A3B")
+    assert attention_counts(spec) == {"linear": 36, "full": 12}
+    linear = spec.layers[0]
+    # (conv: (4 - 1) x (2 x 16 x 128 + 32 x 128) + recurrent: 32 x 128 x 128) x 4 bytes
+    assert linear.linear_state_bytes_per_seq == (3 * 8192 + 32 * 128 * 128) * 4
+    assert linear.n_kv_heads == 0
+    assert spec.layers[3].n_kv_heads == 2 and spec.layers[3].head_dim_k == 256
+
+
+def test_it_reads_deepseek_mla_and_dense_first_layers() -> None:
+    spec = parse_hf_config(load_config("deepseek-ai__DeepSeek-V3"))
+    assert spec.mla is not None and spec.mla.kv_lora_rank == 512
+    assert spec.gguf_arch == "deepseek2"
+    assert [lay.is_moe for lay in spec.layers[:4]] == [False, False, False, True]
+    assert spec.layers[0].attention == "mla"
+    assert spec.layers[0].head_dim_k == 512 + 64
+
+
+def test_it_fills_qwen2_moe_defaults_from_transformers() -> None:
+    spec = parse_hf_config({"model_type": "qwen2_moe"})
+    # Qwen2MoeConfig(): 24 layers, hidden 2048, 60 experts top-4, moe width 1408,
+    # shared expert 5632 behind a sigmoid gate
+    assert (spec.n_layers, spec.hidden_size, spec.n_experts) == (24, 2048, 60)
+    assert spec.n_experts_per_token == 4 and spec.moe_intermediate_size == 1408
+    names = {t.name for t in spec.tensors}
+    assert {"blk.0.ffn_gate_inp_shexp", "blk.0.ffn_up_shexp", "blk.0.attn_q.bias"} <= names
+
+
+def test_it_keeps_phi3_fused_qkv_and_gate_up_as_llama_cpp_does() -> None:
+    spec = parse_hf_config(load_config("microsoft__phi-4"))
+    shapes = {t.name: t.shape for t in spec.tensors}
+    assert shapes["blk.0.attn_qkv"] == ((40 + 2 * 10) * 128, 5120)
+    assert shapes["blk.0.ffn_up"] == (2 * 17920, 5120)
+    assert "blk.0.ffn_gate" not in shapes
