@@ -1,0 +1,222 @@
+"""Assemble calibration.json: group factors, held-out statistics and the rows used."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+from estimator.calibration.fit import (
+    BOUND_QUANTILES,
+    DEFAULT_DECODE_MFU,
+    MIN_ROWS,
+    MIN_ROWS_FOR_OWN_BOUNDS,
+    DecodeFit,
+    DecodeRow,
+    bounds_from,
+    decode_row,
+    error_stats,
+    fit_mfu,
+    fit_moe_overhead,
+    fit_share_overhead,
+    held_out_bounds,
+    predicted_step,
+    prefill_mfu_from,
+    prefill_ratio_at_mfu_1,
+)
+from estimator.calibration.rows import Measurement, load_measurements
+
+APPROXIMATIONS = (
+    "MoE active bytes = file bytes x params_active / params_total (experts and the rest "
+    "taken as equally compressed); dense active bytes = file bytes minus the untied "
+    "token_embd at the file's mean bits per weight.",
+    "Rows without file_size_gb: params x nominal bits per weight (EXL2 bpw, GPTQ 4.25, "
+    "q4f16_1 4.5, Q4_0 4.53, Q4_K_M 4.9, FP16 16, FP8 8).",
+    "Models missing from the shape table get no KV reads and no attention FLOPs (tg128 / "
+    "pp512 rows, < 2 % of the step).",
+    "MoE batches touch 1 - (1 - k/E)^B of the experts (uniform routing).",
+    "'decode 256 tok' rows: 8-token prompt; 'decode (single stream)': tg128 assumed.",
+    "A100 (PCIe, no NVLink) TP rows: memory size not stated, 80GB (1935 GB/s) assumed.",
+    "llama.cpp/cpu and /sycl have no rows: they use the pooled llama.cpp factors.",
+)
+
+
+def group_key(m: Measurement) -> str:
+    """Leaf group: llama.cpp CUDA splits by device class (README: datacenter GPUs reach a
+    lower share); other backends and engines are one group each."""
+    if m.engine == "llama.cpp" and m.backend == "cuda":
+        return f"llama.cpp/cuda/{m.device.device_class}"
+    return f"{m.engine}/{m.backend}"
+
+
+def prefill_key(m: Measurement) -> str:
+    """Prefill leaf: the decode leaf, with "+moe" for MoE models (their MFU is about half
+    the dense one in throughput.csv: routing and per-expert matmuls on few rows)."""
+    return group_key(m) + ("+moe" if m.work.is_moe else "")
+
+
+def lineage(key: str) -> tuple[str, ...]:
+    """The leaf key, (for "+moe" keys) the leaf without it, the engine pool, everything."""
+    leaf = key.removesuffix("+moe")
+    engine = leaf.split("/")[0]
+    pool = "llama.cpp" if engine == "llama.cpp" else "serving"
+    head = (key, leaf) if key != leaf else (key,)
+    return (*head, pool, "default")
+
+
+def _members(items: Sequence[Any], key_of: Any) -> dict[str, list[Any]]:
+    groups: dict[str, list[Any]] = {}
+    for item in items:
+        for key in lineage(key_of(item)):
+            groups.setdefault(key, []).append(item)
+    return groups
+
+
+def _fit_decode_group(rows: Sequence[DecodeRow], parent_mfu: float,
+                      start: DecodeFit | None = None) -> DecodeFit:
+    """(share, overhead) on batch-1 rows; moe_overhead_s when the group has >= 3 dense and
+    >= 3 MoE batch-1 rows; decode_mfu on batched rows (>= 3), else the parent's."""
+    single = [r for r in rows if r.measurement.batch == 1]
+    batched = [r for r in rows if r.measurement.batch > 1]
+    n_moe = sum(r.measurement.work.is_moe for r in single)
+    fit = fit_share_overhead(single, parent_mfu, start)
+    if n_moe >= 3 and len(single) - n_moe >= 3:
+        moe = fit_moe_overhead(single, fit)
+        base = DecodeFit(fit.share, fit.overhead_s, fit.mfu, moe)
+        fit = fit_share_overhead(single, parent_mfu, base)
+    if len(batched) >= 3:
+        mfu = fit_mfu(batched, fit)
+        fit = fit_share_overhead(single, mfu, fit)
+    return fit
+
+
+def fit_decode(rows: Sequence[DecodeRow]) -> dict[str, tuple[DecodeFit, list[float]]]:
+    """Every group with >= MIN_ROWS batch-1 rows: its fit and its leave-one-out ratios
+    (measured / predicted tokens/s), pools first so leaves can inherit their MFU."""
+    groups = _members(rows, lambda r: group_key(r.measurement))
+    out: dict[str, tuple[DecodeFit, list[float]]] = {}
+    for key in sorted(groups, key=lambda k: (k != "default", k.count("/"), k)):
+        members = groups[key]
+        if sum(r.measurement.batch == 1 for r in members) < MIN_ROWS:
+            continue
+        parent = next((out[k][0].mfu for k in lineage(key)[1:] if k in out), DEFAULT_DECODE_MFU)
+        fit = _fit_decode_group(members, parent)
+        ratios = []
+        for i, row in enumerate(members):
+            rest = [r for j, r in enumerate(members) if j != i]
+            held = _fit_decode_group(rest, fit.mfu, start=fit)
+            ratios.append(predicted_step(row, held) / row.measured_step)
+        out[key] = (fit, ratios)
+    return out
+
+
+def fit_prefill(rows: Sequence[Measurement]) -> dict[str, tuple[float, list[float]]]:
+    """prefill_mfu and leave-one-out ratios for every group with >= 3 rows (prefill has one
+    parameter, so smaller groups than decode can stand alone)."""
+    groups = _members(rows, prefill_key)
+    out: dict[str, tuple[float, list[float]]] = {}
+    for key, members in groups.items():
+        if len(members) < 3:
+            continue
+        implied = [prefill_ratio_at_mfu_1(m) for m in members]
+        ratios = []
+        for i in range(len(members)):
+            rest = [x for j, x in enumerate(members) if j != i]
+            ratios.append(implied[i] / prefill_mfu_from(rest))
+        out[key] = (prefill_mfu_from(members), ratios)
+    return out
+
+
+def _owner(key: str, fitted: dict[str, Any]) -> str:
+    return next(k for k in lineage(key) if k in fitted)
+
+
+def _bounds_owner(key: str, fitted: dict[str, Any]) -> str:
+    return next(k for k in lineage(key)
+                if k in fitted and len(fitted[k][1]) >= MIN_ROWS_FOR_OWN_BOUNDS)
+
+
+def _held_out_triples(items: Sequence[Any], key_of: Any, fitted: dict[str, Any],
+                      measured: Any) -> dict[str, list[tuple[float, float, float, float]]]:
+    """(measured, held-out prediction, low, high) per owning group, each row's bounds
+    computed without its own ratio. For rows in groups that pool (owner != leaf) the
+    owner's ratio list holds the row at the same position as in the owner's members."""
+    members = _members(items, key_of)
+    bounds = {key: held_out_bounds(value[1]) for key, value in fitted.items()}
+    out: dict[str, list[tuple[float, float, float, float]]] = {}
+    for item in items:
+        owner = _owner(key_of(item), fitted)
+        bound_owner = _bounds_owner(key_of(item), fitted)
+        ratio = fitted[owner][1][members[owner].index(item)]
+        low, high = bounds[bound_owner][members[bound_owner].index(item)]
+        value = measured(item)
+        predicted = value / ratio
+        out.setdefault(owner, []).append((value, predicted, predicted * low, predicted * high))
+    return out
+
+
+def _group_entry(key: str, decode: dict[str, Any], prefill: dict[str, Any]) -> dict[str, Any]:
+    """Stored factors of one group; missing parts come from its nearest fitted parent."""
+    d_owner, p_owner = _owner(key, decode), _owner(key, prefill)
+    fit: DecodeFit = decode[d_owner][0]
+    d_low, d_high = bounds_from(decode[_bounds_owner(key, decode)][1])
+    p_low, p_high = bounds_from(prefill[_bounds_owner(key, prefill)][1])
+    return {
+        "bandwidth_share": round(fit.share, 4),
+        "decode_overhead_s": round(fit.overhead_s, 6),
+        "moe_decode_overhead_s": round(fit.moe_overhead_s, 6),
+        "decode_mfu": round(fit.mfu, 4),
+        "prefill_mfu": round(prefill[p_owner][0], 4),
+        "decode_ratio_low": round(d_low, 4),
+        "decode_ratio_high": round(d_high, 4),
+        "prefill_ratio_low": round(p_low, 4),
+        "prefill_ratio_high": round(p_high, 4),
+        "decode_fitted_on": d_owner,
+        "prefill_fitted_on": p_owner,
+    }
+
+
+def build_calibration() -> dict[str, Any]:
+    """Fit everything on throughput.csv; the JSON-ready content of calibration.json."""
+    measurements = load_measurements()
+    decode_ms = [m for m in measurements if m.kind == "decode" and not m.excluded
+                 and m.device.bandwidth_gbps > 0]
+    prefill_all = [m for m in measurements if m.kind == "prefill" and not m.excluded]
+    prefill_ms = [m for m in prefill_all if m.compute_tflops]
+    rows = [decode_row(m) for m in decode_ms]
+    decode = fit_decode(rows)
+    prefill = fit_prefill(prefill_ms)
+    d_triples = _held_out_triples(rows, lambda r: group_key(r.measurement), decode,
+                                  lambda r: r.measurement.measured_tps)
+    p_triples = _held_out_triples(prefill_ms, prefill_key, prefill, lambda m: m.measured_tps)
+    keys = sorted({k for m in decode_ms for k in lineage(group_key(m))}
+                  | {k for m in prefill_ms for k in lineage(prefill_key(m))})
+    groups = {key: _group_entry(key, decode, prefill) for key in keys}
+    for key, entry in groups.items():
+        if key in d_triples:
+            entry["decode_stats"] = error_stats(d_triples[key])
+        if key in p_triples:
+            entry["prefill_stats"] = error_stats(p_triples[key])
+    return {
+        "generated_by": "python -m estimator.calibration",
+        "source": "estimator/data/validation/throughput.csv",
+        "bound_quantiles": list(BOUND_QUANTILES),
+        "statistics": "leave-one-out: every prediction and every bound comes from a fit "
+                      "without the row; error = |predicted - measured| / measured",
+        "groups": groups,
+        "overall": {
+            "decode": error_stats([t for ts in d_triples.values() for t in ts]),
+            "prefill": error_stats([t for ts in p_triples.values() for t in ts]),
+        },
+        "rows": {
+            "total": len(measurements),
+            "decode_used": len(decode_ms),
+            "prefill_used": len(prefill_ms),
+            "prefill_without_tflops": len(prefill_all) - len(prefill_ms),
+            "excluded": [{"row": m.row, "reason": m.excluded} for m in measurements
+                         if m.excluded],
+        },
+        "approximations": list(APPROXIMATIONS),
+        "median_decode_share_all_groups": round(statistics.median(
+            f.share for f, _ in decode.values()), 4),
+    }

@@ -1,0 +1,187 @@
+"""Fit the speed factors on throughput.csv and measure the fit on held-out rows.
+
+Per group (engine / backend / device class) the decode model has three numbers:
+bandwidth_share and decode_overhead_s (grid search, least squares in log space on the
+group's batch-1 rows) and decode_mfu (1-D grid on its batched rows, else pooled). Prefill
+has one: prefill_mfu = the median of measured / predicted-at-MFU-1 in log space.
+
+Bounds are the quantiles BOUND_QUANTILES of measured / predicted, where every prediction
+comes from a fit that did not see the row (leave-one-out). The stored statistics are
+computed the same way, and each row's bounds leave its own ratio out as well, so the
+"inside bounds" share is an honest estimate for unseen data, not an in-sample 80 %.
+Groups with fewer than MIN_ROWS rows take their parent's factors (engine, then all).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from estimator.calibration.rows import Measurement
+from estimator.speed import (
+    comm_seconds_per_step,
+    compute_seconds_per_step,
+    mean_decode_depth,
+    memory_seconds_per_step,
+    prefill_flops_per_token,
+)
+
+MIN_ROWS = 6
+MIN_ROWS_FOR_OWN_BOUNDS = 10
+BOUND_QUANTILES = (0.075, 0.925)
+DEFAULT_DECODE_MFU = 0.25  # used before the pooled batched fit and where nothing is fitted
+
+
+@dataclass(frozen=True)
+class DecodeRow:
+    """A decode measurement reduced to the terms of the step formula.
+
+    step = memory_1 / share + compute_1 / mfu + comm + overhead, where memory_1 and
+    compute_1 are the memory and compute seconds at share = 1 and MFU = 1.
+    """
+
+    measurement: Measurement
+    memory_1: float
+    compute_1: float
+    comm: float
+    measured_step: float
+
+
+@dataclass(frozen=True)
+class DecodeFit:
+    share: float
+    overhead_s: float
+    mfu: float
+    moe_overhead_s: float = 0.0
+
+
+def decode_row(m: Measurement) -> DecodeRow:
+    """Precompute the step terms of one measurement with the speed module's own functions."""
+    depth = mean_decode_depth(m.prompt_tokens, m.output_tokens)
+    return DecodeRow(
+        measurement=m,
+        memory_1=memory_seconds_per_step(m.work, m.device, m.parallelism, 1.0, m.batch, depth),
+        compute_1=compute_seconds_per_step(m.work, m.device, m.parallelism, 1.0, m.batch),
+        comm=comm_seconds_per_step(m.work, m.parallelism, m.batch),
+        measured_step=1.0 / m.measured_tps,
+    )
+
+
+def predicted_step(row: DecodeRow, fit: DecodeFit) -> float:
+    """The step formula of estimator.speed.decode_step_seconds on precomputed terms."""
+    compute = row.compute_1 / fit.mfu if row.compute_1 else 0.0
+    moe = fit.moe_overhead_s if row.measurement.work.is_moe else 0.0
+    return row.memory_1 / fit.share + compute + row.comm + fit.overhead_s + moe
+
+
+def _log_loss(rows: Sequence[DecodeRow], fit: DecodeFit) -> float:
+    return sum(math.log(predicted_step(r, fit) / r.measured_step) ** 2 for r in rows)
+
+
+def _grid(center: float, half: float, step: float, low: float, high: float) -> list[float]:
+    count = round(2 * half / step)
+    values = (center - half + i * step for i in range(count + 1))
+    return [v for v in values if low <= v <= high]
+
+
+def fit_share_overhead(rows: Sequence[DecodeRow], mfu: float,
+                       start: DecodeFit | None = None) -> DecodeFit:
+    """Grid search of (share in [0.1, 1], overhead in [0, 15 ms]) for the least log loss.
+
+    Coarse grid (0.02 x 0.25 ms) then a fine one (0.002 x 0.025 ms) around the best;
+    with `start`, only a 0.004 x 0.05 ms grid around it (the leave-one-out refits).
+    moe_overhead_s is kept from `start` (0 without).
+    """
+    moe = start.moe_overhead_s if start else 0.0
+    best = start or min(
+        (DecodeFit(s, o, mfu) for s in _grid(0.55, 0.45, 0.02, 0.1, 1.0)
+         for o in _grid(7.5e-3, 7.5e-3, 2.5e-4, 0.0, 15e-3)),
+        key=lambda f: _log_loss(rows, f),
+    )
+    s_step, o_step = (0.004, 5e-5) if start else (0.002, 2.5e-5)
+    return min(
+        (DecodeFit(s, o, mfu, moe)
+         for s in _grid(best.share, 10 * s_step, s_step, 0.1, 1.0)
+         for o in _grid(best.overhead_s, 10 * o_step, o_step, 0.0, 15e-3)),
+        key=lambda f: _log_loss(rows, f),
+    )
+
+
+def fit_moe_overhead(rows: Sequence[DecodeRow], fit: DecodeFit) -> float:
+    """Extra step seconds of MoE rows in [0, 15 ms] (step 0.05 ms), least log loss."""
+    moe_rows = [r for r in rows if r.measurement.work.is_moe]
+    grid = [5e-5 * i for i in range(301)]
+    return min(grid, key=lambda o: _log_loss(
+        moe_rows, DecodeFit(fit.share, fit.overhead_s, fit.mfu, o)))
+
+
+def fit_mfu(rows: Sequence[DecodeRow], fit: DecodeFit) -> float:
+    """decode_mfu in [0.02, 1] (step 0.005) minimising the log loss on batched rows."""
+    grid = [0.02 + 0.005 * i for i in range(197)]
+    return min(grid, key=lambda mfu: _log_loss(
+        rows, DecodeFit(fit.share, fit.overhead_s, mfu, fit.moe_overhead_s)))
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    """Linear-interpolation quantile (numpy's default 'linear' method)."""
+    ordered = sorted(values)
+    pos = q * (len(ordered) - 1)
+    low = math.floor(pos)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+def error_stats(triples: Sequence[tuple[float, float, float, float]]) -> dict[str, float]:
+    """n, median and p90 of |predicted - measured| / measured (percent), share inside
+    [low, high] and median high/low, for (measured, predicted, low, high) tuples."""
+    errors = [abs(p - m) / m * 100 for m, p, _, _ in triples]
+    return {
+        "n": len(triples),
+        "median_abs_pct_err": round(statistics.median(errors), 2),
+        "p90_abs_pct_err": round(quantile(errors, 0.9), 2),
+        "inside_bounds_share": round(sum(lo <= m <= hi for m, _, lo, hi in triples)
+                                     / len(triples), 3),
+        "median_high_low_ratio": round(statistics.median(hi / lo for _, _, lo, hi in triples), 3),
+    }
+
+
+def held_out_bounds(ratios: Sequence[float]) -> list[tuple[float, float]]:
+    """For each ratio, the BOUND_QUANTILES of all the OTHER ratios (nested leave-one-out)."""
+    out = []
+    for i in range(len(ratios)):
+        rest = [r for j, r in enumerate(ratios) if j != i]
+        out.append((quantile(rest, BOUND_QUANTILES[0]), quantile(rest, BOUND_QUANTILES[1])))
+    return out
+
+
+def bounds_from(ratios: Sequence[float]) -> tuple[float, float]:
+    """The stored ratio bounds of a group: BOUND_QUANTILES of its held-out ratios."""
+    return quantile(ratios, BOUND_QUANTILES[0]), quantile(ratios, BOUND_QUANTILES[1])
+
+
+def prefill_mfu_from(rows: Sequence[Measurement]) -> float:
+    """Median over rows of measured / predicted-at-MFU-1, taken in log space."""
+    return math.exp(statistics.median(math.log(prefill_ratio_at_mfu_1(m)) for m in rows))
+
+
+def prefill_ratio_at_mfu_1(m: Measurement) -> float:
+    """measured tokens/s / (TFLOPS / FLOPs per token): the MFU this row implies."""
+    flops = prefill_flops_per_token(m.work.params_active, n_layers=m.work.n_layers,
+                                    attention_width=m.attention_width,
+                                    prompt_tokens=m.prompt_tokens)
+    if not m.compute_tflops:
+        raise ValueError(f"row {m.row} has no TFLOPS")
+    return m.measured_tps * flops / (m.compute_tflops * 1e12)
+
+
+def leave_one_out(rows: Sequence[DecodeRow], fit_fn: Callable[[Sequence[DecodeRow]], DecodeFit]
+                  ) -> list[float]:
+    """measured / predicted for every row, each predicted by a fit without that row."""
+    out = []
+    for i, row in enumerate(rows):
+        rest = [r for j, r in enumerate(rows) if j != i]
+        held = fit_fn(rest)
+        out.append(predicted_step(row, held) / row.measured_step)  # = measured / predicted tps
+    return out

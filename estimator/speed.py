@@ -1,0 +1,447 @@
+"""Decode and prefill speed with calibrated low/high bounds.
+
+Everything here takes plain numbers (bytes, parameters, GB/s, TFLOPS) so it does not
+depend on how the caller obtained them. The efficiency factors come from
+`estimator.calibration` (fitted on `data/validation/throughput.csv`); pass `factors`
+explicitly to override them.
+
+Decode model (one step = one token for each of `batch` sequences):
+
+    memory_s  = (weight bytes read + batch x KV bytes read at the current depth)
+                / (device bandwidth x bandwidth_share)
+    compute_s = 2 x active params x batch / (fp16 TFLOPS x decode_mfu)
+    step_s    = memory_s + compute_s + host_s + comm_s + decode_overhead_s
+                (+ moe_decode_overhead_s for MoE models)
+
+Memory and compute are ADDED, not max()-ed: llama-batched-bench rows in throughput.csv
+(DGX Spark, M2 Ultra) slow down per step by 20-150 % from batch 1 to 8, although 8 tokens
+of compute at any plausible MFU would hide under the memory time; a max() cannot follow
+that, the sum can (with a fitted decode_mfu that then reads as "effective" MFU). At
+batch 1 the compute term is a few percent of the step; at large batch it dominates and
+the aggregate saturates at TFLOPS x decode_mfu / (2 x active params), as a roofline does.
+
+`host_s` is the CPU-offloaded part (read at host RAM bandwidth x the CPU backend's share,
+additive because llama.cpp runs the layers one after another). `comm_s` is the
+tensor-parallel all-reduce cost. Bandwidths are decimal GB/s (10^9 bytes per second).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from estimator.units import GB, Range
+
+TFLOP = 1e12
+
+ENGINE_ALIASES = {
+    "ollama": "llama.cpp",
+    "llamacpp": "llama.cpp",
+    "llama-cpp": "llama.cpp",
+    "mlx": "llama.cpp",  # internals contract: MLX behaves like llama.cpp/Metal
+    "trt-llm": "tensorrt-llm",
+    "tensorrt_llm": "tensorrt-llm",
+}
+
+
+@dataclass(frozen=True)
+class SpeedFactors:
+    """Fitted efficiency factors of one engine/backend/device-class group.
+
+    The ratio fields are quantiles of measured / predicted on held-out rows; a Range is
+    (estimate x ratio_low, estimate, estimate x ratio_high).
+    """
+
+    group: str
+    bandwidth_share: float
+    decode_overhead_s: float
+    moe_decode_overhead_s: float  # extra per step for MoE models (expert routing kernels)
+    decode_mfu: float
+    prefill_mfu: float
+    decode_ratio_low: float
+    decode_ratio_high: float
+    prefill_ratio_low: float
+    prefill_ratio_high: float
+
+
+@dataclass(frozen=True)
+class Device:
+    """One accelerator (or the host, for CPU inference)."""
+
+    bandwidth_gbps: float  # theoretical peak memory bandwidth of ONE device, GB/s
+    fp16_tflops: float | None = None  # dense FP16/BF16 tensor rate of one device
+    device_class: str = "consumer"  # "consumer" | "datacenter" (see device_class_for)
+
+
+@dataclass(frozen=True)
+class Parallelism:
+    """How the model is spread over `n_devices` identical devices.
+
+    mode "tensor": each device holds 1/N of every split tensor (vLLM/SGLang TP, llama.cpp
+    split-mode row); every layer ends with 2 all-reduces (after attention and after the MLP,
+    Megatron-LM layout, Shoeybi et al. 2019).
+    mode "layer": llama.cpp's default split mode: whole layers per device, run one device
+    after the other, so bandwidths do not add; only one activation hop per device boundary.
+    """
+
+    n_devices: int = 1
+    mode: str = "none"  # "none" | "tensor" | "layer"
+    interconnect_gbps: float = 25.0  # usable one-direction link bandwidth, GB/s (PCIe 4.0 x16)
+    link_latency_s: float = 25e-6  # per all-reduce / hop; PCIe-class default, see calibration
+
+
+@dataclass(frozen=True)
+class DecodeWork:
+    """What one decode step reads and computes for one sequence.
+
+    weight_bytes_per_token: weight bytes read for one token at batch 1 (non-expert tensors
+        plus k/E of the routed experts), excluding the token_embd lookup, all devices together,
+        INCLUDING any part that is offloaded to host RAM.
+    offloaded_bytes_per_token: the part of weight_bytes_per_token that lives in host RAM.
+    kv_bytes_per_token: K+V bytes per context token of the full-attention layers.
+    windowed_kv_bytes_per_token / window_tokens: the same for sliding-window layers, which
+        read at most `window_tokens` positions.
+    expert_bytes / n_experts / n_experts_per_token: routed experts (MoE), used to compute how
+        many distinct experts a batch touches.
+    replicated_bytes: bytes every tensor-parallel rank reads in full (norms, router, ...).
+    """
+
+    weight_bytes_per_token: float
+    params_active: float
+    kv_bytes_per_token: float = 0.0
+    windowed_kv_bytes_per_token: float = 0.0
+    window_tokens: int = 0
+    expert_bytes: float = 0.0
+    n_experts: int = 0
+    n_experts_per_token: int = 0
+    replicated_bytes: float = 0.0
+    offloaded_bytes_per_token: float = 0.0
+    n_layers: int = 0
+    hidden_size: int = 0
+    is_moe: bool = False
+
+
+@dataclass(frozen=True)
+class DecodeSpeed:
+    per_sequence_tokens_per_s: Range
+    aggregate_tokens_per_s: Range
+    step_s: float  # central estimate of one decode step at the mean depth
+    memory_bound: bool
+
+
+@dataclass(frozen=True)
+class PrefillSpeed:
+    tokens_per_s: Range
+    flops_per_token: float
+
+
+def normalize_engine(engine: str) -> str:
+    """Lower-case engine name with the aliases of the internals contract applied."""
+    name = engine.strip().lower()
+    return ENGINE_ALIASES.get(name, name)
+
+
+def normalize_backend(backend: str) -> str:
+    """cuda | rocm | metal | vulkan | sycl | cpu from free text ("ROCm 6.0 (HIP)", "Vulkan")."""
+    text = backend.strip().lower()
+    for key, name in (("rocm", "rocm"), ("hip", "rocm"), ("metal", "metal"), ("vulkan", "vulkan"),
+                      ("sycl", "sycl"), ("cuda", "cuda"), ("cpu", "cpu")):
+        if key in text:
+            return name
+    return text or "cuda"
+
+
+def device_class_for(name: str, bandwidth_gbps: float) -> str:
+    """"datacenter" for HBM accelerators (>= 1500 GB/s and not an RTX/GeForce/Radeon card).
+
+    README of the validation data: datacenter GPUs reach a lower share of their bandwidth in
+    llama.cpp than consumer cards (A100/H100 rows in throughput.csv: ~35-45 % vs 60-85 %).
+    GDDR workstation cards (RTX PRO 6000, 1792 GB/s) stay "consumer".
+    """
+    lowered = name.lower()
+    consumer_markers = ("rtx", "geforce", "radeon", "apple", "arc")
+    if bandwidth_gbps >= 1500 and not any(m in lowered for m in consumer_markers):
+        return "datacenter"
+    return "consumer"
+
+
+def group_candidates(engine: str, backend: str, device_class: str, moe: bool = False
+                     ) -> tuple[str, ...]:
+    """Calibration group keys to try, most specific first ("+moe" variants first for MoE
+    models: they carry their own prefill MFU)."""
+    eng = normalize_engine(engine)
+    back = normalize_backend(backend)
+    keys = [f"{eng}/{back}/{device_class}", f"{eng}/{back}", eng]
+    if eng in ("sglang", "tensorrt-llm", "vllm", "mlc", "exllamav2"):
+        keys += [f"vllm/{back}/{device_class}", f"vllm/{back}", "vllm", "serving"]
+    if moe:
+        keys = [k for key in keys for k in (f"{key}+moe", key)]
+    return (*keys, "default")
+
+
+def expert_coverage(batch: int, n_experts: int, n_experts_per_token: int) -> float:
+    """Expected share of routed experts a batch touches: 1 - (1 - k/E)^B.
+
+    Assumes each token picks its k experts uniformly and independently (real routers are
+    skewed, so this is an upper bound on distinct experts). Batch 1 gives k/E.
+    """
+    if n_experts <= 0:
+        return 0.0
+    return 1.0 - (1.0 - n_experts_per_token / n_experts) ** max(batch, 1)
+
+
+def weight_bytes_per_step(work: DecodeWork, batch: int) -> float:
+    """Weight bytes one decode step reads for `batch` sequences (all devices together).
+
+    Dense: the same as batch 1. MoE: the batch-1 bytes with the k/E expert share replaced by
+    the expected coverage 1 - (1 - k/E)^B (see expert_coverage).
+    """
+    if work.n_experts <= 0 or work.expert_bytes <= 0:
+        return work.weight_bytes_per_token
+    batch1 = work.expert_bytes * work.n_experts_per_token / work.n_experts
+    covered = work.expert_bytes * expert_coverage(batch, work.n_experts, work.n_experts_per_token)
+    return work.weight_bytes_per_token - batch1 + covered
+
+
+def kv_bytes_read(work: DecodeWork, depth_tokens: float) -> float:
+    """KV bytes one sequence reads per step at `depth_tokens` of context.
+
+    full-attention layers read every position; sliding-window layers at most window_tokens.
+    """
+    window = min(depth_tokens, work.window_tokens) if work.window_tokens else depth_tokens
+    return work.kv_bytes_per_token * depth_tokens + work.windowed_kv_bytes_per_token * window
+
+
+def allreduce_seconds(message_bytes: float, par: Parallelism) -> float:
+    """One ring all-reduce: latency + 2 (N-1)/N x message / link bandwidth.
+
+    The 2 (N-1)/N volume factor is the ring algorithm's (NCCL docs, "Performance
+    considerations"); latency is a per-collective constant (PCIe-class default 25 us).
+    """
+    n = par.n_devices
+    return par.link_latency_s + 2 * (n - 1) / n * message_bytes / (par.interconnect_gbps * GB)
+
+
+def comm_seconds_per_step(work: DecodeWork, par: Parallelism, batch: int) -> float:
+    """Interconnect time per decode step.
+
+    tensor: 2 all-reduces per layer of batch x hidden_size x 2 bytes (fp16 activations).
+    layer: one hop per device boundary (latency + batch x hidden x 2 bytes / link).
+    Single device: 0.
+    """
+    if par.n_devices <= 1 or par.mode == "none":
+        return 0.0
+    message = batch * work.hidden_size * 2
+    if par.mode == "tensor":
+        return 2 * work.n_layers * allreduce_seconds(message, par)
+    return (par.n_devices - 1) * (par.link_latency_s + message / (par.interconnect_gbps * GB))
+
+
+def memory_seconds_per_step(
+    work: DecodeWork, device: Device, par: Parallelism, share: float, batch: int, depth: float
+) -> float:
+    """Bytes one device reads per step / (bandwidth x share), offloaded bytes excluded.
+
+    tensor parallel: split bytes and KV divide by N, replicated bytes do not.
+    layer split: devices run one after the other, so the time is that of all bytes on one
+    device (bandwidths do not add, even though memory capacities do).
+    """
+    weights = weight_bytes_per_step(work, batch) - work.offloaded_bytes_per_token
+    kv = batch * kv_bytes_read(work, depth)
+    if par.mode == "tensor" and par.n_devices > 1:
+        replicated = min(work.replicated_bytes, weights)
+        weights = (weights - replicated) / par.n_devices + replicated
+        kv /= par.n_devices
+    return (weights + kv) / (device.bandwidth_gbps * GB * share)
+
+
+def compute_seconds_per_step(
+    work: DecodeWork, device: Device, par: Parallelism, mfu: float, batch: int
+) -> float:
+    """2 x active params x batch FLOPs / (fp16 TFLOPS x MFU); 0 when TFLOPS are unknown.
+
+    Tensor parallelism divides the FLOPs by N; a layer split does not (sequential devices).
+    """
+    if not device.fp16_tflops:
+        return 0.0
+    devices = par.n_devices if par.mode == "tensor" else 1
+    flops = 2.0 * work.params_active * batch / devices
+    return flops / (device.fp16_tflops * TFLOP * mfu)
+
+
+def decode_step_seconds(
+    work: DecodeWork,
+    device: Device,
+    factors: SpeedFactors,
+    *,
+    batch: int = 1,
+    depth_tokens: float = 0.0,
+    parallelism: Parallelism | None = None,
+    host_bandwidth_gbps: float | None = None,
+    host_share: float = 0.5,
+) -> tuple[float, bool]:
+    """Central estimate of one decode step (seconds) and whether memory time >= compute time.
+
+    step = memory + compute + host + comm + decode_overhead_s (+ moe_decode_overhead_s for
+    MoE models; module docstring). host =
+    offloaded bytes / (host GB/s x host_share); raises if bytes are offloaded without a host
+    bandwidth.
+    """
+    par = parallelism or Parallelism()
+    memory = memory_seconds_per_step(work, device, par, factors.bandwidth_share, batch,
+                                     depth_tokens)
+    compute = compute_seconds_per_step(work, device, par, factors.decode_mfu, batch)
+    host = 0.0
+    if work.offloaded_bytes_per_token > 0:
+        if not host_bandwidth_gbps:
+            raise ValueError("offloaded weights need host_bandwidth_gbps")
+        host = work.offloaded_bytes_per_token / (host_bandwidth_gbps * GB * host_share)
+    comm = comm_seconds_per_step(work, par, batch)
+    step = memory + compute + host + comm + factors.decode_overhead_s
+    if work.is_moe:
+        step += factors.moe_decode_overhead_s
+    return step, memory >= compute
+
+
+def mean_decode_depth(prompt_tokens: int, output_tokens: int) -> float:
+    """Average KV depth while generating: prompt + output / 2 (step time is ~linear in depth,
+    so the mean speed over the run is the speed at the mean depth)."""
+    return prompt_tokens + output_tokens / 2
+
+
+def resolve_factors(engine: str, backend: str, device_class: str, moe: bool = False
+                    ) -> SpeedFactors:
+    """The calibrated factors of the most specific known group (estimator.calibration)."""
+    from estimator.calibration import factors_for  # lazy: calibration imports this module
+
+    return factors_for(engine, backend, device_class, moe=moe)
+
+
+def decode_speed(
+    work: DecodeWork,
+    device: Device,
+    *,
+    engine: str,
+    backend: str,
+    prompt_tokens: int = 0,
+    output_tokens: int = 128,
+    batch: int = 1,
+    parallelism: Parallelism | None = None,
+    host_bandwidth_gbps: float | None = None,
+    factors: SpeedFactors | None = None,
+) -> DecodeSpeed:
+    """Mean decode speed while generating `output_tokens` after `prompt_tokens`, at `batch`
+    concurrent sequences: per sequence = 1 / step, aggregate = batch / step.
+
+    The step is taken at the mean depth prompt + output/2 (llama-bench tgN: prompt 0,
+    output N). low/high = estimate x the group's held-out residual quantiles. Excludes
+    prefill time (see ttft_seconds), sampling on the host and network latency.
+    """
+    fac = factors or resolve_factors(engine, backend, device.device_class, work.is_moe)
+    host_share = resolve_factors("llama.cpp", "cpu", "consumer").bandwidth_share
+    depth = mean_decode_depth(prompt_tokens, output_tokens)
+    step, memory_bound = decode_step_seconds(
+        work, device, fac, batch=batch, depth_tokens=depth, parallelism=parallelism,
+        host_bandwidth_gbps=host_bandwidth_gbps, host_share=host_share,
+    )
+    per_seq = 1.0 / step
+    per_seq_range = Range(per_seq, per_seq * fac.decode_ratio_low, per_seq * fac.decode_ratio_high)
+    return DecodeSpeed(
+        per_sequence_tokens_per_s=per_seq_range,
+        aggregate_tokens_per_s=per_seq_range.scaled(batch),
+        step_s=step,
+        memory_bound=memory_bound,
+    )
+
+
+def prefill_flops_per_token(
+    params_active: float,
+    *,
+    n_layers: int = 0,
+    attention_width: int = 0,
+    prompt_tokens: int = 0,
+    depth_tokens: int = 0,
+) -> float:
+    """Forward FLOPs per prompt token: 2 x active params + 4 x n_layers x d_attn x mean context.
+
+    2N: one multiply-add per weight (Kaplan et al. 2020, "Scaling Laws", Table 1). Attention:
+    QK^T and softmax x V each cost 2 x context x d_attn per token and layer (Hoffmann et al.
+    2022, Chinchilla, Appendix F); with a causal mask a prompt token sees on average
+    depth + prompt/2 positions. d_attn = n_heads x head_dim. Sliding windows, MLA and the
+    LM head's share beyond 2N are ignored (small next to 2N at common prompt lengths).
+    """
+    mean_context = depth_tokens + prompt_tokens / 2
+    return 2.0 * params_active + 4.0 * n_layers * attention_width * mean_context
+
+
+def prefill_speed(
+    params_active: float,
+    device: Device,
+    *,
+    engine: str,
+    backend: str,
+    prompt_tokens: int,
+    n_layers: int = 0,
+    attention_width: int = 0,
+    depth_tokens: int = 0,
+    tensor_parallel: int = 1,
+    compute_tflops: float | None = None,
+    is_moe: bool = False,
+    factors: SpeedFactors | None = None,
+) -> PrefillSpeed:
+    """Prompt tokens/s = TFLOPS x prefill_mfu x TP / FLOPs per token (prefill_flops_per_token).
+
+    compute_tflops overrides device.fp16_tflops: pass prefill_compute_tflops(...) for
+    llama.cpp (quantised matmuls run on int8 tensor cores) or the FP8 rate for FP8 weights
+    in vLLM / TensorRT-LLM. MoE models use their own fitted MFU (is_moe). A layer split adds
+    no compute (devices run in turn). Raises when no TFLOPS
+    figure is known. The MFU is fitted on llama-bench ppN rows, so it already carries the
+    engine's dequantisation and kernel launch costs.
+    """
+    tflops = compute_tflops or device.fp16_tflops
+    if not tflops:
+        raise ValueError("prefill needs the device's fp16 TFLOPS")
+    fac = factors or resolve_factors(engine, backend, device.device_class, is_moe)
+    flops = prefill_flops_per_token(
+        params_active, n_layers=n_layers, attention_width=attention_width,
+        prompt_tokens=prompt_tokens, depth_tokens=depth_tokens,
+    )
+    tps = tflops * TFLOP * fac.prefill_mfu * max(tensor_parallel, 1) / flops
+    return PrefillSpeed(
+        tokens_per_s=Range(tps, tps * fac.prefill_ratio_low, tps * fac.prefill_ratio_high),
+        flops_per_token=flops,
+    )
+
+
+def prefill_compute_tflops(fp16_tflops: float | None, int8_tops: float | None) -> float | None:
+    """The compute rate the prefill MFU is fitted against: max(fp16 TFLOPS, int8 TOPS / 2).
+
+    llama.cpp's quantised matmuls (MMQ) use int8 tensor-core MMA, and GeForce cards' listed
+    fp16 rate is the FP32-accumulate one (half the FP16-accumulate rate, accelerators.csv
+    notes), so RTX 4090 (165 fp16 / 661 int8) and RTX 6000 Ada (364 / 728) with the same
+    AD102 chip get similar prefill speeds in throughput.csv; int8 / 2 puts them level.
+    """
+    rates = [r for r in (fp16_tflops, int8_tops / 2 if int8_tops else None) if r]
+    return max(rates) if rates else None
+
+
+def ttft_seconds(prompt_tokens: int, prefill: Range, first_step_s: Range) -> Range:
+    """Time to first token = prompt / prefill tokens/s + one decode step.
+
+    The low bound pairs the fastest prefill with the fastest step, and the high bound the
+    slowest with the slowest. Excludes queueing, tokenisation and network time.
+    """
+    return Range(
+        prompt_tokens / prefill.estimate + first_step_s.estimate,
+        prompt_tokens / prefill.high + first_step_s.low,
+        prompt_tokens / prefill.low + first_step_s.high,
+    )
+
+
+def step_range(speed: DecodeSpeed) -> Range:
+    """Per-sequence decode speed turned into a step-time range (seconds)."""
+    return speed.per_sequence_tokens_per_s.inverted()
+
+
+def with_factors(factors: SpeedFactors, **changes: float) -> SpeedFactors:
+    """A copy of `factors` with some fields replaced (used by the fit and by tests)."""
+    return replace(factors, **changes)  # type: ignore[arg-type]
