@@ -188,6 +188,16 @@ def _quantized_kv(request: Request, estimator: Estimator) -> list[PlanStep]:
     return steps
 
 
+def _quant_flags(request: Request, name: str) -> tuple[str, ...]:
+    """llama.cpp picks the file by its quant tag (-hf <repo>:<quant>); vLLM quantizes to FP8
+    on load (--quantization fp8); other schemes need a pre-quantized checkpoint."""
+    if request.weights.format == "gguf":
+        return ("-hf", f"<repo>:{name}")
+    if name == "fp8":
+        return ("--quantization", "fp8")
+    return ("--model", f"<{name} checkpoint>")
+
+
 def _smaller_quant(request: Request, estimator: Estimator,
                    min_bits_per_weight: float) -> PlanStep | None:
     """The next quant down the ladder that fits (or the smallest allowed one if none does)."""
@@ -199,8 +209,7 @@ def _smaller_quant(request: Request, estimator: Estimator,
     for name, bits in ladder[start:]:
         if bits < min_bits_per_weight:
             break
-        flag = ((f"--hf-file *{name}*.gguf",) if request.weights.format == "gguf"
-                else ("--quantization", name))
+        flag = _quant_flags(request, name)
         last = _step("smaller_quant", f"Use {name} weights", flag, _with_quant(request, name),
                      {"weights": name}, estimator)
         if last and last.fits:

@@ -17,6 +17,8 @@ from estimator.api.schema import (
     FINETUNE_METHODS,
     KV_DTYPES,
     LLAMA_FAMILY,
+    LLAMA_KV_TYPES,
+    MLA_LAYOUTS,
     MEMORY_KINDS,
     VENDORS,
     Device,
@@ -223,7 +225,7 @@ def _parse_device(data: Mapping[str, Any]) -> Device:
 def _parse_engine(data: Mapping[str, Any], device: Device) -> Engine:
     allowed = {"name", "backend", "n_ubatch", "n_batch", "flash_attention", "type_k", "type_v",
                "gpu_memory_utilization", "max_num_batched_tokens", "max_num_seqs",
-               "block_size", "cuda_graphs"}
+               "block_size", "cuda_graphs", "mla_layout"}
     s = _section(data, "engine", allowed)
     name = _choice(s, "engine.name", ENGINES, default="llama.cpp") or "llama.cpp"
     default_backend = "metal" if name == "mlx" else DEFAULT_BACKEND_BY_VENDOR[device.vendor]
@@ -238,14 +240,15 @@ def _parse_engine(data: Mapping[str, Any], device: Device) -> Engine:
         n_ubatch=_integer(s, "engine.n_ubatch", default=512) or 512,
         n_batch=_integer(s, "engine.n_batch", default=2048) or 2048,
         flash_attention=_boolean(s, "engine.flash_attention", True),
-        type_k=_choice(s, "engine.type_k", KV_DTYPES),
-        type_v=_choice(s, "engine.type_v", KV_DTYPES),
+        type_k=_choice(s, "engine.type_k", LLAMA_KV_TYPES),
+        type_v=_choice(s, "engine.type_v", LLAMA_KV_TYPES),
         gpu_memory_utilization=_number(s, "engine.gpu_memory_utilization", default=0.9,
                                        maximum=1.0) or 0.9,
         max_num_batched_tokens=_integer(s, "engine.max_num_batched_tokens"),
-        max_num_seqs=_integer(s, "engine.max_num_seqs", default=256) or 256,
+        max_num_seqs=_integer(s, "engine.max_num_seqs"),
         block_size=_integer(s, "engine.block_size", default=16) or 16,
         cuda_graphs=_boolean(s, "engine.cuda_graphs", True),
+        mla_layout=_choice(s, "engine.mla_layout", MLA_LAYOUTS),
     )
 
 
@@ -329,6 +332,20 @@ def _parse_finetune(data: Mapping[str, Any]) -> FinetuneSpec | None:
     )
 
 
+def _check_kv_dtype(engine: Engine, workload: Workload) -> None:
+    """llama.cpp has no fp8 cache; vLLM-like engines have no ggml block types."""
+    dtype = workload.kv_cache_dtype
+    if engine.name in LLAMA_FAMILY and dtype == "fp8":
+        raise RequestError("workload.kv_cache_dtype",
+                           f"{engine.name} has no fp8 KV cache; use q8_0 (needs flash attention)")
+    if engine.name not in LLAMA_FAMILY and dtype in ("q8_0", "q4_0"):
+        raise RequestError("workload.kv_cache_dtype",
+                           f"{engine.name} has no {dtype} KV cache; use fp8")
+    if engine.name not in LLAMA_FAMILY and (engine.type_k or engine.type_v):
+        raise RequestError("engine.type_k", "type_k/type_v are llama.cpp settings; "
+                                            "use workload.kv_cache_dtype")
+
+
 TOP_LEVEL = {"model", "weights", "device", "engine", "workload", "pricing", "finetune",
              "recommend", "id"}
 
@@ -349,6 +366,7 @@ def parse_request(data: Any) -> Request:
     device = _parse_device(data)
     engine = _parse_engine(data, device)
     workload = _parse_workload(data)
+    _check_kv_dtype(engine, workload)
     if workload.tensor_parallel > device.count:
         raise RequestError("workload.tensor_parallel",
                            f"{workload.tensor_parallel} exceeds device.count ({device.count})")

@@ -113,7 +113,8 @@ def kv_cache(request: Request, model: ModelSpec, context_tokens: int,
         return kvmod.kv_cache_bytes(
             model, engine=engine.name, context_tokens=context_tokens, sequences=sequences,
             kv_dtype=kv_dtype, v_dtype=engine.type_v, n_ubatch=engine.n_ubatch,
-            flash_attention=engine.flash_attention, settings=settings)
+            flash_attention=engine.flash_attention, settings=settings,
+            mla_layout=engine.mla_layout)
     except ValueError as exc:
         field = "engine.type_v" if engine.type_v else "workload.kv_cache_dtype"
         raise RequestError(field, str(exc)) from exc
@@ -153,6 +154,7 @@ def engine_overhead(request: Request, model: ModelSpec, context_tokens: int,
         or memory.VLLM_MAX_NUM_BATCHED_TOKENS,
         max_num_seqs=engine.max_num_seqs or memory.VLLM_MAX_NUM_SEQS,
         tensor_parallel=request.workload.tensor_parallel,
+        mla_layout=engine.mla_layout or kvmod.default_mla_layout(engine.name),
     )
 
 

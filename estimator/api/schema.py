@@ -18,6 +18,9 @@ LLAMA_FAMILY = ("llama.cpp", "ollama", "mlx")
 SERVER_FAMILY = ("vllm", "sglang", "tensorrt-llm")
 BACKENDS = ("cuda", "rocm", "metal", "vulkan", "sycl", "cpu")
 KV_DTYPES = ("f16", "bf16", "fp8", "q8_0", "q4_0")
+# llama.cpp's -ctk/-ctv accept more cache types than the portable kv_cache_dtype list.
+LLAMA_KV_TYPES = ("f32", "f16", "bf16", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl")
+MLA_LAYOUTS = ("latent", "latent_kv", "full")
 VENDORS = ("nvidia", "amd", "apple", "intel", "cpu", "other")
 MEMORY_KINDS = ("discrete", "unified")
 FINETUNE_METHODS = ("full", "lora", "qlora")
@@ -76,9 +79,10 @@ class Engine:
     type_v: str | None = None
     gpu_memory_utilization: float = 0.9
     max_num_batched_tokens: int | None = None
-    max_num_seqs: int = 256
+    max_num_seqs: int | None = None  # None = memory.VLLM_MAX_NUM_SEQS
     block_size: int = 16
     cuda_graphs: bool = True
+    mla_layout: str | None = None   # MLA cache layout; None = the engine's current default
 
 
 @dataclass(frozen=True)
