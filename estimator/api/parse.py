@@ -18,8 +18,8 @@ from estimator.api.schema import (
     KV_DTYPES,
     LLAMA_FAMILY,
     LLAMA_KV_TYPES,
-    MLA_LAYOUTS,
     MEMORY_KINDS,
+    MLA_LAYOUTS,
     VENDORS,
     Device,
     Engine,
@@ -225,7 +225,7 @@ def _parse_device(data: Mapping[str, Any]) -> Device:
 def _parse_engine(data: Mapping[str, Any], device: Device) -> Engine:
     allowed = {"name", "backend", "n_ubatch", "n_batch", "flash_attention", "type_k", "type_v",
                "gpu_memory_utilization", "max_num_batched_tokens", "max_num_seqs",
-               "block_size", "cuda_graphs", "mla_layout"}
+               "block_size", "cuda_graphs", "mla_layout", "swa_full"}
     s = _section(data, "engine", allowed)
     name = _choice(s, "engine.name", ENGINES, default="llama.cpp") or "llama.cpp"
     default_backend = "metal" if name == "mlx" else DEFAULT_BACKEND_BY_VENDOR[device.vendor]
@@ -249,6 +249,7 @@ def _parse_engine(data: Mapping[str, Any], device: Device) -> Engine:
         block_size=_integer(s, "engine.block_size", default=16) or 16,
         cuda_graphs=_boolean(s, "engine.cuda_graphs", True),
         mla_layout=_choice(s, "engine.mla_layout", MLA_LAYOUTS),
+        swa_full=_boolean(s, "engine.swa_full", False),
     )
 
 
@@ -338,6 +339,9 @@ def _check_kv_dtype(engine: Engine, workload: Workload) -> None:
     if engine.name in LLAMA_FAMILY and dtype == "fp8":
         raise RequestError("workload.kv_cache_dtype",
                            f"{engine.name} has no fp8 KV cache; use q8_0 (needs flash attention)")
+    if engine.name in LLAMA_FAMILY and dtype == "f32":
+        raise RequestError("workload.kv_cache_dtype",
+                           f"use engine.type_k/type_v for an f32 cache in {engine.name}")
     if engine.name not in LLAMA_FAMILY and dtype in ("q8_0", "q4_0"):
         raise RequestError("workload.kv_cache_dtype",
                            f"{engine.name} has no {dtype} KV cache; use fp8")

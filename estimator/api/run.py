@@ -91,6 +91,9 @@ def place_weights(request: Request, model: ModelSpec, wb: WeightsBreakdown) -> P
         replicated = min(wb.replicated_bytes, on_device)
         per_device = -(-(on_device - replicated) // tp) + replicated
         split = "tensor"
+    elif count > 1 and request.engine.name not in LLAMA_FAMILY:
+        per_device = pipeline_stage_bytes(wb, count, offloaded) + multimodal
+        split = "layer"
     elif count > 1:
         per_device = -(-on_device // count)
         split = "layer"
@@ -99,13 +102,31 @@ def place_weights(request: Request, model: ModelSpec, wb: WeightsBreakdown) -> P
     return Placement(wb.total_bytes, multimodal, offloaded, n_off, on_device, per_device, split)
 
 
+def pipeline_stage_bytes(wb: WeightsBreakdown, stages: int, offloaded: int) -> int:
+    """Largest pipeline stage: layers split as evenly as vLLM does (the remainder on the
+    first stages), token_embd on the first stage, output head and final norm on the last.
+    Offloaded bytes are taken off evenly (vLLM's --cpu-offload-gb is per device)."""
+    layers = wb.per_layer_bytes
+    sizes = wb.tensor_bytes or {}
+    base, extra = divmod(len(layers), stages)
+    stage_bytes, start = [], 0
+    for stage in range(stages):
+        end = start + base + (1 if stage < extra else 0)
+        stage_bytes.append(sum(layers[start:end]))
+        start = end
+    embd = sizes.get("token_embd", 0)
+    stage_bytes[0] += embd
+    stage_bytes[-1] += wb.non_layer_bytes - embd
+    return max(stage_bytes) - offloaded // stages
+
+
 def kv_cache(request: Request, model: ModelSpec, context_tokens: int,
              sequences: int) -> kvmod.KVCache:
     """kv.kv_cache_bytes with the request's engine knobs."""
     engine, workload = request.engine, request.workload
     kv_dtype = engine.type_k or workload.kv_cache_dtype
     settings = kvmod.KVSettings(
-        n_ubatch=engine.n_ubatch, block_size=engine.block_size,
+        n_ubatch=engine.n_ubatch, block_size=engine.block_size, swa_full=engine.swa_full,
         max_num_batched_tokens=engine.max_num_batched_tokens or 8192,
         tensor_parallel=workload.tensor_parallel,
     )
@@ -192,6 +213,8 @@ def kv_capacity_tokens(request: Request, model: ModelSpec, place: Placement,
         if per_token <= 0:
             return 0
         per_token *= 1.0 - place.offloaded_layers / model.n_layers
+        if place.split == "layer":
+            per_token /= request.device.count  # a pipeline stage caches only its layers
         block = request.engine.block_size
         return int(kv_budget_bytes // (per_token * block)) * block if per_token else 0
     return _largest_fitting(lambda tokens: _per_device_kv_bytes(

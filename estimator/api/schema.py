@@ -17,7 +17,7 @@ ENGINES = ("llama.cpp", "ollama", "vllm", "sglang", "tensorrt-llm", "mlx")
 LLAMA_FAMILY = ("llama.cpp", "ollama", "mlx")
 SERVER_FAMILY = ("vllm", "sglang", "tensorrt-llm")
 BACKENDS = ("cuda", "rocm", "metal", "vulkan", "sycl", "cpu")
-KV_DTYPES = ("f16", "bf16", "fp8", "q8_0", "q4_0")
+KV_DTYPES = ("f16", "bf16", "fp8", "q8_0", "q4_0", "f32")
 # llama.cpp's -ctk/-ctv accept more cache types than the portable kv_cache_dtype list.
 LLAMA_KV_TYPES = ("f32", "f16", "bf16", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl")
 MLA_LAYOUTS = ("latent", "latent_kv", "full")
@@ -83,6 +83,7 @@ class Engine:
     block_size: int = 16
     cuda_graphs: bool = True
     mla_layout: str | None = None   # MLA cache layout; None = the engine's current default
+    swa_full: bool = False          # llama.cpp --swa-full: sliding layers cache the full context
 
 
 @dataclass(frozen=True)
