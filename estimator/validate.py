@@ -470,6 +470,8 @@ def throughput_device(row: dict[str, str]) -> dict[str, Any]:
         device["fp16_tflops"] = spec.fp16_tflops
     if spec is not None and spec.fp8_tflops:
         device["fp8_tflops"] = spec.fp8_tflops
+    if spec is not None and spec.int8_tops:
+        device["int8_tops"] = spec.int8_tops
     return device
 
 

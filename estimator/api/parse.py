@@ -200,7 +200,7 @@ def _parse_weights(data: Mapping[str, Any], engine: Engine) -> WeightsSpec:
 
 
 def _parse_device(data: Mapping[str, Any]) -> Device:
-    allowed = {"memory_gb", "bandwidth_gbps", "fp16_tflops", "fp8_tflops", "count",
+    allowed = {"memory_gb", "bandwidth_gbps", "fp16_tflops", "fp8_tflops", "int8_tops", "count",
                "memory_kind", "vendor", "interconnect_gbps", "host_memory_gb",
                "host_bandwidth_gbps", "name"}
     s = _section(data, "device", allowed, required=True)
@@ -211,6 +211,7 @@ def _parse_device(data: Mapping[str, Any]) -> Device:
         bandwidth_gbps=_number(s, "device.bandwidth_gbps", required=True) or 0.0,
         fp16_tflops=_number(s, "device.fp16_tflops"),
         fp8_tflops=_number(s, "device.fp8_tflops"),
+        int8_tops=_number(s, "device.int8_tops"),
         count=_integer(s, "device.count", default=1) or 1,
         memory_kind=_choice(s, "device.memory_kind", MEMORY_KINDS, default=default_kind)
         or default_kind,

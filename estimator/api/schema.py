@@ -59,6 +59,7 @@ class Device:
     bandwidth_gbps: float           # per device, decimal GB/s
     fp16_tflops: float | None = None
     fp8_tflops: float | None = None
+    int8_tops: float | None = None  # dense INT8 tensor rate (llama.cpp's quantized matmuls)
     count: int = 1
     memory_kind: str = "discrete"
     vendor: str = "nvidia"

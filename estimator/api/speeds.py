@@ -78,10 +78,13 @@ def parallelism(request: Request, split: str) -> speed.Parallelism:
 
 
 def compute_tflops(request: Request) -> float | None:
-    """FP8 tensor rate for FP8 checkpoints in vLLM-like engines, else the FP16 rate."""
+    """The rate prefill is fitted against: llama.cpp family max(fp16, int8 / 2)
+    (speed.prefill_compute_tflops: its quantized matmuls use int8 MMA); vLLM-like engines
+    the FP8 rate for FP8 checkpoints, else the FP16 rate."""
     device = request.device
-    if (request.engine.name not in LLAMA_FAMILY and request.weights.dtype in FP8_WEIGHTS
-            and device.fp8_tflops):
+    if request.engine.name in LLAMA_FAMILY:
+        return speed.prefill_compute_tflops(device.fp16_tflops, device.int8_tops)
+    if request.weights.dtype in FP8_WEIGHTS and device.fp8_tflops:
         return device.fp8_tflops
     return device.fp16_tflops
 
