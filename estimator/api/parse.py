@@ -13,6 +13,7 @@ from typing import Any
 
 from estimator.api.schema import (
     BACKENDS,
+    DEVICE_CLASSES,
     ENGINES,
     FINETUNE_METHODS,
     KV_DTYPES,
@@ -202,7 +203,7 @@ def _parse_weights(data: Mapping[str, Any], engine: Engine) -> WeightsSpec:
 def _parse_device(data: Mapping[str, Any]) -> Device:
     allowed = {"memory_gb", "bandwidth_gbps", "fp16_tflops", "fp8_tflops", "int8_tops", "count",
                "memory_kind", "vendor", "interconnect_gbps", "host_memory_gb",
-               "host_bandwidth_gbps", "name"}
+               "host_bandwidth_gbps", "name", "device_class"}
     s = _section(data, "device", allowed, required=True)
     vendor = _choice(s, "device.vendor", VENDORS, default="nvidia")
     default_kind = "unified" if vendor == "apple" else "discrete"
@@ -220,6 +221,7 @@ def _parse_device(data: Mapping[str, Any]) -> Device:
         host_memory_gb=_number(s, "device.host_memory_gb"),
         host_bandwidth_gbps=_number(s, "device.host_bandwidth_gbps"),
         name=_string(s, "device.name"),
+        device_class=_choice(s, "device.device_class", DEVICE_CLASSES),
     )
 
 
@@ -279,10 +281,11 @@ def _parse_workload(data: Mapping[str, Any]) -> Workload:
                "kv_cache_dtype", "tensor_parallel", "offload"}
     s = _section(data, "workload", allowed)
     context = _integer(s, "workload.context_tokens", default=8192) or 8192
-    prompt_default = min(512, context)
-    prompt = _integer(s, "workload.prompt_tokens", default=prompt_default, minimum=0)
-    output = _integer(s, "workload.output_tokens", default=min(256, context), minimum=1) or 1
+    # Defaults shrink with a short context so a bare context_tokens is always valid.
+    prompt = _integer(s, "workload.prompt_tokens", default=min(512, context // 2), minimum=0)
     assert prompt is not None
+    output = _integer(s, "workload.output_tokens", default=max(1, min(256, context - prompt)),
+                      minimum=1) or 1
     if prompt + output > context:
         field = "workload.prompt_tokens" if "prompt_tokens" in s else "workload.output_tokens"
         raise RequestError(field, f"prompt_tokens + output_tokens ({prompt + output}) exceeds "
@@ -300,7 +303,7 @@ def _parse_workload(data: Mapping[str, Any]) -> Workload:
 
 def _parse_pricing(data: Mapping[str, Any]) -> Pricing | None:
     allowed = {"usd_per_hour", "purchase_usd", "power_w", "usd_per_kwh",
-               "amortisation_years", "utilisation"}
+               "amortisation_years", "utilisation", "hours_per_day", "pue"}
     s = _section(data, "pricing", allowed)
     if not s:
         return None
@@ -311,6 +314,8 @@ def _parse_pricing(data: Mapping[str, Any]) -> Pricing | None:
         usd_per_kwh=_number(s, "pricing.usd_per_kwh", default=0.15, exclusive=False) or 0.0,
         amortisation_years=_number(s, "pricing.amortisation_years", default=3.0) or 3.0,
         utilisation=_number(s, "pricing.utilisation", default=1.0, maximum=1.0) or 1.0,
+        hours_per_day=_number(s, "pricing.hours_per_day", default=24.0, maximum=24.0) or 24.0,
+        pue=_number(s, "pricing.pue", default=1.0) or 1.0,
     )
     if pricing.usd_per_hour is None and pricing.purchase_usd is None:
         raise RequestError("pricing.usd_per_hour", "give usd_per_hour and/or purchase_usd")
@@ -329,7 +334,7 @@ def _parse_finetune(data: Mapping[str, Any]) -> FinetuneSpec | None:
         batch_size=_integer(s, "finetune.batch_size", default=1) or 1,
         sequence_tokens=_integer(s, "finetune.sequence_tokens", default=2048) or 2048,
         gradient_checkpointing=_boolean(s, "finetune.gradient_checkpointing", True),
-        optimizer=_choice(s, "finetune.optimizer", ("adamw", "adamw8bit", "sgd"),
+        optimizer=_choice(s, "finetune.optimizer", ("adamw", "adamw8bit"),
                           default="adamw") or "adamw",
     )
 

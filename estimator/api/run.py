@@ -209,10 +209,10 @@ def kv_capacity_tokens(request: Request, model: ModelSpec, place: Placement,
     tp = request.workload.tensor_parallel
     kv_dtype = request.engine.type_k or request.workload.kv_cache_dtype
     if request.engine.name not in LLAMA_FAMILY:
-        per_token = kvmod.kv_bytes_per_token(model, kv_dtype=kv_dtype, tensor_parallel=tp)
-        if per_token <= 0:
+        exact = kvmod.kv_bytes_per_token(model, kv_dtype=kv_dtype, tensor_parallel=tp)
+        if exact <= 0:
             return 0
-        per_token *= 1.0 - place.offloaded_layers / model.n_layers
+        per_token = exact * (1.0 - place.offloaded_layers / model.n_layers)
         if place.split == "layer":
             per_token /= request.device.count  # a pipeline stage caches only its layers
         block = request.engine.block_size

@@ -23,6 +23,7 @@ LLAMA_KV_TYPES = ("f32", "f16", "bf16", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", 
 MLA_LAYOUTS = ("latent", "latent_kv", "full")
 VENDORS = ("nvidia", "amd", "apple", "intel", "cpu", "other")
 MEMORY_KINDS = ("discrete", "unified")
+DEVICE_CLASSES = ("consumer", "datacenter")
 FINETUNE_METHODS = ("full", "lora", "qlora")
 
 
@@ -67,6 +68,7 @@ class Device:
     host_memory_gb: float | None = None
     host_bandwidth_gbps: float | None = None
     name: str | None = None
+    device_class: str | None = None  # "consumer" | "datacenter"; None = speed.device_class_for
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,9 @@ class Pricing:
     power_w: float | None = None            # buy: wall power while serving
     usd_per_kwh: float = 0.15
     amortisation_years: float = 3.0
-    utilisation: float = 1.0                # share of hours the deployment is busy
+    utilisation: float = 1.0                # share of the counted hours at power_w
+    hours_per_day: float = 24.0
+    pue: float = 1.0                        # datacenter power usage effectiveness
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from estimator.api import cache
+from estimator.api.extras import cost_section, finetune_section
 from estimator.api.parse import RequestError, parse_request
 from estimator.api.run import run_estimate as run_core
 from estimator.api.schema import Request, Result
@@ -16,10 +17,14 @@ def run_estimate(request: Request) -> Result:
     """The full result of a validated request: core figures, then cost / finetune /
     recommendations when the request asks for them."""
     result = run_core(request)
+    model = cache.model_spec(request.model.hf_config_json)
+    if request.pricing is not None:
+        result = replace(result, cost=cost_section(request.pricing, result))
+    if request.finetune is not None:
+        result = replace(result, finetune=finetune_section(
+            request.finetune, model, request, result.usable_bytes_per_device))
     if request.recommend:
         from estimator.recommend import recommendations  # recommend imports this module
-
-        model = cache.model_spec(request.model.hf_config_json)
         result = replace(result, recommendations=recommendations(
             request, result, run_core, model.n_layers))
     return result

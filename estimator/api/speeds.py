@@ -67,8 +67,8 @@ def decode_work(model: ModelSpec, wb: WeightsBreakdown, request: Request,
 def speed_device(request: Request) -> speed.Device:
     device = request.device
     name = device.name or ("apple" if device.vendor == "apple" else device.vendor)
-    return speed.Device(device.bandwidth_gbps, device.fp16_tflops,
-                        speed.device_class_for(name, device.bandwidth_gbps))
+    device_class = device.device_class or speed.device_class_for(name, device.bandwidth_gbps)
+    return speed.Device(device.bandwidth_gbps, device.fp16_tflops, device_class)
 
 
 def parallelism(request: Request, split: str) -> speed.Parallelism:

@@ -1,0 +1,83 @@
+"""Recommendations: least-compressed fitting quant, best devices, the make-it-fit plan."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from estimator.api import Device, estimate, parse_request, run_estimate
+from estimator.recommend import best_devices, best_quant, make_it_fit
+
+CONFIGS = Path(__file__).resolve().parents[2] / "estimator" / "data" / "validation" / "configs"
+
+
+def request(name: str, memory_gb: float, **extra: Any) -> dict[str, Any]:
+    config = json.loads((CONFIGS / f"{name}.json").read_text())
+    return {"model": {"hf_config": config}, "weights": {"format": "gguf", "quant": "BF16"},
+            "device": {"memory_gb": memory_gb, "bandwidth_gbps": 1000},
+            "workload": {"context_tokens": 8192}, **extra}
+
+
+def test_it_picks_the_least_compressed_quant_that_fits() -> None:
+    # Llama-3.1-8B on 10 GB (8.93 GB usable after llama.cpp's 1 GiB margin): BF16 (16.1 GB)
+    # and Q8_0 (8.5 GB + 1 GiB KV at 8,192 tokens + 0.3 GB buffers = 9.9 GB) do not fit;
+    # Q6_K (6.6 GB -> 8.0 GB in all) does.
+    parsed = parse_request(request("meta-llama__Llama-3.1-8B-Instruct", 10))
+    choice = best_quant(parsed, run_estimate)
+    assert choice is not None and choice.name == "Q6_K"
+    assert run_estimate(parsed).fit.verdict == "does_not_fit"
+
+
+def test_it_returns_no_quant_above_the_quality_floor_when_none_fits() -> None:
+    parsed = parse_request(request("meta-llama__Llama-3.1-70B-Instruct", 12))
+    assert best_quant(parsed, run_estimate, min_bits_per_weight=4.0) is None
+
+
+def test_it_finds_the_smallest_and_the_fastest_fitting_device() -> None:
+    parsed = parse_request(request("meta-llama__Llama-3.1-8B-Instruct", 24))
+    devices = [Device(memory_gb=8, bandwidth_gbps=300, name="small"),
+               Device(memory_gb=24, bandwidth_gbps=1000, name="mid"),
+               Device(memory_gb=48, bandwidth_gbps=900, name="big"),
+               Device(memory_gb=80, bandwidth_gbps=3000, name="fast", device_class="consumer")]
+    best = best_devices(parsed, devices, run_estimate)
+    # BF16 needs 17.4 GB in all: 8 GB is too small, 24 GB is the smallest that fits
+    assert best["smallest"] is not None and best["smallest"].name == "mid"
+    assert best["fastest"] is not None and best["fastest"].name == "fast"
+
+
+def test_every_plan_step_that_claims_to_fit_does_fit_and_carries_flags() -> None:
+    # Q4_K_M (4.9 GB) fits 16 GB, but 131,072 tokens of f16 KV (16 GiB) do not
+    parsed = parse_request(request("meta-llama__Llama-3.1-8B-Instruct", 16,
+                                   weights={"format": "gguf", "quant": "Q4_K_M"},
+                                   workload={"context_tokens": 131072}))
+    result = run_estimate(parsed)
+    assert result.fit.verdict == "does_not_fit"
+    steps = make_it_fit(parsed, result, run_estimate, n_layers=32)
+    actions = {step.action for step in steps}
+    assert {"shorter_context", "quantize_kv", "smaller_quant", "offload_layers"} <= actions
+    assert steps[0].fits
+    for step in steps:
+        assert step.flags
+        if step.fits:
+            assert step.per_device_bytes <= step.usable_bytes_per_device
+    fitting = [s.fits for s in steps]
+    assert fitting == sorted(fitting, reverse=True)  # fitting steps first
+
+
+def test_it_gives_vllm_flags_for_vllm_requests() -> None:
+    req = request("meta-llama__Llama-3.1-8B-Instruct", 24, engine={"name": "vllm"},
+                  workload={"context_tokens": 131072})
+    req["weights"] = {"format": "hf", "dtype": "bf16"}
+    parsed = parse_request(req)
+    steps = make_it_fit(parsed, run_estimate(parsed), run_estimate, n_layers=32)
+    flags = {flag for step in steps for flag in step.flags}
+    assert "--max-model-len" in flags and "--kv-cache-dtype" in flags
+    assert "--tensor-parallel-size" in flags
+
+
+def test_the_json_api_adds_recommendations_when_asked() -> None:
+    result = estimate(request("meta-llama__Llama-3.1-8B-Instruct", 10, recommend=True))
+    assert result["recommendations"]["best_quant"]["name"] == "Q6_K"
+    assert result["recommendations"]["make_it_fit"][0]["fits"] is True
+    assert "recommendations" not in estimate(request("meta-llama__Llama-3.1-8B-Instruct", 10))
