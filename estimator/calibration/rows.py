@@ -1,10 +1,12 @@
 """Turn throughput.csv rows into speed-model inputs (DecodeWork, Device, Parallelism).
 
-Only the file's own columns are used for bytes and parameters, plus a small table of
-architecture shapes (KV width, layers, experts) copied from model_configs.csv / the
-verbatim configs for the models the file measures. Rows of unknown models get no KV and
-no attention term (their tests are short: tg128 / pp512, where both are < 2 % of the
-step), which is one of the approximations listed in calibration.json.
+Models with a config (calibration/models.py MODEL_CONFIGS) get their bytes per token,
+KV widths, layers and experts from the real estimator: parse_hf_config +
+weights_breakdown with the measured file size (the same inputs api/speeds.py builds).
+Models without one (the newest Strix Halo rows) fall back to the file's own columns and
+the small SHAPES table below: MoE bytes = file bytes x active / total params, no KV and
+no attention term for unknown shapes (tg128 / pp512 rows, where both are < 2 % of the
+step). Both approximations are listed in calibration.json.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from estimator import kv as kvmod
+from estimator.calibration.models import breakdown, model_spec
+from estimator.model import ModelSpec
 from estimator.speed import (
     DecodeWork,
     Device,
@@ -144,6 +149,10 @@ class Measurement:
     attention_width: int  # n_heads x head_dim from SHAPES, 0 when unknown
     shape_known: bool
     excluded: str  # reason the row is left out of the fit, "" if used
+    quant: str = ""  # throughput.csv quant label
+    model: str = ""  # throughput.csv model name
+    config_known: bool = False  # bytes and shapes from parse_hf_config + weights_breakdown
+    params_total: float = 0.0
 
 
 def load_accelerators(path: Path = ACCELERATORS_CSV) -> dict[str, Accelerator]:
@@ -282,6 +291,36 @@ def work_for(row: dict[str, str], active_bytes: float, shape: Shape | None) -> D
     )
 
 
+def kv_widths(spec: ModelSpec) -> tuple[int, int, int]:
+    """(full-attention, sliding-window K+V bytes per token, largest window) at f16, summed
+    over layers: the same split as api/speeds.kv_read_bytes_per_token."""
+    full = windowed = window = 0
+    for layer in spec.layers:
+        k_bytes, v_bytes = kvmod.layer_bytes_per_token(spec, layer, kv_dtype="f16")
+        if layer.attention in ("sliding", "chunked") and layer.window_tokens:
+            windowed += k_bytes + v_bytes
+            window = max(window, layer.window_tokens)
+        else:
+            full += k_bytes + v_bytes
+    return full, windowed, window
+
+
+def work_from_config(row: dict[str, str], engine: str, file_bytes: float) -> DecodeWork | None:
+    """DecodeWork from the real estimator (models.breakdown), None without a config."""
+    spec = model_spec(row["model"])
+    wb = breakdown(row["model"], row["quant"], engine, file_bytes)
+    if spec is None or wb is None:
+        return None
+    full, windowed, window = kv_widths(spec)
+    return DecodeWork(
+        weight_bytes_per_token=wb.active_bytes_per_token, params_active=spec.params_active,
+        kv_bytes_per_token=full, windowed_kv_bytes_per_token=windowed, window_tokens=window,
+        expert_bytes=wb.expert_bytes, n_experts=spec.n_experts,
+        n_experts_per_token=spec.n_experts_per_token, replicated_bytes=wb.replicated_bytes,
+        n_layers=spec.n_layers, hidden_size=spec.hidden_size, is_moe=spec.n_experts > 0,
+    )
+
+
 def measurement_for(index: int, row: dict[str, str], rows: list[dict[str, str]],
                     accelerators: dict[str, Accelerator]) -> Measurement | None:
     """One Measurement, or None when the test name is not understood."""
@@ -298,7 +337,11 @@ def measurement_for(index: int, row: dict[str, str], rows: list[dict[str, str]],
         backend = "rocm" if "amd" in name.lower() else "cuda"
     shape = shape_for(row["model"])
     file_bytes = file_bytes_for(row, rows)
-    work = work_for(row, active_bytes_for(row, file_bytes, shape), shape)
+    config = model_spec(row["model"])
+    work = work_from_config(row, engine, file_bytes) or work_for(
+        row, active_bytes_for(row, file_bytes, shape), shape)
+    width = (config.n_heads * config.head_dim if config
+             else shape.attention_width if shape else 0)
     tflops = device.fp16_tflops
     if spec and engine == "llama.cpp":
         tflops = prefill_compute_tflops(spec.fp16_tflops, spec.int8_tops)
@@ -311,9 +354,10 @@ def measurement_for(index: int, row: dict[str, str], rows: list[dict[str, str]],
         parallelism=parallelism_for(engine, row["backend"], n_devices),
         work=work, batch=batch, prompt_tokens=prompt, output_tokens=output,
         measured_tps=value / batch if kind == "decode" else value,
-        compute_tflops=tflops, attention_width=shape.attention_width if shape else 0,
-        shape_known=shape is not None,
-        excluded=exclusion_reason(row, kind),
+        compute_tflops=tflops, attention_width=width,
+        shape_known=shape is not None or config is not None,
+        excluded=exclusion_reason(row, kind), quant=row["quant"], model=row["model"],
+        config_known=config is not None, params_total=float(row["params_total_b"]) * 1e9,
     )
 
 

@@ -1,0 +1,92 @@
+"""throughput.csv model names -> ModelSpec, and the real estimator's bytes per token.
+
+Each model name maps to a config.json (estimator/data/validation/configs/ or
+estimator/data/calibration_configs/, see its SOURCES.md). The decode inputs then come
+from the same functions the public API uses: `estimator.model.parse_hf_config` for
+layers, KV widths and experts, and `estimator.weights.weights_breakdown` with the
+measured file size for the bytes read per token (the file size is applied tensor by
+tensor, so experts, attention and the excluded token_embd keep their own bit widths).
+Models without a config return None; rows.py then falls back to its small shape table.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+from estimator.model import ModelSpec, parse_hf_config
+from estimator.weights import WeightsBreakdown, WeightsFormat, weights_breakdown
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+CONFIG_DIRS = (DATA / "validation" / "configs", DATA / "calibration_configs")
+
+# Lower-case substrings of throughput.csv's `model` -> config file stem; first match wins.
+# Stand-ins with the same tensor shapes: Llama 3 8B/70B -> Llama 3.1 (same layers, heads and
+# 128256 vocabulary; only RoPE scaling differs); Qwen2.5-Coder-7B -> Qwen2.5-7B;
+# Qwen3-Coder-30B-A3B -> Qwen3-30B-A3B; Mistral 7B v0.2 -> v0.3 (vocabulary 32768 vs
+# 32000: 3 M of 7.2 B parameters, and token_embd is not read when decoding).
+MODEL_CONFIGS: tuple[tuple[str, str], ...] = (
+    ("llama 3 70b", "meta-llama__Llama-3.1-70B-Instruct"),
+    ("llama 3", "meta-llama__Llama-3.1-8B-Instruct"),
+    ("llama 2 70b", "meta-llama__Llama-2-70b-hf"),
+    ("llama 2 13b", "meta-llama__Llama-2-13b-hf"),
+    ("llama 2 7b", "meta-llama__Llama-2-7b-hf"),
+    ("mistral 7b", "mistralai__Mistral-7B-Instruct-v0.3"),
+    ("mixtral 8x7b", "mistralai__Mixtral-8x7B-Instruct-v0.1"),
+    ("gpt-oss-120b", "openai__gpt-oss-120b"),
+    ("gpt-oss-20b", "openai__gpt-oss-20b"),
+    ("qwen2.5-coder-7b", "Qwen__Qwen2.5-7B-Instruct"),
+    ("qwen3-coder-30b-a3b", "Qwen__Qwen3-30B-A3B"),
+    ("qwen3 32b", "Qwen__Qwen3-32B"),
+    ("qwen3-next", "rebuilt__Qwen3-Next-80B-A3B"),
+    ("gemma 3 4b", "rebuilt__Gemma-3-4B-it"),
+    ("deepseek-v2-lite", "deepseek-ai__DeepSeek-V2-Lite"),
+)
+
+# throughput.csv quant label -> GGUF file type whose per-tensor rules apply (Unsloth "UD"
+# mixes keep their base type's layout; the measured file size then scales every tensor).
+GGUF_QUANTS = {
+    "Q4_K_M": "Q4_K_M", "Q4_0": "Q4_0", "Q8_0": "Q8_0", "Q2_K": "Q2_K", "F16": "F16",
+    "BF16": "BF16", "MXFP4 (MoE)": "MXFP4_MOE", "Q4_K_M GGUF (MXFP4 experts)": "MXFP4_MOE",
+    "UD-Q8_K_XL": "Q8_0", "UD-Q5_K_XL": "Q5_K_M", "UD-Q4_K_XL": "Q4_K_M", "UD-Q3_K_S": "Q3_K_S",
+}
+# Checkpoint formats of the other engines -> HF dtype (EXL2 and MLC's q4f16_1 are sized as
+# bf16 scaled to the nominal file size, i.e. uniformly compressed).
+HF_QUANTS = (("fp8", "fp8"), ("gptq", "gptq-int4"), ("4-bit", "gptq-int4"), ("fp16", "fp16"))
+
+
+def config_stem(model_name: str) -> str | None:
+    """The MODEL_CONFIGS stem whose key occurs in the lower-cased model name, if any."""
+    name = model_name.lower()
+    return next((stem for key, stem in MODEL_CONFIGS if key in name), None)
+
+
+@cache
+def model_spec(model_name: str) -> ModelSpec | None:
+    """parse_hf_config of the mapped config.json; None for unmapped models."""
+    stem = config_stem(model_name)
+    if stem is None:
+        return None
+    path = next(p for d in CONFIG_DIRS if (p := d / f"{stem}.json").exists())
+    return parse_hf_config(json.loads(path.read_text(encoding="utf-8")))
+
+
+def weights_format(quant: str, engine: str, file_bytes: float) -> WeightsFormat:
+    """The WeightsFormat of a throughput.csv quant label, with the file size applied."""
+    size = round(file_bytes)
+    if engine == "llama.cpp" and quant in GGUF_QUANTS:
+        return WeightsFormat("gguf", GGUF_QUANTS[quant], file_bytes=size)
+    lowered = quant.lower()
+    dtype = next((d for key, d in HF_QUANTS if key in lowered), "bf16")
+    return WeightsFormat("hf", dtype, file_bytes=size)
+
+
+@cache
+def breakdown(model_name: str, quant: str, engine: str, file_bytes: float
+              ) -> WeightsBreakdown | None:
+    """weights_breakdown(model_spec(model), weights_format(...)); None without a config."""
+    spec = model_spec(model_name)
+    if spec is None:
+        return None
+    return weights_breakdown(spec, weights_format(quant, engine, file_bytes))
