@@ -1,0 +1,82 @@
+"""Many devices x many quants for one model: the per-model and per-quant work once, then a
+few arithmetic operations per (device, quant) pair.
+
+`sweep` gives the same per-device bytes, verdict and decode speed as `run_estimate` on the
+equivalent single-device request (tests/estimator/test_api_sweep.py checks it); it leaves
+out what a table of thousands of cells does not show (explanation, capacity searches,
+prefill, recommendations).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from estimator import memory, speed
+from estimator.api import cache
+from estimator.api.run import check_model, engine_overhead, kv_cache
+from estimator.api.schema import Device, Request, WeightsSpec
+from estimator.api.speeds import decode_work
+from estimator.units import GB
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    device_index: int
+    quant: str
+    weights_bytes: int
+    per_device_bytes: int
+    usable_bytes_per_device: int
+    verdict: str
+    decode_tokens_per_s: float
+
+
+def _weights_spec(request: Request, quant: str) -> WeightsSpec:
+    if request.weights.format == "gguf":
+        return WeightsSpec("gguf", quant=quant, imatrix=request.weights.imatrix)
+    return WeightsSpec("hf", dtype=quant, group_size=request.weights.group_size)
+
+
+def sweep(request: Request, devices: Sequence[Device], quants: Sequence[str]) -> list[SweepRow]:
+    """Evaluate `request` on every single device (count 1, no offload, no tensor parallelism)
+    for every quant: per_device = weights + KV + engine overhead; verdict by
+    memory.fit_verdict; decode by speed.decode_speed. Raises RequestError like run_estimate.
+    """
+    single = replace(request, workload=replace(request.workload, tensor_parallel=1))
+    model = cache.model_spec(request.model.hf_config_json)
+    check_model(single, model)
+    workload, engine = single.workload, single.engine
+    kv_bytes = kv_cache(single, model, workload.context_tokens,
+                        workload.concurrent_sequences).total_bytes
+    fixed = kv_bytes + engine_overhead(single, model, workload.context_tokens,
+                                       workload.concurrent_sequences).total_bytes
+    per_quant = []
+    for quant in quants:
+        wb = cache.weights(request.model.hf_config_json, _weights_spec(single, quant))
+        per_quant.append((quant, wb.total_bytes, decode_work(model, wb, single, 0)))
+    depth = speed.mean_decode_depth(workload.prompt_tokens, workload.output_tokens)
+    rows = []
+    for index, device in enumerate(devices):
+        usable = memory.usable_bytes_per_device(
+            engine=engine.name, total_bytes=round(device.memory_gb * GB),
+            unified_memory=device.memory_kind == "unified",
+            gpu_memory_utilization=engine.gpu_memory_utilization)
+        name = device.name or device.vendor
+        kind = device.device_class or speed.device_class_for(name, device.bandwidth_gbps)
+        target = speed.Device(device.bandwidth_gbps, device.fp16_tflops, kind)
+        factors = _factors(engine.name, engine.backend, kind, model.is_moe)
+        for quant, weights_bytes, work in per_quant:
+            need = weights_bytes + fixed
+            # speed.decode_speed's central estimate, with the factor lookup hoisted out
+            step, _ = speed.decode_step_seconds(work, target, factors,
+                                                batch=workload.concurrent_sequences,
+                                                depth_tokens=depth)
+            rows.append(SweepRow(index, quant, weights_bytes, need, usable,
+                                 memory.fit_verdict(need, usable).verdict, 1.0 / step))
+    return rows
+
+
+@lru_cache(maxsize=64)
+def _factors(engine: str, backend: str, device_class: str, moe: bool) -> speed.SpeedFactors:
+    return speed.resolve_factors(engine, backend, device_class, moe)
