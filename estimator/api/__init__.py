@@ -3,6 +3,7 @@
     estimate(request_dict) -> result_dict        (raises RequestError)
     estimate_or_error(request_dict) -> dict      ({"error": {...}} instead of raising)
     parse_request(dict) -> Request; run_estimate(Request) -> Result; result_to_dict(Result)
+    sweep(Request, devices, quants) -> list[SweepRow]   (catalog tables, cached per model)
 
 Everything is pure: no I/O, no globals beyond caches keyed on immutable inputs.
 """
@@ -26,9 +27,11 @@ from estimator.api.schema import (
 )
 from estimator.api.serialize import request_to_dict, result_to_dict
 from estimator.api.service import estimate, estimate_or_error, run_estimate
+from estimator.api.sweep import SweepRow, sweep
 
 __all__ = [
     "Device", "Engine", "Explanation", "FinetuneSpec", "Fit", "ModelInput", "Offload",
-    "Pricing", "Request", "RequestError", "Result", "WeightsSpec", "Workload", "estimate",
-    "estimate_or_error", "parse_request", "request_to_dict", "result_to_dict", "run_estimate",
+    "Pricing", "Request", "RequestError", "Result", "SweepRow", "WeightsSpec", "Workload",
+    "estimate", "estimate_or_error", "parse_request", "request_to_dict", "result_to_dict",
+    "run_estimate", "sweep",
 ]

@@ -80,7 +80,7 @@ class Engine:
     flash_attention: bool = True
     type_k: str | None = None       # llama.cpp -ctk; None = the workload's kv_cache_dtype
     type_v: str | None = None
-    gpu_memory_utilization: float = 0.9
+    gpu_memory_utilization: float | None = None  # None = the engine's default (memory.py)
     max_num_batched_tokens: int | None = None
     max_num_seqs: int | None = None  # None = memory.VLLM_MAX_NUM_SEQS
     block_size: int = 16

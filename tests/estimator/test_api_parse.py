@@ -73,7 +73,7 @@ def test_it_fills_in_the_documented_defaults() -> None:
 def test_it_defaults_vllm_to_bf16_weights_and_apple_to_unified_memory() -> None:
     vllm = parse_request(with_value("engine", {"name": "vllm"}) | {"weights": None})
     assert (vllm.weights.format, vllm.weights.dtype) == ("hf", "bf16")
-    assert vllm.engine.gpu_memory_utilization == 0.9
+    assert vllm.engine.gpu_memory_utilization is None  # memory.py's engine default
     mac = parse_request(with_value("device", {"memory_gb": 64, "bandwidth_gbps": 400,
                                               "vendor": "apple"}) | {"engine": None})
     assert mac.device.memory_kind == "unified" and mac.engine.backend == "metal"
