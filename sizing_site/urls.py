@@ -29,4 +29,5 @@ urlpatterns += i18n_patterns(
         name="password_change_done",
     ),
     path("", include("sizing_site.tenancy.urls")),
+    path("", include("catalog.urls")),
 )

@@ -6,6 +6,8 @@ import datetime as dt
 import json
 from typing import Any
 
+from django.core.exceptions import ValidationError
+
 
 class CatalogError(Exception):
     """Input the catalog refuses; the message is shown to the user as is."""
@@ -40,3 +42,10 @@ def parse_date(value: Any) -> dt.date | None:
         return dt.date(*numbers[:3])
     except (TypeError, ValueError):
         raise CatalogError(f"not a date: {text!r}") from None
+
+
+def validation_text(exc: ValidationError) -> str:
+    """A model ValidationError as one line: 'field: message; field: message'."""
+    if not hasattr(exc, "error_dict"):
+        return " ".join(exc.messages)
+    return "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())

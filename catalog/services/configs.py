@@ -6,13 +6,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
 from catalog import adapters
 from catalog.models import LLMModel, Origin
-from catalog.services.common import CatalogError
+from catalog.services.common import CatalogError, validation_text
 from estimator.model import ConfigError, ModelSpec
 
 # A config.json is a few kB; a megabyte is already an upload mistake.
@@ -104,6 +105,9 @@ def model_import_config(
             needs_review=True,
         )
     changed = model_apply_config(model=model, config=config)
-    model.full_clean()
+    try:
+        model.full_clean()
+    except ValidationError as exc:
+        raise CatalogError(validation_text(exc)) from None
     model.save()
     return ConfigImport(model=model, created=created, changed=changed)

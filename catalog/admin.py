@@ -1,0 +1,178 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
+from import_export.admin import ImportExportModelAdmin
+from simple_history.admin import SimpleHistoryAdmin
+
+from catalog.models import Accelerator, InferenceEngine, LLMModel, ModelWeights, QuantFormat
+from catalog.resources import AcceleratorResource, LLMModelResource
+from catalog.services import CatalogError
+from catalog.services.configs import model_apply_config, model_config_validate
+from catalog.services.review import catalog_mark_reviewed
+
+
+@admin.action(description=_("Mark as reviewed"))
+def mark_reviewed(
+    modeladmin: admin.ModelAdmin[Any], request: HttpRequest, rows: QuerySet[Any]
+) -> None:
+    count = catalog_mark_reviewed(rows=rows)
+    message = ngettext("%(n)d row marked reviewed.", "%(n)d rows marked reviewed.", count)
+    modeladmin.message_user(request, message % {"n": count}, messages.SUCCESS)
+
+
+class MemoryFilter(admin.SimpleListFilter):
+    title = _("memory")
+    parameter_name = "memory"
+    BUCKETS = {"lt16": (0, 16), "16-32": (16, 32), "32-80": (32, 80), "80plus": (80, None)}
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, Any]]:
+        return [
+            ("lt16", _("under 16 GB")),
+            ("16-32", _("16 to 32 GB")),
+            ("32-80", _("32 to 80 GB")),
+            ("80plus", _("80 GB and more")),
+        ]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() not in self.BUCKETS:
+            return queryset
+        low, high = self.BUCKETS[str(self.value())]
+        queryset = queryset.filter(memory_gb__gte=low)
+        return queryset if high is None else queryset.filter(memory_gb__lt=high)
+
+
+class LLMModelForm(forms.ModelForm):
+    # No Meta: admin builds the form for LLMModel with its own field list.
+
+    def clean_config(self) -> Any:
+        config = self.cleaned_data["config"]
+        if config:
+            try:
+                model_config_validate(config=config)
+            except CatalogError as exc:
+                raise forms.ValidationError(exc.message) from None
+        return config
+
+
+class ModelWeightsInline(admin.TabularInline):
+    model = ModelWeights
+    extra = 0
+    fields = [
+        "format",
+        "quant",
+        "file_bytes",
+        "computed_bytes",
+        "file_bytes_source",
+        "repo",
+        "quality_note",
+        "needs_review",
+    ]
+    readonly_fields = ["computed_bytes"]
+
+
+@admin.register(LLMModel)
+class LLMModelAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
+    form = LLMModelForm
+    resource_classes = [LLMModelResource]
+    list_display = [
+        "name",
+        "family",
+        "publisher",
+        "params_total",
+        "params_active",
+        "architecture",
+        "confidence",
+        "needs_review",
+        "updated",
+    ]
+    list_filter = [
+        "needs_review",
+        "family",
+        "architecture",
+        "weights_availability",
+        "confidence",
+        "origin",
+    ]
+    search_fields = ["name", "slug", "hf_repo", "family", "publisher"]
+    prepopulated_fields = {"slug": ["name"]}
+    readonly_fields = [
+        "params_total",
+        "params_active",
+        "architecture",
+        "attention",
+        "model_type",
+        "updated",
+    ]
+    inlines = [ModelWeightsInline]
+    actions = [mark_reviewed]
+
+    def save_model(self, request: HttpRequest, obj: LLMModel, form: Any, change: bool) -> None:
+        if obj.config:
+            model_apply_config(model=obj, config=obj.config)  # counted params follow config
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(Accelerator)
+class AcceleratorAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
+    resource_classes = [AcceleratorResource]
+    list_display = [
+        "name",
+        "vendor",
+        "memory_gb",
+        "bandwidth_gbps",
+        "fp16_tflops",
+        "segment",
+        "curated",
+        "confidence",
+        "needs_review",
+    ]
+    list_filter = [
+        "needs_review",
+        "curated",
+        "vendor",
+        "segment",
+        MemoryFilter,
+        "memory_kind",
+        "confidence",
+        "origin",
+    ]
+    search_fields = ["name", "vendor", "slug", "aliases"]
+    prepopulated_fields = {"slug": ["vendor", "name"]}
+    readonly_fields = ["updated"]
+    actions = [mark_reviewed]
+    list_per_page = 100
+
+
+@admin.register(ModelWeights)
+class ModelWeightsAdmin(SimpleHistoryAdmin):
+    list_display = ["model", "format", "quant", "file_bytes", "computed_bytes", "needs_review"]
+    list_filter = ["needs_review", "format", "quant", "origin"]
+    search_fields = ["model__name", "model__slug", "quant", "repo"]
+    list_select_related = ["model"]
+    autocomplete_fields = ["model"]
+    readonly_fields = ["computed_bytes", "updated"]
+    actions = [mark_reviewed]
+
+
+@admin.register(InferenceEngine)
+class InferenceEngineAdmin(SimpleHistoryAdmin):
+    list_display = ["name", "versions", "docs_url", "needs_review"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+    actions = [mark_reviewed]
+
+
+@admin.register(QuantFormat)
+class QuantFormatAdmin(SimpleHistoryAdmin):
+    list_display = ["name", "family", "bits_per_weight", "quality_rank"]
+    list_filter = ["family"]
+    search_fields = ["name", "description"]
+    prepopulated_fields = {"slug": ["family", "name"]}
+    actions = [mark_reviewed]

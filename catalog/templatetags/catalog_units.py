@@ -1,0 +1,39 @@
+"""Unit conversions for catalog templates; the templates localise the numbers."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from django import template
+from django.utils import formats
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+register = template.Library()
+
+
+@register.filter
+def gb(n_bytes: int | None) -> float | None:
+    """Bytes to decimal gigabytes (10^9), as vendors and Hugging Face listings count."""
+    return None if n_bytes is None else n_bytes / 1e9
+
+
+@register.filter
+def billions(count: int | None) -> float | None:
+    return None if count is None else count / 1e9
+
+
+@register.filter
+def scientific(value: float | None) -> SafeString | str:
+    """1.224e24 -> '1.22 × 10²⁴' with the mantissa in the active locale's format."""
+    if not value:
+        return ""
+    exponent = math.floor(math.log10(abs(value)))
+    mantissa = formats.number_format(value / 10**exponent, 2, use_l10n=True)
+    return format_html("{} × 10<sup>{}</sup>", mantissa, exponent)
+
+
+@register.filter
+def source(sources: dict[str, Any] | None, field: str) -> str:
+    return str((sources or {}).get(field, ""))
