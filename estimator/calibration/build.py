@@ -10,19 +10,18 @@ from estimator.calibration.fit import (
     BOUND_QUANTILES,
     DEFAULT_DECODE_MFU,
     MIN_ROWS,
-    MIN_ROWS_FOR_OWN_BOUNDS,
+    SHRINK_ROWS,
     DecodeFit,
     DecodeRow,
-    bounds_from,
     decode_row,
     error_stats,
     fit_mfu,
     fit_moe_overhead,
     fit_share_overhead,
-    held_out_bounds,
     predicted_step,
     prefill_mfu_from,
     prefill_ratio_at_mfu_1,
+    shrunk_bounds,
 )
 from estimator.calibration.rows import Measurement, load_measurements
 
@@ -131,36 +130,41 @@ def _owner(key: str, fitted: dict[str, Any]) -> str:
     return next(k for k in lineage(key) if k in fitted)
 
 
-def _bounds_owner(key: str, fitted: dict[str, Any]) -> str:
-    return next(k for k in lineage(key)
-                if k in fitted and len(fitted[k][1]) >= MIN_ROWS_FOR_OWN_BOUNDS)
-
-
 def _held_out_triples(items: Sequence[Any], key_of: Any, fitted: dict[str, Any],
                       measured: Any) -> dict[str, list[tuple[float, float, float, float]]]:
-    """(measured, held-out prediction, low, high) per owning group, each row's bounds
-    computed without its own ratio. For rows in groups that pool (owner != leaf) the
-    owner's ratio list holds the row at the same position as in the owner's members."""
+    """(measured, held-out prediction, low, high) per owning group. The ratio of a row is
+    its leave-one-out ratio in the owner's fit (the owner's ratio list holds the row at
+    the same position as in the owner's members); its bounds are shrunk_bounds of the
+    owner's other rows and all other rows, so no row sees itself."""
     members = _members(items, key_of)
-    bounds = {key: held_out_bounds(value[1]) for key, value in fitted.items()}
+    owners = [_owner(key_of(item), fitted) for item in items]
+    ratios = [fitted[o][1][members[o].index(item)] for o, item in zip(owners, items, strict=True)]
     out: dict[str, list[tuple[float, float, float, float]]] = {}
-    for item in items:
-        owner = _owner(key_of(item), fitted)
-        bound_owner = _bounds_owner(key_of(item), fitted)
-        ratio = fitted[owner][1][members[owner].index(item)]
-        low, high = bounds[bound_owner][members[bound_owner].index(item)]
+    for i, (item, owner) in enumerate(zip(items, owners, strict=True)):
+        own = [r for j, r in enumerate(ratios) if j != i and owners[j] == owner]
+        pooled = ratios[:i] + ratios[i + 1:]
+        low, high = shrunk_bounds(own, pooled)
         value = measured(item)
-        predicted = value / ratio
+        predicted = value / ratios[i]
         out.setdefault(owner, []).append((value, predicted, predicted * low, predicted * high))
     return out
 
 
-def _group_entry(key: str, decode: dict[str, Any], prefill: dict[str, Any]) -> dict[str, Any]:
+def _stored_bounds(key: str, triples: dict[str, list[tuple[float, float, float, float]]],
+                   fitted: dict[str, Any]) -> tuple[float, float]:
+    """shrunk_bounds of the owner's held-out ratios against all of them."""
+    ratio = {k: [m / p for m, p, _, _ in ts] for k, ts in triples.items()}
+    pooled = [r for rs in ratio.values() for r in rs]
+    return shrunk_bounds(ratio.get(_owner(key, fitted), []), pooled)
+
+
+def _group_entry(key: str, decode: dict[str, Any], prefill: dict[str, Any],
+                 d_triples: dict[str, Any], p_triples: dict[str, Any]) -> dict[str, Any]:
     """Stored factors of one group; missing parts come from its nearest fitted parent."""
     d_owner, p_owner = _owner(key, decode), _owner(key, prefill)
     fit: DecodeFit = decode[d_owner][0]
-    d_low, d_high = bounds_from(decode[_bounds_owner(key, decode)][1])
-    p_low, p_high = bounds_from(prefill[_bounds_owner(key, prefill)][1])
+    d_low, d_high = _stored_bounds(key, d_triples, decode)
+    p_low, p_high = _stored_bounds(key, p_triples, prefill)
     return {
         "bandwidth_share": round(fit.share, 4),
         "decode_overhead_s": round(fit.overhead_s, 6),
@@ -191,7 +195,7 @@ def build_calibration() -> dict[str, Any]:
     p_triples = _held_out_triples(prefill_ms, prefill_key, prefill, lambda m: m.measured_tps)
     keys = sorted({k for m in decode_ms for k in lineage(group_key(m))}
                   | {k for m in prefill_ms for k in lineage(prefill_key(m))})
-    groups = {key: _group_entry(key, decode, prefill) for key in keys}
+    groups = {key: _group_entry(key, decode, prefill, d_triples, p_triples) for key in keys}
     for key, entry in groups.items():
         if key in d_triples:
             entry["decode_stats"] = error_stats(d_triples[key])
@@ -201,6 +205,7 @@ def build_calibration() -> dict[str, Any]:
         "generated_by": "python -m estimator.calibration",
         "source": "estimator/data/validation/throughput.csv",
         "bound_quantiles": list(BOUND_QUANTILES),
+        "bound_shrink_rows": SHRINK_ROWS,
         "statistics": "leave-one-out: every prediction and every bound comes from a fit "
                       "without the row; error = |predicted - measured| / measured",
         "groups": groups,

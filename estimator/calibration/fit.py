@@ -6,10 +6,12 @@ group's batch-1 rows) and decode_mfu (1-D grid on its batched rows, else pooled)
 has one: prefill_mfu = the median of measured / predicted-at-MFU-1 in log space.
 
 Bounds are the quantiles BOUND_QUANTILES of measured / predicted, where every prediction
-comes from a fit that did not see the row (leave-one-out). The stored statistics are
-computed the same way, and each row's bounds leave its own ratio out as well, so the
-"inside bounds" share is an honest estimate for unseen data, not an in-sample 80 %.
-Groups with fewer than MIN_ROWS rows take their parent's factors (engine, then all).
+comes from a fit that did not see the row (leave-one-out), shrunk toward the quantiles
+of all groups' residuals pooled (shrunk_bounds). The stored statistics are computed the
+same way, and each row's bounds leave its own ratio out as well (of the group and of the
+pool), so the "inside bounds" share is an honest estimate for unseen data, not an
+in-sample 85 %. Groups with fewer than MIN_ROWS rows take their parent's factors
+(engine, then all).
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ from estimator.speed import (
 )
 
 MIN_ROWS = 6
-MIN_ROWS_FOR_OWN_BOUNDS = 10
 BOUND_QUANTILES = (0.075, 0.925)
+SHRINK_ROWS = 10.0  # pseudo-rows of the pooled residuals in every group's bounds
 DEFAULT_DECODE_MFU = 0.25  # used before the pooled batched fit and where nothing is fitted
 
 
@@ -147,18 +149,22 @@ def error_stats(triples: Sequence[tuple[float, float, float, float]]) -> dict[st
     }
 
 
-def held_out_bounds(ratios: Sequence[float]) -> list[tuple[float, float]]:
-    """For each ratio, the BOUND_QUANTILES of all the OTHER ratios (nested leave-one-out)."""
+def shrunk_bounds(own: Sequence[float], pooled: Sequence[float],
+                  shrink_rows: float = SHRINK_ROWS) -> tuple[float, float]:
+    """A group's (low, high) ratio bounds, its quantiles shrunk toward the pooled ones.
+
+    log bound = (n x log q_own + k x log q_pooled) / (n + k) for each of BOUND_QUANTILES,
+    with n the group's rows and k = shrink_rows pseudo-rows of the pooled distribution:
+    a tight group with many rows keeps tight bounds, a small group leans on the pool
+    (empirical-Bayes style shrinkage of the quantile in log space).
+    """
+    n = len(own)
     out = []
-    for i in range(len(ratios)):
-        rest = [r for j, r in enumerate(ratios) if j != i]
-        out.append((quantile(rest, BOUND_QUANTILES[0]), quantile(rest, BOUND_QUANTILES[1])))
-    return out
-
-
-def bounds_from(ratios: Sequence[float]) -> tuple[float, float]:
-    """The stored ratio bounds of a group: BOUND_QUANTILES of its held-out ratios."""
-    return quantile(ratios, BOUND_QUANTILES[0]), quantile(ratios, BOUND_QUANTILES[1])
+    for q in BOUND_QUANTILES:
+        pooled_log = math.log(quantile(pooled, q))
+        own_log = math.log(quantile(own, q)) if n else pooled_log
+        out.append(math.exp((n * own_log + shrink_rows * pooled_log) / (n + shrink_rows)))
+    return out[0], out[1]
 
 
 def prefill_mfu_from(rows: Sequence[Measurement]) -> float:
