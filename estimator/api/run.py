@@ -143,9 +143,12 @@ def kv_cache(request: Request, model: ModelSpec, context_tokens: int,
 
 def place_kv(request: Request, model: ModelSpec, cache_: kvmod.KVCache,
              place: Placement) -> KVPlacement:
-    """KV on the devices: llama.cpp keeps an offloaded layer's KV with the layer (host);
+    """KV on the devices: llama.cpp keeps an offloaded layer's KV with the layer (host),
+    vLLM-like engines keep all KV on the GPU;
     tensor parallelism stores per_rank_bytes on each rank; a layer split divides evenly."""
-    share_on_device = 1.0 - place.offloaded_layers / model.n_layers
+    share_on_device = 1.0
+    if request.engine.name in LLAMA_FAMILY:  # vLLM's --cpu-offload-gb moves weights only
+        share_on_device -= place.offloaded_layers / model.n_layers
     device_bytes = round(cache_.total_bytes * share_on_device)
     tokens = max(1, cache_.context_tokens * cache_.sequences)
     if place.split == "tensor":
@@ -212,7 +215,7 @@ def kv_capacity_tokens(request: Request, model: ModelSpec, place: Placement,
         exact = kvmod.kv_bytes_per_token(model, kv_dtype=kv_dtype, tensor_parallel=tp)
         if exact <= 0:
             return 0
-        per_token = exact * (1.0 - place.offloaded_layers / model.n_layers)
+        per_token = float(exact)
         if place.split == "layer":
             per_token /= request.device.count  # a pipeline stage caches only its layers
         block = request.engine.block_size
