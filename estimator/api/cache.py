@@ -14,7 +14,12 @@ from functools import lru_cache
 from estimator.api.parse import RequestError
 from estimator.api.schema import WeightsSpec
 from estimator.model import ConfigError, ModelSpec, parse_hf_config
-from estimator.weights import WeightsBreakdown, WeightsFormat, weights_breakdown
+from estimator.weights import (
+    GGUF_FILE_TYPES,
+    WeightsBreakdown,
+    WeightsFormat,
+    weights_breakdown,
+)
 
 
 @lru_cache(maxsize=256)
@@ -32,12 +37,35 @@ def weights_format(spec: WeightsSpec) -> WeightsFormat:
                          imatrix=spec.imatrix, file_bytes=spec.file_bytes)
 
 
+@lru_cache(maxsize=256)
+def closest_gguf_type(hf_config_json: str, file_bytes: int, imatrix: bool) -> str:
+    """The GGUF file type whose computed size is nearest a measured file size: its
+    per-tensor types are then scaled to the measured total (a GGUF given by size only)."""
+    model = model_spec(hf_config_json)
+    sizes = {}
+    for name in GGUF_FILE_TYPES:
+        try:
+            sizes[name] = weights_breakdown(model, WeightsFormat("gguf", name, imatrix=imatrix))
+        except ValueError:
+            continue
+    return min(sizes, key=lambda name: abs(sizes[name].total_bytes - file_bytes))
+
+
+def resolved(hf_config_json: str, spec: WeightsSpec) -> WeightsSpec:
+    """A GGUF spec with only file_bytes gets the closest file type's tensor mix."""
+    if spec.format == "gguf" and spec.quant is None and spec.file_bytes is not None:
+        quant = closest_gguf_type(hf_config_json, spec.file_bytes, spec.imatrix)
+        return WeightsSpec("gguf", quant=quant, file_bytes=spec.file_bytes,
+                           imatrix=spec.imatrix)
+    return spec
+
+
 @lru_cache(maxsize=4096)
 def weights(hf_config_json: str, spec: WeightsSpec) -> WeightsBreakdown:
     """weights_breakdown for one model and one weights spec; bad quants name their field."""
     model = model_spec(hf_config_json)
     try:
-        return weights_breakdown(model, weights_format(spec))
+        return weights_breakdown(model, weights_format(resolved(hf_config_json, spec)))
     except (KeyError, ValueError) as exc:
         field = "weights.quant" if spec.format == "gguf" else "weights.dtype"
         if spec.file_bytes is not None and spec.quant is None:

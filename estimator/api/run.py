@@ -303,6 +303,15 @@ def _warnings(request: Request, model: ModelSpec, place: Placement,
     return tuple(out)
 
 
+def _weights_notes(request: Request) -> tuple[str, ...]:
+    spec = request.weights
+    if spec.format == "gguf" and spec.quant is None and spec.file_bytes is not None:
+        quant = cache.resolved(request.model.hf_config_json, spec).quant
+        return (f"GGUF given by size only: tensor types of {quant} (closest computed size) "
+                "scaled to file_bytes",)
+    return ()
+
+
 def run_estimate(request: Request) -> Result:
     """Memory, fit, capacity and speed of one validated request (see docs/estimator.md).
 
@@ -344,7 +353,7 @@ def run_estimate(request: Request) -> Result:
         aggregate_decode_tokens_per_s=decode.aggregate_tokens_per_s,
         prefill_tokens_per_s=speeds.prefill, ttft_s=speeds.ttft_s,
         explanation=(),
-        notes=tuple(model.notes) + tuple(kv.cache.notes),
+        notes=tuple(model.notes) + tuple(kv.cache.notes) + _weights_notes(request),
         warnings=_warnings(request, model, place, room.overhead, speeds),
         id=request.id,
     )

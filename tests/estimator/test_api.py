@@ -121,6 +121,13 @@ def test_it_keeps_kv_of_offloaded_layers_on_the_host() -> None:
                                         + full["kv_cache_bytes"] * 3 // 4 + part["overhead_bytes"])
 
 
+def test_it_sizes_a_gguf_given_only_by_its_file_size() -> None:
+    # Llama-3.1-8B Q4_K_M is 4.92 GB on Hugging Face: the Q4_K_M mix, scaled to that size
+    result = estimate(request(weights={"format": "gguf", "file_bytes": 4_920_000_000}))
+    assert result["weights_bytes"] == pytest.approx(4_920_000_000, abs=1_000)
+    assert any("Q4_K_M" in note for note in result["notes"])
+
+
 def test_it_explains_figures_with_numbers() -> None:
     result = estimate(request())
     entries = {entry["figure"]: entry for entry in result["explanation"]}
