@@ -77,7 +77,7 @@ class AdminCuration(CastTestCase):
         self.client.post(url, {"action": "mark_reviewed", "_selected_action": [self.card.pk]})
         self.card.refresh_from_db()
         assert not self.card.needs_review
-        assert self.card.history.latest().history_user == self.staff  # type: ignore[attr-defined]
+        assert self.card.history.latest().history_user == self.staff
 
     def test_list_filters_and_search_answer(self) -> None:
         url = reverse("admin:catalog_accelerator_changelist")
