@@ -29,6 +29,7 @@ messages: setup
 serve-prep: compilemessages
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo
+	$(PY) manage.py load_catalog
 
 run: serve-prep
 	@echo "Rightsize: http://$(HOST):$(PORT)/  (demo login: demo / demo; staff: admin, see above)"
