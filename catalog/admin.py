@@ -6,8 +6,8 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext
 from import_export.admin import ImportExportModelAdmin
 from simple_history.admin import SimpleHistoryAdmin
 
@@ -23,8 +23,8 @@ def mark_reviewed(
     modeladmin: admin.ModelAdmin[Any], request: HttpRequest, rows: QuerySet[Any]
 ) -> None:
     count = catalog_mark_reviewed(rows=rows)
-    message = ngettext("%(n)d row marked reviewed.", "%(n)d rows marked reviewed.", count)
-    modeladmin.message_user(request, message % {"n": count}, messages.SUCCESS)
+    message = gettext("Rows marked reviewed: %(n)d") % {"n": count}
+    modeladmin.message_user(request, message, messages.SUCCESS)
 
 
 class MemoryFilter(admin.SimpleListFilter):

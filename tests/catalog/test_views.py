@@ -37,6 +37,9 @@ def _add_rows(n: int) -> None:
 
 class CatalogPages(CastTestCase):
     def setUp(self) -> None:
+        # A request under /de/ activates German for the thread; start each test in English.
+        translation.activate("en")
+        self.addCleanup(translation.deactivate)
         self.client.force_login(self.bob)
 
     def test_pages_require_login(self) -> None:
@@ -125,6 +128,10 @@ class CatalogPages(CastTestCase):
 
 
 class ImportPages(CastTestCase):
+    def setUp(self) -> None:
+        translation.activate("en")
+        self.addCleanup(translation.deactivate)
+
     def test_the_upload_pages_are_for_staff_only(self) -> None:
         self.client.force_login(self.alice)  # an org admin, but not staff
         for name in ("catalog:gguf-upload", "catalog:config-import"):
