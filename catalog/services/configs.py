@@ -90,7 +90,7 @@ def model_import_config(
     if not slug:
         repo = _identity(config, hf_repo)
         existing = LLMModel.objects.filter(hf_repo__iexact=repo).first()
-        slug = existing.slug if existing else slugify(repo.split("/")[1])
+        slug = existing.slug if existing else slugify(repo.split("/")[1].replace(".", "-"))
         hf_repo = repo
     model = LLMModel.objects.select_for_update().filter(slug=slug).first()
     created = model is None
