@@ -61,6 +61,9 @@ class SpeedFactors:
     decode_ratio_high: float
     prefill_ratio_low: float
     prefill_ratio_high: float
+    prefill_s_per_param: float = 0.0  # per-token prefill time per active parameter (s)
+    prefill_f16_factor: float = 1.0  # compute-time multiplier of F16 weights (llama.cpp)
+    prefill_bf16_factor: float = 1.0  # compute-time multiplier of BF16 weights (llama.cpp)
 
 
 @dataclass(frozen=True)
@@ -373,6 +376,47 @@ def prefill_flops_per_token(
     return 2.0 * params_active + 4.0 * n_layers * attention_width * mean_context
 
 
+def weights_family(weights_name: str) -> str:
+    """"f16" | "bf16" | "quantized" from a GGUF file type or HF dtype name ("F16", "bf16",
+    "Q4_K_M", "MXFP4_MOE", "fp8" ...); "" (unknown) counts as quantized."""
+    name = weights_name.strip().lower()
+    if name in ("f16", "fp16", "float16"):
+        return "f16"
+    if name in ("bf16", "bfloat16"):
+        return "bf16"
+    return "quantized"
+
+
+def prefill_format_factor(factors: SpeedFactors, weights_name: str) -> float:
+    """Compute-time multiplier of the weights format relative to quantized weights:
+    prefill_f16_factor for F16, prefill_bf16_factor for BF16, 1 otherwise (fitted on
+    llama.cpp rows only; other engines store 1)."""
+    family = weights_family(weights_name)
+    if family == "f16":
+        return factors.prefill_f16_factor
+    if family == "bf16":
+        return factors.prefill_bf16_factor
+    return 1.0
+
+
+def prefill_seconds_per_token(flops_per_token: float, params_active: float, tflops: float,
+                              factors: SpeedFactors, *, format_factor: float = 1.0,
+                              tensor_parallel: int = 1) -> float:
+    """Seconds per prompt token:
+    (FLOPs x format_factor / (TFLOPS x prefill_mfu) + active params x prefill_s_per_param) / TP.
+
+    The first term is the matmul time at the group's peak efficiency; the second a
+    per-parameter cost that does not shrink with a faster chip (fitted: on the llama.cpp
+    CUDA rows of throughput.csv a 4x faster GPU gains far less than 4x at pp512, e.g.
+    RTX 3070 2403 vs RTX 6000 Ada 5792 tok/s for Llama 3 8B Q4_K_M with 81 vs 364
+    TFLOPS), so the effective MFU = prefill_mfu / (1 + TFLOPS x prefill_mfu x
+    prefill_s_per_param x active params / (FLOPs x format_factor)) falls on big chips.
+    """
+    matmul = flops_per_token * format_factor / (tflops * TFLOP * factors.prefill_mfu)
+    fixed = params_active * factors.prefill_s_per_param
+    return (matmul + fixed) / max(tensor_parallel, 1)
+
+
 def prefill_speed(
     params_active: float,
     device: Device,
@@ -387,15 +431,18 @@ def prefill_speed(
     compute_tflops: float | None = None,
     is_moe: bool = False,
     factors: SpeedFactors | None = None,
+    weights_name: str = "",
 ) -> PrefillSpeed:
-    """Prompt tokens/s = TFLOPS x prefill_mfu x TP / FLOPs per token (prefill_flops_per_token).
+    """Prompt tokens/s = 1 / prefill_seconds_per_token(...), FLOPs from
+    prefill_flops_per_token.
 
     compute_tflops overrides device.fp16_tflops: pass prefill_compute_tflops(...) for
     llama.cpp (quantised matmuls run on int8 tensor cores) or the FP8 rate for FP8 weights
-    in vLLM / TensorRT-LLM. MoE models use their own fitted MFU (is_moe). A layer split adds
-    no compute (devices run in turn). Raises when no TFLOPS
-    figure is known. The MFU is fitted on llama-bench ppN rows, so it already carries the
-    engine's dequantisation and kernel launch costs.
+    in vLLM / TensorRT-LLM. MoE models use their own fitted MFU (is_moe). weights_name
+    (GGUF file type or HF dtype) selects the F16 / BF16 format factor of llama.cpp-family
+    engines (prefill_format_factor); "" = quantized. A layer split adds no compute (devices
+    run in turn). Raises when no TFLOPS figure is known. The factors are fitted on
+    llama-bench ppN rows, so they carry the engine's dequantisation and launch costs.
     """
     tflops = compute_tflops or device.fp16_tflops
     if not tflops:
@@ -405,7 +452,10 @@ def prefill_speed(
         params_active, n_layers=n_layers, attention_width=attention_width,
         prompt_tokens=prompt_tokens, depth_tokens=depth_tokens,
     )
-    tps = tflops * TFLOP * fac.prefill_mfu * max(tensor_parallel, 1) / flops
+    factor = prefill_format_factor(fac, weights_name)
+    tps = 1.0 / prefill_seconds_per_token(flops, params_active, tflops, fac,
+                                          format_factor=factor,
+                                          tensor_parallel=tensor_parallel)
     return PrefillSpeed(
         tokens_per_s=Range(tps, tps * fac.prefill_ratio_low, tps * fac.prefill_ratio_high),
         flops_per_token=flops,

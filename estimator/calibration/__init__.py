@@ -17,6 +17,8 @@ _FACTOR_FIELDS = (
     "prefill_mfu", "decode_ratio_low", "decode_ratio_high", "prefill_ratio_low",
     "prefill_ratio_high",
 )
+# Added later; entries without them keep SpeedFactors' defaults.
+_OPTIONAL_FIELDS = ("prefill_s_per_param", "prefill_f16_factor", "prefill_bf16_factor")
 
 
 @lru_cache(maxsize=1)
@@ -33,4 +35,6 @@ def factors_for(engine: str, backend: str, device_class: str, moe: bool = False
     groups = load_calibration()["groups"]
     key = next(k for k in group_candidates(engine, backend, device_class, moe) if k in groups)
     entry = groups[key]
-    return SpeedFactors(group=key, **{name: float(entry[name]) for name in _FACTOR_FIELDS})
+    optional = {name: float(entry[name]) for name in _OPTIONAL_FIELDS if name in entry}
+    return SpeedFactors(group=key, **{name: float(entry[name]) for name in _FACTOR_FIELDS},
+                        **optional)

@@ -19,10 +19,11 @@ from estimator.calibration.fit import (
     fit_moe_overhead,
     fit_share_overhead,
     predicted_step,
-    prefill_mfu_from,
-    prefill_ratio_at_mfu_1,
     shrunk_bounds,
 )
+from estimator.calibration.prefill import PrefillModel, fit_model, prefill_row
+from estimator.calibration.prefill import leave_one_out as prefill_loo
+from estimator.calibration.prefill import owner as prefill_owner
 from estimator.calibration.rows import Measurement, load_measurements
 
 APPROXIMATIONS = (
@@ -49,18 +50,31 @@ def group_key(m: Measurement) -> str:
 
 
 def prefill_key(m: Measurement) -> str:
-    """Prefill leaf: the decode leaf, with "+moe" for MoE models (their MFU is about half
-    the dense one in throughput.csv: routing and per-expert matmuls on few rows)."""
-    return group_key(m) + ("+moe" if m.work.is_moe else "")
+    """Prefill leaf: the decode leaf with "+moe" or "+dense" (MoE MFU is about half the
+    dense one in throughput.csv: routing and per-expert matmuls on few rows each), so
+    that neither kind is predicted from a blend; the plain leaf pools both."""
+    return group_key(m) + ("+moe" if m.work.is_moe else "+dense")
 
 
 def lineage(key: str) -> tuple[str, ...]:
-    """The leaf key, (for "+moe" keys) the leaf without it, the engine pool, everything."""
-    leaf = key.removesuffix("+moe")
-    engine = leaf.split("/")[0]
-    pool = "llama.cpp" if engine == "llama.cpp" else "serving"
-    head = (key, leaf) if key != leaf else (key,)
-    return (*head, pool, "default")
+    """Decode: the leaf, its engine pool ("llama.cpp" or "serving"), everything."""
+    pool = "llama.cpp" if key.split("/")[0] == "llama.cpp" else "serving"
+    chain = (key, pool, "default")
+    return tuple(k for i, k in enumerate(chain) if k not in chain[:i])
+
+
+def prefill_lineage(key: str) -> tuple[str, ...]:
+    """Prefill: the "+moe" / "+dense" leaf, the engine pool of the same kind, the engine
+    pool, everything. The backend leaf that blends dense and MoE rows is skipped: a
+    dense model on a backend with few dense rows is closer to the pooled dense MFU than
+    to a blend with MoE rows at half the MFU."""
+    suffix = "+moe" if key.endswith("+moe") else "+dense" if key.endswith("+dense") else ""
+    leaf = key.removesuffix(suffix)
+    pool = "llama.cpp" if leaf.split("/")[0] == "llama.cpp" else "serving"
+    if leaf == "default":
+        pool = "default"
+    chain = (key, pool + suffix, pool, "default")
+    return tuple(k for i, k in enumerate(chain) if k not in chain[:i])
 
 
 def _members(items: Sequence[Any], key_of: Any) -> dict[str, list[Any]]:
@@ -109,36 +123,34 @@ def fit_decode(rows: Sequence[DecodeRow]) -> dict[str, tuple[DecodeFit, list[flo
     return out
 
 
-def fit_prefill(rows: Sequence[Measurement]) -> dict[str, tuple[float, list[float]]]:
-    """prefill_mfu and leave-one-out ratios for every group with >= 3 rows (prefill has one
-    parameter, so smaller groups than decode can stand alone)."""
-    groups = _members(rows, prefill_key)
-    out: dict[str, tuple[float, list[float]]] = {}
-    for key, members in groups.items():
-        if len(members) < 3:
-            continue
-        implied = [prefill_ratio_at_mfu_1(m) for m in members]
-        ratios = []
-        for i in range(len(members)):
-            rest = [x for j, x in enumerate(members) if j != i]
-            ratios.append(implied[i] / prefill_mfu_from(rest))
-        out[key] = (prefill_mfu_from(members), ratios)
-    return out
+def fit_prefill(rows: Sequence[Measurement]) -> tuple[PrefillModel, list[str], list[float]]:
+    """The prefill model on all rows, each row's owning group and its leave-one-out ratio
+    measured / predicted (calibration/prefill.py)."""
+    prows = [prefill_row(m, prefill_key(m)) for m in rows]
+    model = fit_model(prows, prefill_lineage)
+    owners = [prefill_owner(r.key, model.groups, prefill_lineage) for r in prows]
+    return model, owners, prefill_loo(prows, prefill_lineage)
 
 
 def _owner(key: str, fitted: dict[str, Any]) -> str:
     return next(k for k in lineage(key) if k in fitted)
 
 
-def _held_out_triples(items: Sequence[Any], key_of: Any, fitted: dict[str, Any],
-                      measured: Any) -> dict[str, list[tuple[float, float, float, float]]]:
-    """(measured, held-out prediction, low, high) per owning group. The ratio of a row is
-    its leave-one-out ratio in the owner's fit (the owner's ratio list holds the row at
-    the same position as in the owner's members); its bounds are shrunk_bounds of the
-    owner's other rows and all other rows, so no row sees itself."""
+def _decode_ratios(items: Sequence[Any], key_of: Any, fitted: dict[str, Any]
+                   ) -> tuple[list[str], list[float]]:
+    """Each row's owning group and its leave-one-out ratio in the owner's fit (the owner's
+    ratio list holds the row at the same position as in the owner's members)."""
     members = _members(items, key_of)
     owners = [_owner(key_of(item), fitted) for item in items]
     ratios = [fitted[o][1][members[o].index(item)] for o, item in zip(owners, items, strict=True)]
+    return owners, ratios
+
+
+def _held_out_triples(items: Sequence[Any], owners: Sequence[str], ratios: Sequence[float],
+                      measured: Any) -> dict[str, list[tuple[float, float, float, float]]]:
+    """(measured, held-out prediction, low, high) per owning group; a row's bounds are
+    shrunk_bounds of the owner's other rows and all other rows, so no row sees itself."""
+    ratios = list(ratios)
     out: dict[str, list[tuple[float, float, float, float]]] = {}
     for i, (item, owner) in enumerate(zip(items, owners, strict=True)):
         own = [r for j, r in enumerate(ratios) if j != i and owners[j] == owner]
@@ -150,27 +162,34 @@ def _held_out_triples(items: Sequence[Any], key_of: Any, fitted: dict[str, Any],
     return out
 
 
-def _stored_bounds(key: str, triples: dict[str, list[tuple[float, float, float, float]]],
-                   fitted: dict[str, Any]) -> tuple[float, float]:
+def _stored_bounds(owner: str, triples: dict[str, list[tuple[float, float, float, float]]]
+                   ) -> tuple[float, float]:
     """shrunk_bounds of the owner's held-out ratios against all of them."""
     ratio = {k: [m / p for m, p, _, _ in ts] for k, ts in triples.items()}
     pooled = [r for rs in ratio.values() for r in rs]
-    return shrunk_bounds(ratio.get(_owner(key, fitted), []), pooled)
+    return shrunk_bounds(ratio.get(owner, []), pooled)
 
 
-def _group_entry(key: str, decode: dict[str, Any], prefill: dict[str, Any],
+def _group_entry(key: str, decode: dict[str, Any], prefill: PrefillModel,
                  d_triples: dict[str, Any], p_triples: dict[str, Any]) -> dict[str, Any]:
     """Stored factors of one group; missing parts come from its nearest fitted parent."""
-    d_owner, p_owner = _owner(key, decode), _owner(key, prefill)
+    d_owner = _owner(key.removesuffix("+moe"), decode)
+    p_key = key if key.endswith("+moe") else key + "+dense"
+    p_owner = prefill_owner(p_key, prefill.groups, prefill_lineage)
     fit: DecodeFit = decode[d_owner][0]
-    d_low, d_high = _stored_bounds(key, d_triples, decode)
-    p_low, p_high = _stored_bounds(key, p_triples, prefill)
+    d_low, d_high = _stored_bounds(d_owner, d_triples)
+    p_low, p_high = _stored_bounds(p_owner, p_triples)
+    mfu, per_param = prefill.groups[p_owner]
+    llama = key.startswith("llama.cpp") or key == "default"
     return {
         "bandwidth_share": round(fit.share, 4),
         "decode_overhead_s": round(fit.overhead_s, 6),
         "moe_decode_overhead_s": round(fit.moe_overhead_s, 6),
         "decode_mfu": round(fit.mfu, 4),
-        "prefill_mfu": round(prefill[p_owner][0], 4),
+        "prefill_mfu": round(mfu, 4),
+        "prefill_s_per_param": per_param,
+        "prefill_f16_factor": round(prefill.family["f16"], 4) if llama else 1.0,
+        "prefill_bf16_factor": round(prefill.family["bf16"], 4) if llama else 1.0,
         "decode_ratio_low": round(d_low, 4),
         "decode_ratio_high": round(d_high, 4),
         "prefill_ratio_low": round(p_low, 4),
@@ -189,18 +208,21 @@ def build_calibration() -> dict[str, Any]:
     prefill_ms = [m for m in prefill_all if m.compute_tflops]
     rows = [decode_row(m) for m in decode_ms]
     decode = fit_decode(rows)
-    prefill = fit_prefill(prefill_ms)
-    d_triples = _held_out_triples(rows, lambda r: group_key(r.measurement), decode,
+    prefill, p_owners, p_ratios = fit_prefill(prefill_ms)
+    d_owners, d_ratios = _decode_ratios(rows, lambda r: group_key(r.measurement), decode)
+    d_triples = _held_out_triples(rows, d_owners, d_ratios,
                                   lambda r: r.measurement.measured_tps)
-    p_triples = _held_out_triples(prefill_ms, prefill_key, prefill, lambda m: m.measured_tps)
+    p_triples = _held_out_triples(prefill_ms, p_owners, p_ratios, lambda m: m.measured_tps)
     keys = sorted({k for m in decode_ms for k in lineage(group_key(m))}
-                  | {k for m in prefill_ms for k in lineage(prefill_key(m))})
+                  | {k.removesuffix("+dense") for m in prefill_ms
+                     for k in prefill_lineage(prefill_key(m))})
     groups = {key: _group_entry(key, decode, prefill, d_triples, p_triples) for key in keys}
     for key, entry in groups.items():
         if key in d_triples:
             entry["decode_stats"] = error_stats(d_triples[key])
-        if key in p_triples:
-            entry["prefill_stats"] = error_stats(p_triples[key])
+        p_key = key if key.endswith("+moe") or key in p_triples else key + "+dense"
+        if p_key in p_triples:
+            entry["prefill_stats"] = error_stats(p_triples[p_key])
     return {
         "generated_by": "python -m estimator.calibration",
         "source": "estimator/data/validation/throughput.csv",

@@ -32,6 +32,9 @@ from estimator.units import GB
 DATA = Path(__file__).resolve().parent.parent / "data"
 THROUGHPUT_CSV = DATA / "validation" / "throughput.csv"
 ACCELERATORS_CSV = DATA / "validation" / "accelerators.csv"
+# Devices of throughput.csv that accelerators.csv lacks: dense FP16 tensor TFLOPS (Apple,
+# RDNA1/2: the FP16 shader rate) and INT8 TOPS, one source per row.
+EXTRA_DEVICES_CSV = DATA / "calibration_devices.csv"
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,8 @@ BITS_PER_WEIGHT = (
 
 # throughput.csv device -> accelerators.csv name (for TFLOPS). Devices absent from
 # accelerators.csv (RTX 3070/3080/4070 Ti/4080, RTX 4000/5000 Ada, Apple M1/M2 Max/M4 Max
-# 32-core, RX 6700 XT/5700 XT, RTX 3090 Ti, RTX A4000, RTX PRO 6000 Max-Q) get no prefill fit.
+# 32-core, RX 6700 XT/5700 XT, RTX 3090 Ti, RTX A4000, RTX PRO 6000 Max-Q) are in
+# EXTRA_DEVICES_CSV under their throughput.csv name.
 DEVICE_ALIASES = {
     "nvidia geforce rtx 3090": "GeForce RTX 3090",
     "nvidia geforce rtx 4090": "GeForce RTX 4090",
@@ -155,18 +159,22 @@ class Measurement:
     params_total: float = 0.0
 
 
+def _number(text: str | None) -> float | None:
+    return float(text) if text else None
+
+
 def load_accelerators(path: Path = ACCELERATORS_CSV) -> dict[str, Accelerator]:
-    """accelerators.csv by name."""
-    with path.open(newline="") as handle:
-        return {
-            row["name"]: Accelerator(
-                float(row["bandwidth_gbps"]),
-                float(row["fp16_tflops_dense"]) if row["fp16_tflops_dense"] else None,
-                float(row["fp8_tflops_dense"]) if row["fp8_tflops_dense"] else None,
-                float(row["int8_tops"]) if row["int8_tops"] else None,
-            )
-            for row in csv.DictReader(handle)
-        }
+    """accelerators.csv by name (plus, for the default path, calibration_devices.csv under
+    the throughput.csv device names)."""
+    paths = (path, EXTRA_DEVICES_CSV) if path == ACCELERATORS_CSV else (path,)
+    out = {}
+    for each in paths:
+        with each.open(newline="") as handle:
+            for row in csv.DictReader(handle):
+                out[row["name"]] = Accelerator(
+                    float(row["bandwidth_gbps"]), _number(row.get("fp16_tflops_dense")),
+                    _number(row.get("fp8_tflops_dense")), _number(row.get("int8_tops")))
+    return out
 
 
 def split_device(device: str) -> tuple[int, str]:
@@ -255,7 +263,7 @@ def exclusion_reason(row: dict[str, str], kind: str) -> str:
 def device_for(name: str, bw_text: str, accelerators: dict[str, Accelerator]
                ) -> tuple[Device, Accelerator | None]:
     """Device from throughput.csv's bandwidth, with accelerators.csv TFLOPS via DEVICE_ALIASES."""
-    spec = accelerators.get(DEVICE_ALIASES.get(name.lower(), ""))
+    spec = accelerators.get(DEVICE_ALIASES.get(name.lower(), name))
     bandwidth = float(bw_text) if bw_text else (spec.bandwidth_gbps if spec else 0.0)
     tflops = spec.fp16_tflops if spec else None
     return Device(bandwidth, tflops, device_class_for(name, bandwidth)), spec

@@ -1,0 +1,170 @@
+"""Fit the prefill factors on throughput.csv's ppN rows, with leave-one-out ratios.
+
+Model (estimator.speed.prefill_seconds_per_token), per group g and weights family:
+
+    seconds per token = FLOPs x f_family / (TFLOPS x mfu_g) + active params x c_g
+
+- mfu_g: peak matmul efficiency of the group. For a given c_g it is the median over the
+  group's rows of the MFU each row implies, FLOPs x f / (TFLOPS x (t - params x c_g)),
+  taken in log space.
+- c_g (seconds per parameter per token): a cost that does not scale with TFLOPS; grid
+  C_GRID, least squares of log(predicted / measured). Only groups with >= MIN_ROWS_FOR_C
+  rows fit it; smaller groups take their parent's c and fit mfu alone.
+- f_family: F16 and BF16 weights relative to quantized ones (1), pooled over all
+  llama.cpp rows: exp(median log(predicted / measured)) of the family's rows under the
+  group fits, iterated FAMILY_ITERATIONS times. Other engines use 1.
+
+Leave-one-out: every row's ratio measured / predicted comes from the whole procedure
+(family factors included) re-run without that row.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from estimator.calibration.rows import Measurement
+from estimator.speed import TFLOP, prefill_flops_per_token, weights_family
+
+MIN_ROWS = 3
+MIN_ROWS_FOR_C = 8
+C_GRID = tuple(i * 1e-15 for i in range(0, 61))  # 0 .. 60e-15 s per parameter per token
+FAMILY_ITERATIONS = 2
+
+
+@dataclass(frozen=True)
+class PrefillRow:
+    """A prefill measurement reduced to the terms of the model."""
+
+    measurement: Measurement
+    key: str  # leaf group ("+moe" for MoE models)
+    flops: float  # per token
+    params: float  # active parameters
+    tflops: float
+    family: str  # "f16" | "bf16" | "quantized" (llama.cpp rows; "quantized" otherwise)
+    seconds: float  # measured seconds per token
+
+
+@dataclass(frozen=True)
+class PrefillModel:
+    groups: dict[str, tuple[float, float]]  # key -> (mfu, c)
+    family: dict[str, float]  # "f16" / "bf16" / "quantized" -> factor
+
+
+def prefill_row(m: Measurement, key: str) -> PrefillRow:
+    """The model's terms for one measurement (FLOPs from speed.prefill_flops_per_token)."""
+    flops = prefill_flops_per_token(m.work.params_active, n_layers=m.work.n_layers,
+                                    attention_width=m.attention_width,
+                                    prompt_tokens=m.prompt_tokens)
+    family = weights_family(m.quant) if m.engine == "llama.cpp" else "quantized"
+    if m.compute_tflops is None:
+        raise ValueError(f"row {m.row} has no TFLOPS")
+    return PrefillRow(m, key, flops, m.work.params_active, m.compute_tflops, family,
+                      1.0 / m.measured_tps)
+
+
+def predicted_seconds(row: PrefillRow, mfu: float, c: float, factor: float) -> float:
+    """FLOPs x factor / (TFLOPS x mfu) + params x c."""
+    return row.flops * factor / (row.tflops * TFLOP * mfu) + row.params * c
+
+
+def _mfu_for(rows: Sequence[PrefillRow], c: float, family: dict[str, float]) -> float | None:
+    """Median implied MFU in log space at a given c; None when c alone exceeds a row."""
+    logs = []
+    for r in rows:
+        rest = r.seconds - r.params * c
+        if rest <= 0:
+            return None
+        logs.append(math.log(r.flops * family[r.family] / (r.tflops * TFLOP * rest)))
+    return math.exp(statistics.median(logs))
+
+
+def _loss(rows: Sequence[PrefillRow], mfu: float, c: float, family: dict[str, float]) -> float:
+    return sum(math.log(predicted_seconds(r, mfu, c, family[r.family]) / r.seconds) ** 2
+               for r in rows)
+
+
+def fit_group(rows: Sequence[PrefillRow], family: dict[str, float],
+              parent_c: float | None) -> tuple[float, float]:
+    """(mfu, c): c on C_GRID (least log loss) when the group has MIN_ROWS_FOR_C rows or
+    no parent, else the parent's c; mfu = _mfu_for at that c."""
+    grid = C_GRID if parent_c is None or len(rows) >= MIN_ROWS_FOR_C else (parent_c,)
+    best: tuple[float, float, float] | None = None
+    for c in grid:
+        mfu = _mfu_for(rows, c, family)
+        if mfu is None:
+            continue
+        loss = _loss(rows, mfu, c, family)
+        if best is None or loss < best[0]:
+            best = (loss, mfu, c)
+    if best is None:  # the parent's c is too large for this group: no fixed cost
+        return _mfu_for(rows, 0.0, family) or 1.0, 0.0
+    return best[1], best[2]
+
+
+def fit_model(rows: Sequence[PrefillRow], lineage: Callable[[str], tuple[str, ...]]
+              ) -> PrefillModel:
+    """Group fits (parents first, so leaves can inherit c) and the pooled family factors."""
+    family = {"f16": 1.0, "bf16": 1.0, "quantized": 1.0}
+    groups: dict[str, tuple[float, float]] = {}
+    for _ in range(FAMILY_ITERATIONS + 1):
+        groups = _fit_groups(rows, family, lineage)
+        family = _family_factors(rows, groups, family, lineage)
+    return PrefillModel(groups, family)
+
+
+def _fit_groups(rows: Sequence[PrefillRow], family: dict[str, float],
+                lineage: Callable[[str], tuple[str, ...]]) -> dict[str, tuple[float, float]]:
+    members: dict[str, list[PrefillRow]] = {}
+    for r in rows:
+        for key in lineage(r.key):
+            members.setdefault(key, []).append(r)
+    groups: dict[str, tuple[float, float]] = {}
+    order = sorted(members, key=lambda k: (k != "default", k.count("/") + ("+moe" in k), k))
+    for key in order:
+        if len(members[key]) < MIN_ROWS:
+            continue
+        parent = next((groups[k][1] for k in lineage(key)[1:] if k in groups), None)
+        groups[key] = fit_group(members[key], family, parent)
+    return groups
+
+
+def owner(key: str, groups: dict[str, tuple[float, float]],
+          lineage: Callable[[str], tuple[str, ...]]) -> str:
+    """The most specific fitted group of a leaf key."""
+    return next(k for k in lineage(key) if k in groups)
+
+
+def _family_factors(rows: Sequence[PrefillRow], groups: dict[str, tuple[float, float]],
+                    family: dict[str, float], lineage: Callable[[str], tuple[str, ...]]
+                    ) -> dict[str, float]:
+    """Each non-quantized family's factor x exp(median log(measured / predicted time))."""
+    out = dict(family)
+    for name in ("f16", "bf16"):
+        logs = []
+        for r in rows:
+            if r.family != name:
+                continue
+            mfu, c = groups[owner(r.key, groups, lineage)]
+            logs.append(math.log(r.seconds / predicted_seconds(r, mfu, c, family[name])))
+        if logs:
+            out[name] = family[name] * math.exp(statistics.median(logs))
+    return out
+
+
+def predict_tps(row: PrefillRow, model: PrefillModel,
+                lineage: Callable[[str], tuple[str, ...]]) -> float:
+    mfu, c = model.groups[owner(row.key, model.groups, lineage)]
+    return 1.0 / predicted_seconds(row, mfu, c, model.family[row.family])
+
+
+def leave_one_out(rows: Sequence[PrefillRow], lineage: Callable[[str], tuple[str, ...]]
+                  ) -> list[float]:
+    """measured / predicted tokens/s of every row from a fit without it."""
+    out = []
+    for i, row in enumerate(rows):
+        held = fit_model([r for j, r in enumerate(rows) if j != i], lineage)
+        out.append(row.seconds ** -1 / predict_tps(row, held, lineage))
+    return out
