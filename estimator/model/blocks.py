@@ -52,11 +52,58 @@ class LinearAttn:
 
 
 @dataclass(frozen=True)
+class Mamba2:
+    """Mamba2 mixer dimensions (Nemotron-H, Falcon-H1): d_inner = n_heads x head_dim."""
+
+    n_heads: int
+    head_dim: int
+    state_size: int
+    n_groups: int
+    conv_kernel: int
+
+    @property
+    def d_inner(self) -> int:
+        return self.n_heads * self.head_dim
+
+    @property
+    def conv_dim(self) -> int:
+        """Channels of the causal conv: x plus B and C (n_groups x state_size each)."""
+        return self.d_inner + 2 * self.n_groups * self.state_size
+
+    @property
+    def state_bytes_per_seq(self) -> int:
+        """Fixed state per sequence, f32 as llama.cpp keeps it (mamba_ssm_cache_dtype
+        float32 in NVIDIA's configs): conv state (kernel - 1) x conv_dim plus SSM state
+        n_heads x head_dim x state_size, times 4 bytes. Nemotron-H-56B: (3 x 20480 +
+        256 x 64 x 256) x 4 = 17,022,976 bytes per Mamba layer."""
+        conv = (self.conv_kernel - 1) * self.conv_dim
+        ssm = self.n_heads * self.head_dim * self.state_size
+        return (conv + ssm) * F32_BYTES
+
+
+@dataclass(frozen=True)
+class Indexer:
+    """DeepSeek sparse attention (DSA) lightning indexer of DeepSeek-V3.2 and GLM-5.
+
+    DeepSeek-V3.2-Exp inference/model.py Indexer: wq_b (n_heads x head_dim rows of
+    q_lora_rank), wk (head_dim rows of hidden), k_norm LayerNorm (weight + bias),
+    weights_proj (n_heads rows of hidden). It also caches one head_dim key per token.
+    """
+
+    n_heads: int
+    head_dim: int
+
+
+@dataclass(frozen=True)
 class AttnPlan:
     """Attention projections of one block.
 
-    style: "gqa" (separate q/k/v/o), "fused_qkv" (phi3's attn_qkv), "mla", "deltanet".
+    style: "gqa" (separate q/k/v/o), "fused_qkv" (phi3's attn_qkv), "mla", "deltanet",
+    "mamba2" (Mamba2 mixer instead of attention), "none" (no mixer: DeciLM no_op attention,
+    Nemotron-H MLP-only layers).
     gated_q: Qwen3-Next's full-attention q projection carries an output gate (2x rows).
+    k_eq_v: Gemma 4 full-attention layers use K as V (no attn_v tensor).
+    linear_o: DeciLM replace_with_linear: a single hidden x hidden matrix, nothing cached.
     """
 
     style: str
@@ -71,6 +118,10 @@ class AttnPlan:
     gated_q: bool = False
     mla: MLASpec | None = None
     linear: LinearAttn | None = None
+    k_eq_v: bool = False
+    indexer: Indexer | None = None
+    mamba: Mamba2 | None = None
+    linear_o: bool = False
 
 
 @dataclass(frozen=True)
@@ -79,6 +130,11 @@ class FfnPlan:
 
     shared_width: width of all shared experts together (DeepSeek n_shared_experts x
     moe_intermediate_size); shared_gate: Qwen2-MoE/Qwen3-Next sigmoid gate on it.
+    width and n_experts both set: a dense MLP in parallel with the experts (Gemma 4).
+    Neither set: the block has no FFN (Mamba / attention-only Nemotron-H layers).
+    gated False: up and down only (Nemotron-H's relu2 MLP and experts).
+    latent_size: Nemotron-3 LatentMoE: experts run at this width, with a down projection
+    hidden -> latent before them and an up projection latent -> hidden after.
     """
 
     width: int = 0
@@ -90,6 +146,8 @@ class FfnPlan:
     expert_bias: bool = False
     score_bias: bool = False
     fused_gate_up: bool = False
+    gated: bool = True
+    latent_size: int = 0
 
 
 @dataclass(frozen=True)
@@ -101,6 +159,7 @@ class BlockPlan:
     attn: AttnPlan
     ffn: FfnPlan
     post_norms: bool = False
+    extra_norms: tuple[str, ...] = ()
 
 
 def _t(name: str, shape: tuple[int, ...], layer: int | None, kind: str) -> Tensor:
@@ -121,8 +180,9 @@ def _gqa_tensors(i: int, hidden: int, a: AttnPlan) -> list[Tensor]:
         out = [
             _t(p + "attn_q", (q_rows, hidden), i, "attn"),
             _t(p + "attn_k", (k_rows, hidden), i, "attn"),
-            _t(p + "attn_v", (v_rows, hidden), i, "attn"),
         ]
+        if not a.k_eq_v:
+            out.append(_t(p + "attn_v", (v_rows, hidden), i, "attn"))
     out.append(_t(p + "attn_output", (hidden, a.n_heads * a.head_dim_v), i, "attn"))
     if a.qkv_bias:
         out += [
@@ -166,6 +226,40 @@ def _mla_tensors(i: int, hidden: int, a: AttnPlan, m: MLASpec) -> list[Tensor]:
         _t(p + "attn_kv_b", (kv_b_rows, m.kv_lora_rank), i, "attn"),
         _t(p + "attn_output", (hidden, a.n_heads * m.v_head_dim), i, "attn"),
     ]
+    if a.indexer is not None:
+        out += _indexer_tensors(i, hidden, a.indexer, m.q_lora_rank or hidden)
+    return out
+
+
+def _indexer_tensors(i: int, hidden: int, ix: Indexer, q_rank: int) -> list[Tensor]:
+    """DSA indexer: wq_b (heads x head_dim, q_lora_rank), wk (head_dim, hidden), k_norm
+    weight + bias, weights_proj (heads, hidden) -- DeepSeek-V3.2-Exp inference/model.py."""
+    p = f"blk.{i}.indexer."
+    return [
+        _t(p + "attn_q_b", (ix.n_heads * ix.head_dim, q_rank), i, "attn"),
+        _t(p + "attn_k", (ix.head_dim, hidden), i, "attn"),
+        _t(p + "k_norm", (2, ix.head_dim), i, "attn_norm"),
+        _t(p + "proj", (ix.n_heads, hidden), i, "attn"),
+    ]
+
+
+def _mamba_tensors(i: int, hidden: int, m: Mamba2, bias: bool) -> list[Tensor]:
+    """Mamba2 mixer (transformers NemotronHMamba2Mixer): in_proj of 2 x d_inner +
+    2 x n_groups x state + n_heads rows (z, x, B, C, dt), conv1d (conv_dim x kernel, + bias),
+    dt_bias, A_log and D (n_heads each), gated RMSNorm (d_inner), out_proj (hidden x d_inner)."""
+    p = f"blk.{i}."
+    in_rows = 2 * m.d_inner + 2 * m.n_groups * m.state_size + m.n_heads
+    out = [
+        _t(p + "ssm_in", (in_rows, hidden), i, "attn"),
+        _t(p + "ssm_conv1d", (m.conv_dim, m.conv_kernel), i, "attn"),
+        _t(p + "ssm_dt", (m.n_heads,), i, "attn_norm"),
+        _t(p + "ssm_a", (m.n_heads,), i, "attn_norm"),
+        _t(p + "ssm_d", (m.n_heads,), i, "attn_norm"),
+        _t(p + "ssm_norm", (m.d_inner,), i, "attn_norm"),
+        _t(p + "ssm_out", (hidden, m.d_inner), i, "attn"),
+    ]
+    if bias:
+        out.append(_t(p + "ssm_conv1d.bias", (m.conv_dim,), i, "bias"))
     return out
 
 
@@ -188,6 +282,11 @@ def _deltanet_tensors(i: int, hidden: int, lin: LinearAttn) -> list[Tensor]:
 def _dense_ffn(i: int, hidden: int, f: FfnPlan) -> list[Tensor]:
     """gate and up (width x hidden), down (hidden x width); phi3 fuses gate+up (2 x width)."""
     p = f"blk.{i}."
+    if not f.gated:
+        return [
+            _t(p + "ffn_up", (f.width, hidden), i, "ffn"),
+            _t(p + "ffn_down", (hidden, f.width), i, "ffn"),
+        ]
     if f.fused_gate_up:
         return [
             _t(p + "ffn_up", (2 * f.width, hidden), i, "ffn"),
@@ -201,16 +300,24 @@ def _dense_ffn(i: int, hidden: int, f: FfnPlan) -> list[Tensor]:
 
 
 def _moe_ffn(i: int, hidden: int, f: FfnPlan) -> list[Tensor]:
-    """Router (E x hidden), stacked experts (E, width, hidden) x2 and (E, hidden, width),
-    optional router/expert biases, score bias, shared expert and its gate."""
+    """Router (E x hidden), stacked experts (E, width, hidden) x2 and (E, hidden, width)
+    (no gate when not gated; the latent width instead of hidden for LatentMoE, plus its two
+    projections), optional router/expert biases, score bias, shared expert and its gate."""
     p = f"blk.{i}."
     e, w = f.n_experts, f.expert_width
-    out = [
-        _t(p + "ffn_gate_inp", (e, hidden), i, "router"),
-        _t(p + "ffn_gate_exps", (e, w, hidden), i, "expert"),
-        _t(p + "ffn_up_exps", (e, w, hidden), i, "expert"),
-        _t(p + "ffn_down_exps", (e, hidden, w), i, "expert"),
+    d = f.latent_size or hidden
+    out = [_t(p + "ffn_gate_inp", (e, hidden), i, "router")]
+    if f.gated:
+        out.append(_t(p + "ffn_gate_exps", (e, w, d), i, "expert"))
+    out += [
+        _t(p + "ffn_up_exps", (e, w, d), i, "expert"),
+        _t(p + "ffn_down_exps", (e, d, w), i, "expert"),
     ]
+    if f.latent_size:
+        out += [
+            _t(p + "ffn_latent_in", (d, hidden), i, "ffn"),
+            _t(p + "ffn_latent_out", (hidden, d), i, "ffn"),
+        ]
     if f.router_bias:
         out.append(_t(p + "ffn_gate_inp.bias", (e,), i, "router"))
     if f.score_bias:
@@ -223,8 +330,9 @@ def _moe_ffn(i: int, hidden: int, f: FfnPlan) -> list[Tensor]:
         ]
     if f.shared_width:
         s = f.shared_width
+        if f.gated:
+            out.append(_t(p + "ffn_gate_shexp", (s, hidden), i, "shared_expert"))
         out += [
-            _t(p + "ffn_gate_shexp", (s, hidden), i, "shared_expert"),
             _t(p + "ffn_up_shexp", (s, hidden), i, "shared_expert"),
             _t(p + "ffn_down_shexp", (hidden, s), i, "shared_expert"),
         ]
@@ -233,23 +341,39 @@ def _moe_ffn(i: int, hidden: int, f: FfnPlan) -> list[Tensor]:
     return out
 
 
-def block_tensors(i: int, hidden: int, plan: BlockPlan) -> list[Tensor]:
-    """Every weight of block i: norms, attention, FFN (dense or MoE), in llama.cpp names."""
-    p = f"blk.{i}."
-    a = plan.attn
-    out = [_t(p + "attn_norm", (hidden,), i, "norm")]
+def _mixer_tensors(i: int, hidden: int, a: AttnPlan) -> list[Tensor]:
+    """The block's token mixer: attention of any style, a Mamba2 mixer, or nothing."""
+    if a.style == "none":
+        return []
+    if a.linear_o:
+        return [_t(f"blk.{i}.attn_linear", (hidden, hidden), i, "attn")]
     if a.style == "mla" and a.mla is not None:
-        out += _mla_tensors(i, hidden, a, a.mla)
-    elif a.style == "deltanet" and a.linear is not None:
-        out += _deltanet_tensors(i, hidden, a.linear)
-    else:
-        out += _gqa_tensors(i, hidden, a)
+        return _mla_tensors(i, hidden, a, a.mla)
+    if a.style == "deltanet" and a.linear is not None:
+        return _deltanet_tensors(i, hidden, a.linear)
+    if a.style == "mamba2" and a.mamba is not None:
+        return _mamba_tensors(i, hidden, a.mamba, a.qkv_bias)
+    return _gqa_tensors(i, hidden, a)
+
+
+def block_tensors(i: int, hidden: int, plan: BlockPlan) -> list[Tensor]:
+    """Every weight of block i: norms, mixer, FFN (dense, MoE, both or none), in llama.cpp
+    names. A block without a mixer has no attn_norm; one without an FFN has no ffn_norm."""
+    p = f"blk.{i}."
+    f = plan.ffn
+    out = [] if plan.attn.style == "none" else [_t(p + "attn_norm", (hidden,), i, "norm")]
+    out += _mixer_tensors(i, hidden, plan.attn)
     if plan.post_norms:
         out.append(_t(p + "post_attention_norm", (hidden,), i, "norm"))
-    out.append(_t(p + "ffn_norm", (hidden,), i, "norm"))
-    out += _moe_ffn(i, hidden, plan.ffn) if plan.ffn.n_experts else _dense_ffn(i, hidden, plan.ffn)
+    if f.width or f.n_experts:
+        out.append(_t(p + "ffn_norm", (hidden,), i, "norm"))
+    if f.n_experts:
+        out += _moe_ffn(i, hidden, f)
+    if f.width:
+        out += _dense_ffn(i, hidden, f)
     if plan.post_norms:
         out.append(_t(p + "post_ffw_norm", (hidden,), i, "norm"))
+    out += [_t(p + name, (hidden,), i, "norm") for name in plan.extra_norms]
     return out
 
 
@@ -265,14 +389,25 @@ def global_tensors(vocab: int, hidden: int, tied: bool) -> list[Tensor]:
 
 
 def layer_spec(i: int, plan: BlockPlan) -> LayerSpec:
-    """The LayerSpec of block i (see LayerSpec for the MLA and linear conventions)."""
+    """The LayerSpec of block i (see LayerSpec for the MLA and linear conventions).
+
+    Mamba2 layers are "linear" with their f32 state; layers without attention (DeciLM
+    no_op / replace_with_linear, Nemotron-H MLP and MoE layers) are "linear" with a zero
+    state, so cache sizers give them no cells and no state."""
     a = plan.attn
     is_moe = plan.ffn.n_experts > 0
     if a.style == "mla" and a.mla is not None:
         m = a.mla
-        return LayerSpec(i, "mla", None, 1, m.kv_lora_rank + m.qk_rope_head_dim,
-                         m.kv_lora_rank, is_moe)
+        return LayerSpec(
+            i, "mla", None, 1, m.kv_lora_rank + m.qk_rope_head_dim, m.kv_lora_rank, is_moe
+        )
     if a.style == "deltanet" and a.linear is not None:
         return LayerSpec(i, "linear", None, 0, 0, 0, is_moe, a.linear.state_bytes_per_seq)
-    return LayerSpec(i, plan.attention, plan.window_tokens, a.n_kv_heads, a.head_dim,
-                     a.head_dim_v, is_moe)
+    if a.style == "mamba2" and a.mamba is not None:
+        return LayerSpec(i, "linear", None, 0, 0, 0, is_moe, a.mamba.state_bytes_per_seq)
+    if a.style == "none" or a.linear_o:
+        # No mixer that looks back: nothing cached per token or per sequence.
+        return LayerSpec(i, "linear", None, 0, 0, 0, is_moe, 0)
+    return LayerSpec(
+        i, plan.attention, plan.window_tokens, a.n_kv_heads, a.head_dim, a.head_dim_v, is_moe
+    )

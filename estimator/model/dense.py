@@ -22,25 +22,61 @@ MISTRAL = Defaults("transformers MistralConfig", 32000, 4096, 14336, 32, 32, 8, 
 # Qwen2Config: vocab 151936, intermediate 22016, kv heads 32, max_position 32768.
 QWEN2 = Defaults("transformers Qwen2Config", 151936, 4096, 22016, 32, 32, 32, 32768)
 # Qwen3Config: as Qwen2Config plus head_dim 128.
-QWEN3 = Defaults("transformers Qwen3Config", 151936, 4096, 22016, 32, 32, 32, 32768,
-                 head_dim=128)
+QWEN3 = Defaults("transformers Qwen3Config", 151936, 4096, 22016, 32, 32, 32, 32768, head_dim=128)
 # Phi3Config: vocab 32064, hidden 3072, intermediate 8192, kv None -> heads, max 4096.
 PHI3 = Defaults("transformers Phi3Config", 32064, 3072, 8192, 32, 32, None, 4096)
 # Gemma2Config: vocab 256000, hidden 2304, intermediate 9216, 26 layers, 8 heads, 4 kv,
 # head_dim 256, max 8192, tie_word_embeddings True, sliding_window 4096.
-GEMMA2 = Defaults("transformers Gemma2Config", 256000, 2304, 9216, 26, 8, 4, 8192,
-                  tie_word_embeddings=True, head_dim=256)
+GEMMA2 = Defaults(
+    "transformers Gemma2Config",
+    256000,
+    2304,
+    9216,
+    26,
+    8,
+    4,
+    8192,
+    tie_word_embeddings=True,
+    head_dim=256,
+)
 # Gemma3TextConfig: vocab 262208, hidden 2304, intermediate 9216, 26 layers, 8 heads,
 # 4 kv, head_dim 256, max 131072, tied, sliding_window 4096, sliding_window_pattern 6.
-GEMMA3 = Defaults("transformers Gemma3TextConfig", 262208, 2304, 9216, 26, 8, 4, 131072,
-                  tie_word_embeddings=True, head_dim=256)
+GEMMA3 = Defaults(
+    "transformers Gemma3TextConfig",
+    262208,
+    2304,
+    9216,
+    26,
+    8,
+    4,
+    131072,
+    tie_word_embeddings=True,
+    head_dim=256,
+)
 
 
-def gqa(c: Common, *, qkv_bias: bool = False, o_bias: bool = False, qk_norm: bool = False,
-        sinks: bool = False, gated_q: bool = False) -> AttnPlan:
+def gqa(
+    c: Common,
+    *,
+    qkv_bias: bool = False,
+    o_bias: bool = False,
+    qk_norm: bool = False,
+    sinks: bool = False,
+    gated_q: bool = False,
+) -> AttnPlan:
     """Grouped-query attention with the model's heads and head_dim (K and V widths equal)."""
-    return AttnPlan("gqa", c.n_heads, c.n_kv_heads, c.head_dim, c.head_dim, qkv_bias=qkv_bias,
-                    o_bias=o_bias, qk_norm=qk_norm, sinks=sinks, gated_q=gated_q)
+    return AttnPlan(
+        "gqa",
+        c.n_heads,
+        c.n_kv_heads,
+        c.head_dim,
+        c.head_dim,
+        qkv_bias=qkv_bias,
+        o_bias=o_bias,
+        qk_norm=qk_norm,
+        sinks=sinks,
+        gated_q=gated_q,
+    )
 
 
 def layer_types(cfg: Config, n_layers: int) -> list[str] | None:
@@ -51,12 +87,15 @@ def layer_types(cfg: Config, n_layers: int) -> list[str] | None:
     return types
 
 
-def _uniform(cfg: Config, c: Common, attn: AttnPlan, window: int | None,
-             ffn: FfnPlan | None = None) -> tuple[BlockPlan, ...]:
+def _uniform(
+    cfg: Config, c: Common, attn: AttnPlan, window: int | None, ffn: FfnPlan | None = None
+) -> tuple[BlockPlan, ...]:
     """The same block n_layers times: sliding when a window is set, else full."""
     kind = "sliding" if window else "full"
-    return tuple(BlockPlan(kind, window, attn, ffn or FfnPlan(width=c.intermediate))
-                 for _ in range(c.n_layers))
+    return tuple(
+        BlockPlan(kind, window, attn, ffn or FfnPlan(width=c.intermediate))
+        for _ in range(c.n_layers)
+    )
 
 
 def parse_llama(cfg: Config, model_type: str) -> TextArch:
@@ -87,7 +126,8 @@ def parse_qwen2(cfg: Config, model_type: str) -> TextArch:
     window = opt_window(cfg) if get_bool(cfg, "use_sliding_window", False) else None
     first_swa = get_int(cfg, "max_window_layers", 28, minimum=0)
     blocks = tuple(
-        BlockPlan("sliding", window, attn, ffn) if window and i >= first_swa
+        BlockPlan("sliding", window, attn, ffn)
+        if window and i >= first_swa
         else BlockPlan("full", None, attn, ffn)
         for i in range(c.n_layers)
     )
@@ -108,8 +148,13 @@ def parse_phi3(cfg: Config, model_type: str) -> TextArch:
     attn = AttnPlan("fused_qkv", c.n_heads, c.n_kv_heads, c.head_dim, c.head_dim)
     window = opt_window(cfg)
     ffn = FfnPlan(width=c.intermediate, fused_gate_up=True)
-    return TextArch(model_type, "phi3", c, _uniform(cfg, c, attn, window, ffn),
-                    notes=(f"defaults: {PHI3.source}",))
+    return TextArch(
+        model_type,
+        "phi3",
+        c,
+        _uniform(cfg, c, attn, window, ffn),
+        notes=(f"defaults: {PHI3.source}",),
+    )
 
 
 def parse_gemma2(cfg: Config, model_type: str) -> TextArch:
@@ -118,9 +163,15 @@ def parse_gemma2(cfg: Config, model_type: str) -> TextArch:
     c = read_common(cfg, GEMMA2)
     window = opt_window(cfg) or 4096
     types = layer_types(cfg, c.n_layers) or [
-        "sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(c.n_layers)]
-    return TextArch(model_type, "gemma2", c, _gemma_blocks(c, types, window, qk_norm=False),
-                    notes=(f"defaults: {GEMMA2.source}",))
+        "sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(c.n_layers)
+    ]
+    return TextArch(
+        model_type,
+        "gemma2",
+        c,
+        _gemma_blocks(c, types, window, qk_norm=False),
+        notes=(f"defaults: {GEMMA2.source}",),
+    )
 
 
 def parse_gemma3(cfg: Config, model_type: str) -> TextArch:
@@ -130,19 +181,24 @@ def parse_gemma3(cfg: Config, model_type: str) -> TextArch:
     window = opt_window(cfg) or 4096
     pattern = get_int(cfg, "sliding_window_pattern", 6)
     types = layer_types(cfg, c.n_layers) or [
-        "sliding_attention" if (i + 1) % pattern else "full_attention"
-        for i in range(c.n_layers)]
-    return TextArch(model_type, "gemma3", c, _gemma_blocks(c, types, window, qk_norm=True),
-                    notes=(f"defaults: {GEMMA3.source}",))
+        "sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(c.n_layers)
+    ]
+    return TextArch(
+        model_type,
+        "gemma3",
+        c,
+        _gemma_blocks(c, types, window, qk_norm=True),
+        notes=(f"defaults: {GEMMA3.source}",),
+    )
 
 
-def _gemma_blocks(c: Common, types: list[str], window: int,
-                  qk_norm: bool) -> tuple[BlockPlan, ...]:
+def _gemma_blocks(c: Common, types: list[str], window: int, qk_norm: bool) -> tuple[BlockPlan, ...]:
     """Gemma blocks with post norms, sliding or full per layer_types entry."""
     attn = gqa(c, qk_norm=qk_norm)
     ffn = FfnPlan(width=c.intermediate)
     return tuple(
-        BlockPlan("sliding", window, attn, ffn, post_norms=True) if t == "sliding_attention"
+        BlockPlan("sliding", window, attn, ffn, post_norms=True)
+        if t == "sliding_attention"
         else BlockPlan("full", None, attn, ffn, post_norms=True)
         for t in types
     )

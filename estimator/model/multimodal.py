@@ -39,8 +39,9 @@ def _vit_tensors(vc: Config) -> tuple[list[Tensor], int]:
     ]
     for i in range(layers):
         p = f"v.blk.{i}."
-        out += [_t(p + n, (width, width), "vision") for n in ("attn_q", "attn_k", "attn_v",
-                                                              "attn_out")]
+        out += [
+            _t(p + n, (width, width), "vision") for n in ("attn_q", "attn_k", "attn_v", "attn_out")
+        ]
         out += [
             _t(p + "attn_bias", (4, width), "vision"),
             _t(p + "ln", (4, width), "vision"),
@@ -52,36 +53,46 @@ def _vit_tensors(vc: Config) -> tuple[list[Tensor], int]:
     return out, width
 
 
-def _projector(model_type: str, config: Config, vc: Config, width: int,
-               text_hidden: int) -> list[Tensor]:
+def _projector(
+    model_type: str, config: Config, vc: Config, width: int, text_hidden: int
+) -> list[Tensor]:
     """gemma3: soft-embedding RMSNorm + (width -> text hidden) matrix.
     llama4: pixel-shuffle MLP (intermediate -> projector_input_dim -> projector_output_dim)
     and linear (vision_output_dim -> text hidden).
     qwen2-vl family: merger LayerNorm + MLP (width x merge^2 -> same -> out_hidden_size).
     others: one linear layer width -> text hidden (+ bias)."""
     if model_type == "gemma3":
-        return [_t("mm.soft_emb_norm", (width,), "projector"),
-                _t("mm.input_projection", (text_hidden, width), "projector")]
+        return [
+            _t("mm.soft_emb_norm", (width,), "projector"),
+            _t("mm.input_projection", (text_hidden, width), "projector"),
+        ]
     if model_type == "llama4":
         inner = get_int(vc, "intermediate_size", width * 4)
         p_in = get_int(vc, "projector_input_dim", 4096)
         p_out = get_int(vc, "projector_output_dim", 4096)
         v_out = get_int(vc, "vision_output_dim", p_out)
-        return [_t("mm.adapter.fc1", (p_in, inner), "projector"),
-                _t("mm.adapter.fc2", (p_out, p_out), "projector"),
-                _t("mm.linear_1", (text_hidden, v_out), "projector")]
+        return [
+            _t("mm.adapter.fc1", (p_in, inner), "projector"),
+            _t("mm.adapter.fc2", (p_out, p_out), "projector"),
+            _t("mm.linear_1", (text_hidden, v_out), "projector"),
+        ]
     if model_type.startswith("qwen2") and "vl" in model_type:
         merged = width * get_int(vc, "spatial_merge_size", 2) ** 2
         out_dim = get_int(vc, "out_hidden_size", 0, minimum=0) or text_hidden
-        return [_t("mm.ln_q", (width,), "projector"),
-                _t("mm.0", (merged, merged), "projector"),
-                _t("mm.2", (out_dim, merged), "projector")]
-    return [_t("mm.input_projection", (text_hidden, width), "projector"),
-            _t("mm.input_projection.bias", (text_hidden,), "projector")]
+        return [
+            _t("mm.ln_q", (width,), "projector"),
+            _t("mm.0", (merged, merged), "projector"),
+            _t("mm.2", (out_dim, merged), "projector"),
+        ]
+    return [
+        _t("mm.input_projection", (text_hidden, width), "projector"),
+        _t("mm.input_projection.bias", (text_hidden,), "projector"),
+    ]
 
 
-def multimodal_tensors(model_type: str, config: Config,
-                       text_hidden: int) -> tuple[tuple[Tensor, ...], tuple[str, ...]]:
+def multimodal_tensors(
+    model_type: str, config: Config, text_hidden: int
+) -> tuple[tuple[Tensor, ...], tuple[str, ...]]:
     """Vision tower + projector tensors and a note saying how they were estimated.
 
     Audio towers (audio_config) are noted but not sized.
@@ -92,8 +103,10 @@ def multimodal_tensors(model_type: str, config: Config,
     if vc is not None:
         tower, width = _vit_tensors(vc)
         out = tower + _projector(model_type, config, vc, width, text_hidden)
-        notes.append("vision tower estimated from vision_config (ViT layers, width, MLP, "
-                     "patch and image size) plus a family projector; expect a few % error")
+        notes.append(
+            "vision tower estimated from vision_config (ViT layers, width, MLP, "
+            "patch and image size) plus a family projector; expect a few % error"
+        )
     if get_sub(config, "audio_config") is not None:
         notes.append("audio tower present but not sized")
     return tuple(out), tuple(notes)

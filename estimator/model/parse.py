@@ -6,11 +6,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from estimator.model import dense, moe
-from estimator.model.blocks import BlockPlan, FfnPlan
 from estimator.model.fields import Config, get_sub
+from estimator.model.generic import parse_generic
 from estimator.model.multimodal import multimodal_tensors
 from estimator.model.spec import ConfigError, ModelSpec
-from estimator.model.text import TextArch, assemble, read_common
+from estimator.model.text import TextArch, assemble
 
 Parser = Callable[[Config, str], TextArch]
 
@@ -55,29 +55,17 @@ def _text_part(config: Config) -> tuple[str, Config]:
     text = get_sub(config, "text_config")
     if text is None:
         return model_type, config
+    if "tie_word_embeddings" not in text and "tie_word_embeddings" in config:
+        # Qwen3.5 and others keep tying on the wrapper only.
+        text = {**text, "tie_word_embeddings": config["tie_word_embeddings"]}
     inner = text.get("model_type")
     if isinstance(inner, str) and inner in PARSERS:
         return inner, text
     return _TEXT_MODEL_TYPE.get(model_type, model_type), text
 
 
-def parse_fallback(cfg: Config, model_type: str) -> TextArch:
-    """Unknown model_type: a llama-shaped decoder from hidden size, heads and layers.
-
-    Missing intermediate_size defaults to 4 x hidden; vocab to 32000. Approximate.
-    """
-    defaults = dense.LLAMA
-    if "intermediate_size" not in cfg and "hidden_size" in cfg:
-        hidden = cfg["hidden_size"]
-        if isinstance(hidden, int) and hidden > 0:
-            defaults = dense.Defaults("llama layout, FFN 4 x hidden", 32000, hidden,
-                                      4 * hidden, 32, 32, None, 2048)
-    c = read_common(cfg, defaults)
-    ffn = FfnPlan(width=c.intermediate)
-    blocks = tuple(BlockPlan("full", None, dense.gqa(c), ffn) for _ in range(c.n_layers))
-    note = (f"fallback parser: model_type {model_type!r} not recognised; sized as a "
-            "llama-style decoder from hidden size, heads and layers")
-    return TextArch(model_type, "llama", c, blocks, notes=(note,), is_fallback=True)
+# The MoE-aware generic parser (estimator/model/generic.py); the old name is kept.
+parse_fallback = parse_generic
 
 
 def parse_hf_config(config: Mapping[str, Any]) -> ModelSpec:
@@ -90,8 +78,6 @@ def parse_hf_config(config: Mapping[str, Any]) -> ModelSpec:
         raise ConfigError("config", "must be a JSON object")
     model_type, text = _text_part(config)
     parser = PARSERS.get(model_type, parse_fallback)
-    if "num_hidden_layers" not in text and parser is parse_fallback:
-        raise ConfigError("num_hidden_layers", "is required for an unknown model_type")
     arch = parser(text, model_type)
     outer_type = config.get("model_type")
     mm, mm_notes = multimodal_tensors(str(outer_type), config, arch.common.hidden)

@@ -89,8 +89,15 @@ class TextArch:
     is_fallback: bool = False
 
 
-def read_moe(cfg: Config, n_key: str, k_key: str, width_key: str, width_default: int,
-             n_default: int, k_default: int) -> MoE:
+def read_moe(
+    cfg: Config,
+    n_key: str,
+    k_key: str,
+    width_key: str,
+    width_default: int,
+    n_default: int,
+    k_default: int,
+) -> MoE:
     """Expert count, experts per token and expert width under this architecture's key names."""
     n = get_int(cfg, n_key, n_default)
     k = get_int(cfg, k_key, k_default)
@@ -104,8 +111,9 @@ def opt_window(cfg: Config, key: str = "sliding_window") -> int | None:
     return get_opt_int(cfg, key)
 
 
-def assemble(arch: TextArch, extra_tensors: tuple[Tensor, ...] = (),
-             extra_notes: tuple[str, ...] = ()) -> ModelSpec:
+def assemble(
+    arch: TextArch, extra_tensors: tuple[Tensor, ...] = (), extra_notes: tuple[str, ...] = ()
+) -> ModelSpec:
     """Build the ModelSpec: global tensors, every block's tensors and LayerSpecs."""
     c = arch.common
     tensors = global_tensors(c.vocab, c.hidden, c.tied)

@@ -57,8 +57,11 @@ class WeightsBreakdown:
 
 def gguf_metadata_bytes(model: ModelSpec) -> int:
     """GGUF header + tensor infos + tokenizer metadata (estimate, see constants above)."""
-    return (GGUF_HEADER_BYTES + len(model.text_tensors) * GGUF_TENSOR_INFO_BYTES
-            + model.vocab_size * GGUF_TOKENIZER_BYTES_PER_TOKEN)
+    return (
+        GGUF_HEADER_BYTES
+        + len(model.text_tensors) * GGUF_TENSOR_INFO_BYTES
+        + model.vocab_size * GGUF_TOKENIZER_BYTES_PER_TOKEN
+    )
 
 
 def _sized(model: ModelSpec, fmt: WeightsFormat) -> tuple[dict[str, int], dict[str, str]]:
@@ -69,8 +72,7 @@ def _sized(model: ModelSpec, fmt: WeightsFormat) -> tuple[dict[str, int], dict[s
         return sizes, types
     sizes, types = {}, {}
     for t in model.text_tensors:
-        sizes[t.name], types[t.name] = hf_tensor_bytes(t, fmt.name, fmt.group_size,
-                                                       model.is_moe)
+        sizes[t.name], types[t.name] = hf_tensor_bytes(t, fmt.name, fmt.group_size, model.is_moe)
     return sizes, types
 
 

@@ -134,10 +134,26 @@ def _ffn_down(c: Ctx, layer: int) -> str:
     return c.default
 
 
-_MOE8_ATTN_OUT = ("Q2_K", "IQ3_XS", "IQ3_XXS", "Q3_K_S", "Q3_K_M", "IQ4_NL", "Q4_K_S",
-                  "Q4_K_M", "IQ3_S", "IQ3_M", "IQ4_XS")
-_ATTN_OUT = {"Q2_K": "Q3_K", "IQ3_XXS": "IQ3_S", "Q3_K_M": "Q4_K", "Q3_K_L": "Q5_K",
-             "IQ3_M": "Q4_K"}
+_MOE8_ATTN_OUT = (
+    "Q2_K",
+    "IQ3_XS",
+    "IQ3_XXS",
+    "Q3_K_S",
+    "Q3_K_M",
+    "IQ4_NL",
+    "Q4_K_S",
+    "Q4_K_M",
+    "IQ3_S",
+    "IQ3_M",
+    "IQ4_XS",
+)
+_ATTN_OUT = {
+    "Q2_K": "Q3_K",
+    "IQ3_XXS": "IQ3_S",
+    "Q3_K_M": "Q4_K",
+    "Q3_K_L": "Q5_K",
+    "IQ3_M": "Q4_K",
+}
 
 
 def _by_category(c: Ctx, t: Tensor, cat: str, n: Counters) -> str:

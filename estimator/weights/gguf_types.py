@@ -14,31 +14,95 @@ from estimator.model import ModelSpec, Tensor
 
 # type -> (weights per block, bytes per block)
 BLOCKS: dict[str, tuple[int, int]] = {
-    "F32": (1, 4), "F16": (1, 2), "BF16": (1, 2),
-    "Q8_0": (32, 34), "Q6_K": (256, 210), "Q5_1": (32, 24), "Q5_K": (256, 176),
-    "Q5_0": (32, 22), "Q4_1": (32, 20), "Q4_K": (256, 144), "Q4_0": (32, 18),
-    "IQ4_NL": (32, 18), "IQ4_XS": (256, 136), "MXFP4": (32, 17), "Q3_K": (256, 110),
-    "IQ3_S": (256, 110), "IQ3_XXS": (256, 98), "Q2_K": (256, 84), "IQ2_S": (256, 82),
-    "IQ2_XS": (256, 74), "IQ2_XXS": (256, 66), "IQ1_M": (256, 56), "IQ1_S": (256, 50),
+    "F32": (1, 4),
+    "F16": (1, 2),
+    "BF16": (1, 2),
+    "Q8_0": (32, 34),
+    "Q6_K": (256, 210),
+    "Q5_1": (32, 24),
+    "Q5_K": (256, 176),
+    "Q5_0": (32, 22),
+    "Q4_1": (32, 20),
+    "Q4_K": (256, 144),
+    "Q4_0": (32, 18),
+    "IQ4_NL": (32, 18),
+    "IQ4_XS": (256, 136),
+    "MXFP4": (32, 17),
+    "Q3_K": (256, 110),
+    "IQ3_S": (256, 110),
+    "IQ3_XXS": (256, 98),
+    "Q2_K": (256, 84),
+    "IQ2_S": (256, 82),
+    "IQ2_XS": (256, 74),
+    "IQ2_XXS": (256, 66),
+    "IQ1_M": (256, 56),
+    "IQ1_S": (256, 50),
 }
 
 GGUF_FILE_TYPES: tuple[str, ...] = (
-    "F32", "F16", "BF16", "Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q5_0", "Q4_K_M", "Q4_K_S",
-    "Q4_0", "IQ4_XS", "IQ4_NL", "Q3_K_L", "Q3_K_M", "Q3_K_S", "IQ3_M", "IQ3_XS", "IQ3_XXS",
-    "Q2_K", "IQ2_M", "IQ2_S", "IQ2_XS", "IQ2_XXS", "IQ1_M", "IQ1_S", "MXFP4_MOE",
+    "F32",
+    "F16",
+    "BF16",
+    "Q8_0",
+    "Q6_K",
+    "Q5_K_M",
+    "Q5_K_S",
+    "Q5_0",
+    "Q4_K_M",
+    "Q4_K_S",
+    "Q4_0",
+    "IQ4_XS",
+    "IQ4_NL",
+    "Q3_K_L",
+    "Q3_K_M",
+    "Q3_K_S",
+    "IQ3_M",
+    "IQ3_XS",
+    "IQ3_XXS",
+    "Q2_K",
+    "IQ2_M",
+    "IQ2_S",
+    "IQ2_XS",
+    "IQ2_XXS",
+    "IQ1_M",
+    "IQ1_S",
+    "MXFP4_MOE",
 )
 # Also understood (legacy / less common): sized with the same rules.
 EXTRA_GGUF_FILE_TYPES: tuple[str, ...] = ("Q5_1", "Q4_1", "IQ3_S", "Q2_K_S")
 
 # llama_ftype_get_default_type
 DEFAULT_TYPE: dict[str, str] = {
-    "F32": "F32", "F16": "F16", "BF16": "BF16", "Q8_0": "Q8_0", "Q6_K": "Q6_K",
-    "Q5_K_M": "Q5_K", "Q5_K_S": "Q5_K", "Q5_0": "Q5_0", "Q5_1": "Q5_1", "Q4_K_M": "Q4_K",
-    "Q4_K_S": "Q4_K", "Q4_0": "Q4_0", "Q4_1": "Q4_1", "IQ4_XS": "IQ4_XS",
-    "IQ4_NL": "IQ4_NL", "Q3_K_L": "Q3_K", "Q3_K_M": "Q3_K", "Q3_K_S": "Q3_K",
-    "IQ3_M": "IQ3_S", "IQ3_S": "IQ3_S", "IQ3_XS": "IQ3_S", "IQ3_XXS": "IQ3_XXS",
-    "Q2_K": "Q2_K", "Q2_K_S": "Q2_K", "IQ2_M": "IQ2_S", "IQ2_S": "IQ2_XS",
-    "IQ2_XS": "IQ2_XS", "IQ2_XXS": "IQ2_XXS", "IQ1_M": "IQ1_M", "IQ1_S": "IQ1_S",
+    "F32": "F32",
+    "F16": "F16",
+    "BF16": "BF16",
+    "Q8_0": "Q8_0",
+    "Q6_K": "Q6_K",
+    "Q5_K_M": "Q5_K",
+    "Q5_K_S": "Q5_K",
+    "Q5_0": "Q5_0",
+    "Q5_1": "Q5_1",
+    "Q4_K_M": "Q4_K",
+    "Q4_K_S": "Q4_K",
+    "Q4_0": "Q4_0",
+    "Q4_1": "Q4_1",
+    "IQ4_XS": "IQ4_XS",
+    "IQ4_NL": "IQ4_NL",
+    "Q3_K_L": "Q3_K",
+    "Q3_K_M": "Q3_K",
+    "Q3_K_S": "Q3_K",
+    "IQ3_M": "IQ3_S",
+    "IQ3_S": "IQ3_S",
+    "IQ3_XS": "IQ3_S",
+    "IQ3_XXS": "IQ3_XXS",
+    "Q2_K": "Q2_K",
+    "Q2_K_S": "Q2_K",
+    "IQ2_M": "IQ2_S",
+    "IQ2_S": "IQ2_XS",
+    "IQ2_XS": "IQ2_XS",
+    "IQ2_XXS": "IQ2_XXS",
+    "IQ1_M": "IQ1_M",
+    "IQ1_S": "IQ1_S",
     "MXFP4_MOE": "MXFP4",
 }
 
@@ -46,9 +110,19 @@ _UNQUANTIZED = ("F32", "F16", "BF16")
 _IQ_LOW = ("IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ2_S", "IQ2_M", "IQ1_M")
 # tensor_type_fallback: row length not a multiple of the block size
 _FALLBACK = {
-    "IQ1_S": "IQ4_NL", "IQ1_M": "IQ4_NL", "IQ2_XXS": "IQ4_NL", "IQ2_XS": "IQ4_NL",
-    "IQ2_S": "IQ4_NL", "IQ3_XXS": "IQ4_NL", "IQ3_S": "IQ4_NL", "IQ4_XS": "IQ4_NL",
-    "Q2_K": "Q4_0", "Q3_K": "Q4_0", "Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0",
+    "IQ1_S": "IQ4_NL",
+    "IQ1_M": "IQ4_NL",
+    "IQ2_XXS": "IQ4_NL",
+    "IQ2_XS": "IQ4_NL",
+    "IQ2_S": "IQ4_NL",
+    "IQ3_XXS": "IQ4_NL",
+    "IQ3_S": "IQ4_NL",
+    "IQ4_XS": "IQ4_NL",
+    "Q2_K": "Q4_0",
+    "Q3_K": "Q4_0",
+    "Q4_K": "Q5_0",
+    "Q5_K": "Q5_1",
+    "Q6_K": "Q8_0",
 }
 
 
@@ -76,9 +150,16 @@ def make_ctx(model: ModelSpec, ftype: str, imatrix: bool) -> Ctx:
     """Model facts for the rules. LLM_TYPE_70B: llama/qwen2 with 80 layers (as llama.cpp
     classifies Llama-2/3-70B and Qwen2-72B); n_gqa from the model's head counts."""
     is_70b = model.gguf_arch in ("llama", "qwen2") and model.n_layers == 80
-    return Ctx(ftype, DEFAULT_TYPE[ftype], model.n_layers,
-               model.n_heads // max(1, model.n_kv_heads), model.n_experts, is_70b,
-               model.tie_word_embeddings, imatrix)
+    return Ctx(
+        ftype,
+        DEFAULT_TYPE[ftype],
+        model.n_layers,
+        model.n_heads // max(1, model.n_kv_heads),
+        model.n_experts,
+        is_70b,
+        model.tie_word_embeddings,
+        imatrix,
+    )
 
 
 def allows_quantization(t: Tensor) -> bool:
@@ -100,10 +181,17 @@ def category(name: str) -> str:
     base = name.rsplit(".", 1)[-1] if name.startswith("blk.") else name
     if name in ("output", "token_embd"):
         return name
-    for key, cat in (("attn_qkv", "attn_v"), ("attn_kv_b", "attn_v"), ("attn_v", "attn_v"),
-                     ("attn_k", "attn_k"), ("attn_q", "attn_q"),
-                     ("attn_output", "attn_output"), ("ffn_up", "ffn_up"),
-                     ("ffn_gate", "ffn_gate"), ("ffn_down", "ffn_down")):
+    for key, cat in (
+        ("attn_qkv", "attn_v"),
+        ("attn_kv_b", "attn_v"),
+        ("attn_v", "attn_v"),
+        ("attn_k", "attn_k"),
+        ("attn_q", "attn_q"),
+        ("attn_output", "attn_output"),
+        ("ffn_up", "ffn_up"),
+        ("ffn_gate", "ffn_gate"),
+        ("ffn_down", "ffn_down"),
+    ):
         if base == key or (base.startswith(key + "_") and key.startswith("ffn")):
             return cat
     return "other"

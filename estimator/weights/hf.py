@@ -10,7 +10,15 @@ from __future__ import annotations
 from estimator.model import Tensor
 
 HF_FORMATS: tuple[str, ...] = (
-    "fp32", "bf16", "fp16", "fp8", "w8a8", "awq-int4", "gptq-int4", "mxfp4", "nvfp4",
+    "fp32",
+    "bf16",
+    "fp16",
+    "fp8",
+    "w8a8",
+    "awq-int4",
+    "gptq-int4",
+    "mxfp4",
+    "nvfp4",
 )
 HALF = 2
 FP8_BLOCK = 128

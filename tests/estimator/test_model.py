@@ -76,21 +76,30 @@ def test_it_counts_llama_3_1_8b_exactly() -> None:
 
 
 def test_it_reads_an_unknown_model_type_with_the_fallback_parser() -> None:
-    spec = parse_hf_config({"model_type": "brand_new", "hidden_size": 1024,
-                            "num_attention_heads": 8, "num_hidden_layers": 4})
+    spec = parse_hf_config(
+        {
+            "model_type": "brand_new",
+            "hidden_size": 1024,
+            "num_attention_heads": 8,
+            "num_hidden_layers": 4,
+        }
+    )
     assert spec.is_fallback
     assert any("fallback" in note for note in spec.notes)
     assert spec.intermediate_size == 4096
 
 
-@pytest.mark.parametrize("bad,field", [
-    ({"num_hidden_layers": 0}, "num_hidden_layers"),
-    ({"hidden_size": -1}, "hidden_size"),
-    ({"hidden_size": "4096"}, "hidden_size"),
-    ({"hidden_size": math.nan}, "hidden_size"),
-    ({"num_key_value_heads": 5}, "num_key_value_heads"),
-    ({"model_type": 3}, "model_type"),
-])
+@pytest.mark.parametrize(
+    "bad,field",
+    [
+        ({"num_hidden_layers": 0}, "num_hidden_layers"),
+        ({"hidden_size": -1}, "hidden_size"),
+        ({"hidden_size": "4096"}, "hidden_size"),
+        ({"hidden_size": math.nan}, "hidden_size"),
+        ({"num_key_value_heads": 5}, "num_key_value_heads"),
+        ({"model_type": 3}, "model_type"),
+    ],
+)
 def test_it_rejects_unreadable_configs_naming_the_field(bad: dict[str, Any], field: str) -> None:
     config = load_config("meta-llama__Llama-3.1-8B-Instruct") | bad
     with pytest.raises(ConfigError) as err:
@@ -138,12 +147,17 @@ RECONSTRUCTED: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 CSV_KEYS = {
-    "num_hidden_layers": "num_hidden_layers", "hidden_size": "hidden_size",
-    "num_attention_heads": "num_attention_heads", "num_key_value_heads": "num_key_value_heads",
-    "head_dim": "head_dim", "vocab_size": "vocab_size",
+    "num_hidden_layers": "num_hidden_layers",
+    "hidden_size": "hidden_size",
+    "num_attention_heads": "num_attention_heads",
+    "num_key_value_heads": "num_key_value_heads",
+    "head_dim": "head_dim",
+    "vocab_size": "vocab_size",
     "max_position_embeddings": "max_position_embeddings",
-    "moe_intermediate_size": "moe_intermediate_size", "sliding_window": "sliding_window",
-    "experts_per_token": "num_experts_per_tok", "shared_experts": "n_shared_experts",
+    "moe_intermediate_size": "moe_intermediate_size",
+    "sliding_window": "sliding_window",
+    "experts_per_token": "num_experts_per_tok",
+    "shared_experts": "n_shared_experts",
     "first_k_dense_replace": "first_k_dense_replace",
 }
 
@@ -158,8 +172,11 @@ def config_from_row(row: dict[str, str], model_type: str, extra: dict[str, Any])
         config["intermediate_size"] = int(row["intermediate_size"])
     config["tie_word_embeddings"] = row["tie_word_embeddings"] == "true"
     if row["num_experts"]:
-        experts_key = {"mixtral": "num_local_experts", "llama4_text": "num_local_experts",
-                       "glm4_moe": "n_routed_experts"}.get(model_type, "num_experts")
+        experts_key = {
+            "mixtral": "num_local_experts",
+            "llama4_text": "num_local_experts",
+            "glm4_moe": "n_routed_experts",
+        }.get(model_type, "num_experts")
         config[experts_key] = int(row["num_experts"])
     if model_type == "mixtral":
         config["intermediate_size"] = int(row["moe_intermediate_size"])
@@ -211,8 +228,9 @@ def test_it_alternates_gemma2_sliding_and_global_layers() -> None:
     assert attention_counts(spec) == {"sliding": 21, "full": 21}
 
 
-@pytest.mark.parametrize("row_name,local,glob", [
-    ("Gemma-3-1B-it", 22, 4), ("Gemma-3-27B-it", 52, 10)])
+@pytest.mark.parametrize(
+    "row_name,local,glob", [("Gemma-3-1B-it", 22, 4), ("Gemma-3-27B-it", 52, 10)]
+)
 def test_it_gives_gemma3_five_local_layers_per_global_one(
     row_name: str, local: int, glob: int
 ) -> None:
@@ -222,8 +240,15 @@ def test_it_gives_gemma3_five_local_layers_per_global_one(
 
 
 def test_it_reads_gemma3_from_a_multimodal_wrapper() -> None:
-    config = {"model_type": "gemma3", "text_config": {"hidden_size": 2560,
-              "intermediate_size": 10240, "num_hidden_layers": 34, "sliding_window": 1024}}
+    config = {
+        "model_type": "gemma3",
+        "text_config": {
+            "hidden_size": 2560,
+            "intermediate_size": 10240,
+            "num_hidden_layers": 34,
+            "sliding_window": 1024,
+        },
+    }
     spec = parse_hf_config(config)
     assert spec.model_type == "gemma3_text"
     assert spec.params_total == 3_880_263_168  # Gemma-3-4B-it, vocab 262208 by default

@@ -75,8 +75,10 @@ def test_it_sizes_real_gguf_files_within_one_percent_median_three_max() -> None:
     rows = gguf_errors()
     errors = [abs(c - m) / m * 100 for _, _, m, c in rows]
     worst = max(zip(errors, rows, strict=True))
-    print(f"\nGGUF sizes: n={len(rows)} median={statistics.median(errors):.3f}% "
-          f"p90={statistics.quantiles(errors, n=10)[-1]:.3f}% max={worst[0]:.3f}% {worst[1]}")
+    print(
+        f"\nGGUF sizes: n={len(rows)} median={statistics.median(errors):.3f}% "
+        f"p90={statistics.quantiles(errors, n=10)[-1]:.3f}% max={worst[0]:.3f}% {worst[1]}"
+    )
     assert len(rows) >= 85
     assert statistics.median(errors) <= 1.0
     assert max(errors) <= 3.0
@@ -97,8 +99,9 @@ def test_it_sizes_llama_3_1_8b_q8_0_as_34_bytes_per_32_weights() -> None:
 
 
 def test_it_applies_llama_cpp_rules_to_q4_k_m() -> None:
-    b = weights_breakdown(spec_of("meta-llama__Llama-3.1-8B-Instruct"),
-                          WeightsFormat("gguf", "Q4_K_M"))
+    b = weights_breakdown(
+        spec_of("meta-llama__Llama-3.1-8B-Instruct"), WeightsFormat("gguf", "Q4_K_M")
+    )
     # use_more_bits(i, 32): i < 4, i >= 28, or (i - 4) % 3 == 2 -> layers 0-3, 6, 9, ...
     assert b.tensor_types["blk.0.attn_v"] == "Q6_K"
     assert b.tensor_types["blk.6.ffn_down"] == "Q6_K"
@@ -109,8 +112,9 @@ def test_it_applies_llama_cpp_rules_to_q4_k_m() -> None:
 
 
 def test_it_bumps_mixtral_attention_and_keeps_the_router_f32() -> None:
-    b = weights_breakdown(spec_of("mistralai__Mixtral-8x7B-Instruct-v0.1"),
-                          WeightsFormat("gguf", "Q4_K_M"))
+    b = weights_breakdown(
+        spec_of("mistralai__Mixtral-8x7B-Instruct-v0.1"), WeightsFormat("gguf", "Q4_K_M")
+    )
     assert b.tensor_types["blk.3.attn_v"] == "Q8_0"
     assert b.tensor_types["blk.3.attn_k"] == "Q8_0"
     assert b.tensor_types["blk.3.attn_output"] == "Q5_K"
@@ -175,10 +179,22 @@ def test_it_reports_active_bytes_per_token_for_moe() -> None:
 
 
 def test_it_counts_multimodal_towers_apart() -> None:
-    config = {"model_type": "gemma3", "text_config": {"model_type": "gemma3_text",
-              "hidden_size": 2560, "intermediate_size": 10240, "num_hidden_layers": 34},
-              "vision_config": {"hidden_size": 1152, "intermediate_size": 4304,
-                                "num_hidden_layers": 27, "patch_size": 14, "image_size": 896}}
+    config = {
+        "model_type": "gemma3",
+        "text_config": {
+            "model_type": "gemma3_text",
+            "hidden_size": 2560,
+            "intermediate_size": 10240,
+            "num_hidden_layers": 34,
+        },
+        "vision_config": {
+            "hidden_size": 1152,
+            "intermediate_size": 4304,
+            "num_hidden_layers": 27,
+            "patch_size": 14,
+            "image_size": 896,
+        },
+    }
     spec = parse_hf_config(config)
     assert spec.params_total == 3_880_263_168  # model_configs.csv Gemma-3-4B-it
     # SigLIP-so400m tower ~0.417B + projector 1152 x 2560
@@ -191,9 +207,25 @@ def test_it_counts_multimodal_towers_apart() -> None:
 # Not in the chain: Q3_K_L (its Q5_K attn_v/attn_output/ffn_down can outweigh IQ4_XS in
 # small models), IQ4_NL/Q4_0/Q5_0 (same nominal bpw as K neighbours), IQ3_M and IQ2_M/IQ2_S
 # (IQ3_S token_embd can exceed Q2_K's in vocabulary-heavy models).
-SIZE_CHAIN = ("F32", "F16", "Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q4_K_M", "Q4_K_S", "IQ4_XS",
-              "Q3_K_M", "Q3_K_S", "IQ3_XS", "IQ3_XXS", "IQ2_XS", "IQ2_XXS", "IQ1_M",
-              "IQ1_S")
+SIZE_CHAIN = (
+    "F32",
+    "F16",
+    "Q8_0",
+    "Q6_K",
+    "Q5_K_M",
+    "Q5_K_S",
+    "Q4_K_M",
+    "Q4_K_S",
+    "IQ4_XS",
+    "Q3_K_M",
+    "Q3_K_S",
+    "IQ3_XS",
+    "IQ3_XXS",
+    "IQ2_XS",
+    "IQ2_XXS",
+    "IQ1_M",
+    "IQ1_S",
+)
 
 dims = st.integers(min_value=4, max_value=32).map(lambda k: k * 256)
 
@@ -201,26 +233,34 @@ dims = st.integers(min_value=4, max_value=32).map(lambda k: k * 256)
 @st.composite
 def dense_configs(draw: st.DrawFn) -> dict[str, Any]:
     heads = draw(st.sampled_from([8, 16, 32]))
-    return {"model_type": "llama", "hidden_size": heads * 128,
-            "num_attention_heads": heads,
-            "num_key_value_heads": draw(st.sampled_from([h for h in (1, 2, 4, 8) if h <= heads])),
-            "num_hidden_layers": draw(st.integers(min_value=1, max_value=48)),
-            "intermediate_size": draw(dims), "vocab_size": draw(dims) * 16,
-            "tie_word_embeddings": draw(st.booleans())}
+    return {
+        "model_type": "llama",
+        "hidden_size": heads * 128,
+        "num_attention_heads": heads,
+        "num_key_value_heads": draw(st.sampled_from([h for h in (1, 2, 4, 8) if h <= heads])),
+        "num_hidden_layers": draw(st.integers(min_value=1, max_value=48)),
+        "intermediate_size": draw(dims),
+        "vocab_size": draw(dims) * 16,
+        "tie_word_embeddings": draw(st.booleans()),
+    }
 
 
 @settings(max_examples=40, deadline=None)
 @given(dense_configs())
 def test_bytes_never_decrease_with_more_bits_per_weight(config: dict[str, Any]) -> None:
     spec = parse_hf_config(config)
-    sizes = [weights_breakdown(spec, WeightsFormat("gguf", name)).total_bytes
-             for name in SIZE_CHAIN]
+    sizes = [
+        weights_breakdown(spec, WeightsFormat("gguf", name)).total_bytes for name in SIZE_CHAIN
+    ]
     assert sizes == sorted(sizes, reverse=True)
 
 
 @settings(max_examples=40, deadline=None)
-@given(dense_configs(), st.sampled_from(GGUF_FILE_TYPES + EXTRA_GGUF_FILE_TYPES),
-       st.sampled_from(["gguf", "hf"]))
+@given(
+    dense_configs(),
+    st.sampled_from(GGUF_FILE_TYPES + EXTRA_GGUF_FILE_TYPES),
+    st.sampled_from(["gguf", "hf"]),
+)
 def test_tp_2_halves_everything_but_the_replicated_part(
     config: dict[str, Any], gguf_name: str, family: str
 ) -> None:
