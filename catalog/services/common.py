@@ -25,7 +25,9 @@ def snapshot_value(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, list | dict):
-        return json.loads(json.dumps(value, sort_keys=True))
+        # Numbers inside JSON as floats: PostgreSQL's jsonb hands 1e308 back as a
+        # 309-digit integer, and the two must compare equal.
+        return json.loads(json.dumps(value, sort_keys=True), parse_int=float)
     return value
 
 

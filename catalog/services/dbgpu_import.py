@@ -21,15 +21,31 @@ from catalog.models import Accelerator, MemoryKind, Origin, Segment
 MIN_MEMORY_GB = 2
 MIN_YEAR = 2014
 
-_DATACENTER = ("server", "instinct", "data center", "tesla", "grid", "mining")
+_DATACENTER = ("server", "instinct", "data center", "tesla", "grid")
+# Not for LLM inference: mining boards (no display, cut-down PCIe) and game consoles.
+_SKIP = ("mining", "console")
+_FORM_FACTORS = {
+    "Single-slot": "PCIe single-slot",
+    "Dual-slot": "PCIe dual-slot",
+    "Triple-slot": "PCIe triple-slot",
+    "Quad-slot": "PCIe quad-slot",
+    "SXM Module": "SXM",
+    "OAM Module": "OAM",
+    "IGP": "integrated",
+    "MXM Module": "MXM (laptop)",
+}
+# GB/s per direction of a x16 link, by PCIe generation (x8 half, x4 a quarter).
+_PCIE_X16_GBPS = {"3.0": 16, "4.0": 32, "5.0": 64}
+_PCIE = re.compile(r"PCIe (\d\.\d) x(\d+)")
 _WORKSTATION = ("quadro", "workstation", "firepro", "radeon pro", "-mw", "pro w", "pro series")
 _SOC = ("igp", "tegra", "console", "hd graphics", "arc graphics", "xe graphics")
-_VENDOR_WORDS = re.compile(r"\b(nvidia|amd|ati|intel|apple)\b")
+# Vendor and brand words: "Radeon Instinct MI300X" (TechPowerUp) is "Instinct MI300X".
+_VENDOR_WORDS = re.compile(r"\b(nvidia|amd|ati|intel|apple|geforce|radeon)\b")
 
 
 def normalise(name: str) -> str:
-    """Lowercase letters and digits only, vendor words dropped: 'NVIDIA GeForce RTX 4090'
-    and 'GeForce RTX 4090' meet."""
+    """Lowercase letters and digits only, vendor and brand words dropped: 'NVIDIA GeForce
+    RTX 4090', 'GeForce RTX 4090' and 'RTX 4090' meet."""
     return re.sub(r"[^a-z0-9]", "", _VENDOR_WORDS.sub("", name.lower()))
 
 
@@ -59,7 +75,23 @@ def _specs() -> tuple[Any, ...]:
     return tuple(GPUDatabase.default().specifications.values())
 
 
+def _pcie_gbps(bus: str | None, form_factor: str | None) -> float | None:
+    """Host link bandwidth; SXM/OAM boards report their PCIe host link, not NVLink/IF."""
+    match = _PCIE.search(bus or "")
+    if not match or form_factor in ("SXM Module", "OAM Module", "IGP", "MXM Module"):
+        return None
+    per_x16 = _PCIE_X16_GBPS.get(match.group(1))
+    return None if per_x16 is None else per_x16 * int(match.group(2)) / 16
+
+
+def _unified(spec: Any) -> bool:
+    memory = (spec.memory_type or "").lower()
+    return spec.board_slot_width == "IGP" or "shared" in memory or "lpddr" in memory
+
+
 def _wanted(spec: Any) -> bool:
+    if any(word in (spec.generation or "").lower() for word in _SKIP):
+        return False
     return bool(
         spec.memory_size_gb
         and spec.memory_size_gb >= MIN_MEMORY_GB
@@ -72,15 +104,20 @@ def _wanted(spec: Any) -> bool:
 def _values(spec: Any, source: str) -> dict[str, Any]:
     segment = _segment(spec)
     url = spec.tpu_url or "https://www.techpowerup.com/gpu-specs/"
-    figures = ("memory_gb", "bandwidth_gbps", "tdp_w", "release_date")
+    # ATI was bought by AMD; TechPowerUp keeps the old brand on pre-2010 Radeons.
+    vendor = "AMD" if spec.manufacturer == "ATI" else spec.manufacturer
+    interconnect_gbps = _pcie_gbps(spec.bus_interface, spec.board_slot_width)
+    figures = ["memory_gb", "bandwidth_gbps", "tdp_w", "release_date"]
+    if interconnect_gbps is not None:
+        figures.append("interconnect_gbps")
     fp16 = (spec.half_float_performance_gflop_s or 0) / 1000
     return {
-        "vendor": spec.manufacturer,
+        "vendor": vendor,
         "name": spec.name,
-        "slug": slugify(f"{spec.manufacturer} {spec.name}")[:140],
-        "aliases": [],
+        "slug": slugify(f"{vendor} {spec.name}")[:140],
+        "aliases": ["ATI " + spec.name] if spec.manufacturer == "ATI" else [],
         "memory_gb": float(spec.memory_size_gb),
-        "memory_kind": MemoryKind.UNIFIED if segment == Segment.SOC else MemoryKind.DISCRETE,
+        "memory_kind": MemoryKind.UNIFIED if _unified(spec) else MemoryKind.DISCRETE,
         "bandwidth_gbps": float(spec.memory_bandwidth_gb_s),
         "fp16_tflops": None,
         "fp8_tflops": None,

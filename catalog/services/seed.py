@@ -112,7 +112,7 @@ def _merge(obj: models.Model, values: dict[str, Any], force: bool) -> tuple[set[
     for name, new in values.items():
         current = snapshot_value(getattr(obj, name))
         if name in snap:
-            edited = current != snap[name]
+            edited = current != snapshot_value(snap[name])  # jsonb may renormalise numbers
         else:  # never loaded: a value other than the default was set by someone
             edited = current != snapshot_value(_default(obj, name))
         if edited and not force:
@@ -122,7 +122,7 @@ def _merge(obj: models.Model, values: dict[str, Any], force: bool) -> tuple[set[
             setattr(obj, name, new)
             changed.add(name)
         snap[name] = snapshot_value(new)
-    if snap != obj.seeded_fields:  # type: ignore[attr-defined]
+    if snapshot_value(snap) != snapshot_value(obj.seeded_fields):  # type: ignore[attr-defined]
         obj.seeded_fields = snap  # type: ignore[attr-defined]
         changed.add("seeded_fields")
     return changed, kept
