@@ -59,15 +59,15 @@ class Used:
         """The first of `keys` present with a usable integer (records it), else default."""
         for key in keys:
             value = cfg.get(key)
-            if _is_count(value, minimum):
+            if isinstance(value, (int, float)) and _is_count(value, minimum):
                 self.keys.append(key)
                 return int(value)
         return default
 
 
-def _is_count(value: object, minimum: int) -> bool:
+def _is_count(value: float, minimum: int) -> bool:
     """An int (or integral finite float) >= minimum; bools are not counts."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool):
         return False
     return math.isfinite(value) and value == int(value) and value >= minimum
 

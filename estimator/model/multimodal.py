@@ -31,10 +31,14 @@ def _vit_tensors(vc: Config) -> tuple[list[Tensor], int]:
     ffn = get_int(vc, "intermediate_size", 0, minimum=0) or width * 4
     patch = get_int(vc, "patch_size", 14)
     image = get_int(vc, "image_size", 224)
+    # Qwen3-VL / Qwen3.5: Conv3d patches over temporal_patch_size frames and a learned
+    # table of num_position_embeddings positions.
+    temporal = get_int(vc, "temporal_patch_size", 1)
+    positions = get_int(vc, "num_position_embeddings", 0, minimum=0) or (image // patch) ** 2
     out = [
-        _t("v.patch_embd", (width, CHANNELS * patch * patch), "vision"),
+        _t("v.patch_embd", (width, CHANNELS * temporal * patch * patch), "vision"),
         _t("v.patch_embd.bias", (width,), "vision"),
-        _t("v.position_embd", ((image // patch) ** 2, width), "vision"),
+        _t("v.position_embd", (positions, width), "vision"),
         _t("v.post_ln", (2, width), "vision"),
     ]
     for i in range(layers):
@@ -76,6 +80,8 @@ def _projector(
             _t("mm.adapter.fc2", (p_out, p_out), "projector"),
             _t("mm.linear_1", (text_hidden, v_out), "projector"),
         ]
+    if model_type.startswith(("qwen3_vl", "qwen3_5")):
+        return _qwen3_mergers(vc, width, text_hidden)
     if model_type.startswith("qwen2") and "vl" in model_type:
         merged = width * get_int(vc, "spatial_merge_size", 2) ** 2
         out_dim = get_int(vc, "out_hidden_size", 0, minimum=0) or text_hidden
@@ -88,6 +94,27 @@ def _projector(
         _t("mm.input_projection", (text_hidden, width), "projector"),
         _t("mm.input_projection.bias", (text_hidden,), "projector"),
     ]
+
+
+def _qwen3_mergers(vc: Config, width: int, text_hidden: int) -> list[Tensor]:
+    """Qwen3-VL / Qwen3.5 patch merger (LayerNorm + width x merge^2 -> same -> out_hidden_size
+    MLP with biases), repeated once per deepstack_visual_indexes entry (transformers
+    Qwen3VLVisionModel.merger and deepstack_merger_list)."""
+    merged = width * get_int(vc, "spatial_merge_size", 2) ** 2
+    out_dim = get_int(vc, "out_hidden_size", 0, minimum=0) or text_hidden
+    indexes = vc.get("deepstack_visual_indexes")
+    count = 1 + (len(indexes) if isinstance(indexes, list) else 0)
+    out: list[Tensor] = []
+    for i in range(count):
+        p = "mm." if i == 0 else f"mm.deepstack.{i - 1}."
+        out += [
+            _t(p + "norm", (2, merged), "projector"),
+            _t(p + "fc1", (merged, merged), "projector"),
+            _t(p + "fc1.bias", (merged,), "projector"),
+            _t(p + "fc2", (out_dim, merged), "projector"),
+            _t(p + "fc2.bias", (out_dim,), "projector"),
+        ]
+    return out
 
 
 def multimodal_tensors(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from estimator.model import dense, moe
+from estimator.model import dense, families, hybrid, moe, sparse
 from estimator.model.fields import Config, get_sub
 from estimator.model.generic import parse_generic
 from estimator.model.multimodal import multimodal_tensors
@@ -37,6 +37,32 @@ PARSERS: dict[str, Parser] = {
     "gpt_oss": moe.parse_gpt_oss,
     "llama4": moe.parse_llama4,
     "llama4_text": moe.parse_llama4,
+    "qwen3_vl": families.parse_qwen3_vl_text,
+    "qwen3_vl_text": families.parse_qwen3_vl_text,
+    "qwen3_vl_moe": families.parse_qwen3_vl_moe_text,
+    "qwen3_vl_moe_text": families.parse_qwen3_vl_moe_text,
+    "qwen3_5": hybrid.parse_qwen3_5,
+    "qwen3_5_text": hybrid.parse_qwen3_5,
+    "qwen3_5_moe": hybrid.parse_qwen3_5,
+    "qwen3_5_moe_text": hybrid.parse_qwen3_5,
+    "nemotron_h": hybrid.parse_nemotron_h,
+    "deci": hybrid.parse_deci,
+    "nemotron-nas": hybrid.parse_deci,
+    "mimo": families.parse_mimo,
+    "cohere2": families.parse_cohere2,
+    "olmo2": families.parse_olmo2,
+    "smollm3": families.parse_smollm3,
+    "granitemoe": families.parse_granitemoe,
+    "granitemoeshared": families.parse_granitemoe,
+    "phimoe": families.parse_phimoe,
+    "minimax_m2": sparse.parse_minimax_m2,
+    "glm_moe_dsa": sparse.parse_dsa,
+    "deepseek_v32": sparse.parse_dsa,
+    "mimo_v2_flash": sparse.parse_mimo_v2,
+    "gemma4": sparse.parse_gemma4,
+    "gemma4_text": sparse.parse_gemma4,
+    "ernie4_5_moe": sparse.parse_ernie_moe,
+    "hunyuan_v1_moe": sparse.parse_hunyuan_moe,
 }
 
 # Wrappers whose text model lives under text_config (Gemma3ForConditionalGeneration,
