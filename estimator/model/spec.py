@@ -52,8 +52,10 @@ class LayerSpec:
     latent plus the shared rope key, 576 for DeepSeek-V3); head_dim_v is kv_lora_rank,
     but llama.cpp and vLLM read V out of the same latent and store nothing extra, so a
     cache sizer must use model.mla rather than add K and V widths.
-    Linear layers (Gated DeltaNet): n_kv_heads and head dims are 0; the fixed per-sequence
-    state is in linear_state_bytes_per_seq (f32, as llama.cpp stores it).
+    Linear layers (Gated DeltaNet, Mamba2): n_kv_heads and head dims are 0; the fixed
+    per-sequence state is in linear_state_bytes_per_seq (f32, as llama.cpp stores it).
+    Layers with no token mixer at all (Nemotron-H MLP/MoE layers, DeciLM no_op attention)
+    are "linear" with a zero state: they cache nothing.
     """
 
     index: int
