@@ -20,6 +20,15 @@ that, the sum can (with a fitted decode_mfu that then reads as "effective" MFU).
 batch 1 the compute term is a few percent of the step; at large batch it dominates and
 the aggregate saturates at TFLOPS x decode_mfu / (2 x active params), as a roofline does.
 
+Prefill model (prefill_seconds_per_token, one prompt token):
+
+    seconds = (FLOPs x format_factor / (TFLOPS x prefill_mfu)
+               + active params x prefill_s_per_param) / tensor_parallel
+    FLOPs   = 2 x active params + 4 x layers x n_heads x head_dim x mean context
+
+format_factor is 1 for quantized weights and the fitted F16 / BF16 factor for llama.cpp.
+Bounds of both: estimate x the group's held-out ratio quantiles (calibration.json).
+
 `host_s` is the CPU-offloaded part (read at host RAM bandwidth x the CPU backend's share,
 additive because llama.cpp runs the layers one after another). `comm_s` is the
 tensor-parallel all-reduce cost. Bandwidths are decimal GB/s (10^9 bytes per second).

@@ -27,13 +27,17 @@ from estimator.calibration.prefill import owner as prefill_owner
 from estimator.calibration.rows import Measurement, load_measurements
 
 APPROXIMATIONS = (
-    "MoE active bytes = file bytes x params_active / params_total (experts and the rest "
-    "taken as equally compressed); dense active bytes = file bytes minus the untied "
-    "token_embd at the file's mean bits per weight.",
+    "Models with a config (calibration/models.py MODEL_CONFIGS): bytes per token from "
+    "weights_breakdown with the measured file size applied tensor by tensor; Unsloth UD "
+    "mixes take their base type's layout; EXL2 / q4f16_1 are sized as uniformly "
+    "compressed bf16. Stand-in configs with the same shapes are listed there.",
+    "Models without a config (GLM-4.7-Flash, Ministral-3-14B): MoE active bytes = file "
+    "bytes x params_active / params_total; dense = file bytes minus the untied token_embd "
+    "at the file's mean bits per weight; no KV reads, no attention FLOPs (tg128 / pp512).",
     "Rows without file_size_gb: params x nominal bits per weight (EXL2 bpw, GPTQ 4.25, "
     "q4f16_1 4.5, Q4_0 4.53, Q4_K_M 4.9, FP16 16, FP8 8).",
-    "Models missing from the shape table get no KV reads and no attention FLOPs (tg128 / "
-    "pp512 rows, < 2 % of the step).",
+    "TFLOPS of the 18 devices accelerators.csv lacks: estimator/data/calibration_devices.csv "
+    "(whitepaper figures or SMs x FLOP/clk x boost clock, one source per row).",
     "MoE batches touch 1 - (1 - k/E)^B of the experts (uniform routing).",
     "'decode 256 tok' rows: 8-token prompt; 'decode (single stream)': tg128 assumed.",
     "A100 (PCIe, no NVLink) TP rows: memory size not stated, 80GB (1935 GB/s) assumed.",

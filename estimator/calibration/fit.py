@@ -1,9 +1,10 @@
-"""Fit the speed factors on throughput.csv and measure the fit on held-out rows.
+"""Fit the decode factors on throughput.csv and measure the fit on held-out rows.
 
-Per group (engine / backend / device class) the decode model has three numbers:
+Per group (engine / backend / device class) the decode model has up to four numbers:
 bandwidth_share and decode_overhead_s (grid search, least squares in log space on the
-group's batch-1 rows) and decode_mfu (1-D grid on its batched rows, else pooled). Prefill
-has one: prefill_mfu = the median of measured / predicted-at-MFU-1 in log space.
+group's batch-1 rows), moe_decode_overhead_s (1-D grid on its MoE batch-1 rows) and
+decode_mfu (1-D grid on its batched rows, else the parent's). The prefill fit is in
+calibration/prefill.py.
 
 Bounds are the quantiles BOUND_QUANTILES of measured / predicted, where every prediction
 comes from a fit that did not see the row (leave-one-out), shrunk toward the quantiles
@@ -27,7 +28,6 @@ from estimator.speed import (
     compute_seconds_per_step,
     mean_decode_depth,
     memory_seconds_per_step,
-    prefill_flops_per_token,
 )
 
 MIN_ROWS = 6
@@ -165,21 +165,6 @@ def shrunk_bounds(own: Sequence[float], pooled: Sequence[float],
         own_log = math.log(quantile(own, q)) if n else pooled_log
         out.append(math.exp((n * own_log + shrink_rows * pooled_log) / (n + shrink_rows)))
     return out[0], out[1]
-
-
-def prefill_mfu_from(rows: Sequence[Measurement]) -> float:
-    """Median over rows of measured / predicted-at-MFU-1, taken in log space."""
-    return math.exp(statistics.median(math.log(prefill_ratio_at_mfu_1(m)) for m in rows))
-
-
-def prefill_ratio_at_mfu_1(m: Measurement) -> float:
-    """measured tokens/s / (TFLOPS / FLOPs per token): the MFU this row implies."""
-    flops = prefill_flops_per_token(m.work.params_active, n_layers=m.work.n_layers,
-                                    attention_width=m.attention_width,
-                                    prompt_tokens=m.prompt_tokens)
-    if not m.compute_tflops:
-        raise ValueError(f"row {m.row} has no TFLOPS")
-    return m.measured_tps * flops / (m.compute_tflops * 1e12)
 
 
 def leave_one_out(rows: Sequence[DecodeRow], fit_fn: Callable[[Sequence[DecodeRow]], DecodeFit]

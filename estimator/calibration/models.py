@@ -25,7 +25,9 @@ CONFIG_DIRS = (DATA / "validation" / "configs", DATA / "calibration_configs")
 # Stand-ins with the same tensor shapes: Llama 3 8B/70B -> Llama 3.1 (same layers, heads and
 # 128256 vocabulary; only RoPE scaling differs); Qwen2.5-Coder-7B -> Qwen2.5-7B;
 # Qwen3-Coder-30B-A3B -> Qwen3-30B-A3B; Mistral 7B v0.2 -> v0.3 (vocabulary 32768 vs
-# 32000: 3 M of 7.2 B parameters, and token_embd is not read when decoding).
+# 32000: 3 M of 7.2 B parameters, and token_embd is not read when decoding). NVIDIA's
+# NVFP4 / FP8 re-quantisations of Qwen3.6 / Gemma 4 / Nemotron 3 keep the base model's
+# shapes; their quantization_config is ignored (the GGUF format comes from the row).
 MODEL_CONFIGS: tuple[tuple[str, str], ...] = (
     ("llama 3 70b", "meta-llama__Llama-3.1-70B-Instruct"),
     ("llama 3", "meta-llama__Llama-3.1-8B-Instruct"),
@@ -42,6 +44,13 @@ MODEL_CONFIGS: tuple[tuple[str, str], ...] = (
     ("qwen3-next", "rebuilt__Qwen3-Next-80B-A3B"),
     ("gemma 3 4b", "rebuilt__Gemma-3-4B-it"),
     ("deepseek-v2-lite", "deepseek-ai__DeepSeek-V2-Lite"),
+    ("minimax-m2.7", "MiniMaxAI__MiniMax-M2.7"),
+    ("qwen3.5-122b-a10b", "Qwen__Qwen3.5-122B-A10B"),
+    ("qwen3.6-35b-a3b", "nvidia__Qwen3.6-35B-A3B-NVFP4"),
+    ("qwen3.6-27b", "nvidia__Qwen3.6-27B-NVFP4"),
+    ("gemma-4-26b-a4b", "google__gemma-4-26B-A4B"),
+    ("gemma-4-31b", "nvidia__Gemma-4-31B-IT-NVFP4"),
+    ("nemotron-3-super-120b", "nvidia__NVIDIA-Nemotron-3-Super-120B-A12B-FP8"),
 )
 
 # throughput.csv quant label -> GGUF file type whose per-tensor rules apply (Unsloth "UD"
@@ -64,12 +73,15 @@ def config_stem(model_name: str) -> str | None:
 
 @cache
 def model_spec(model_name: str) -> ModelSpec | None:
-    """parse_hf_config of the mapped config.json; None for unmapped models."""
+    """parse_hf_config of the mapped config.json; None for unmapped models and for configs
+    only the generic fallback parser reads (its shapes are a guess; the row then uses the
+    file's own columns, as for unmapped models)."""
     stem = config_stem(model_name)
     if stem is None:
         return None
     path = next(p for d in CONFIG_DIRS if (p := d / f"{stem}.json").exists())
-    return parse_hf_config(json.loads(path.read_text(encoding="utf-8")))
+    spec = parse_hf_config(json.loads(path.read_text(encoding="utf-8")))
+    return None if spec.is_fallback else spec
 
 
 def weights_format(quant: str, engine: str, file_bytes: float) -> WeightsFormat:

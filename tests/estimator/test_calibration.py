@@ -31,11 +31,18 @@ def test_it_stores_held_out_decode_statistics_within_the_reachable_targets():
     assert decode["inside_bounds_share"] >= TARGETS["inside"]
 
 
-@pytest.mark.xfail(strict=True, reason="held-out p90 is ~31 %, bounds ~1.77x: not yet met")
-def test_it_meets_the_decode_p90_and_width_targets():
-    decode = load_calibration()["overall"]["decode"]
-    assert decode["p90_abs_pct_err"] <= TARGETS["p90"]
-    assert decode["median_high_low_ratio"] <= TARGETS["high_low"]
+def test_it_meets_the_decode_bound_width_target():
+    assert load_calibration()["overall"]["decode"]["median_high_low_ratio"] <= TARGETS["high_low"]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "held-out decode p90 is ~29 % (target 25 %): the tail is rows the step formula has no "
+    "term for - 2023 vLLM TP=8 at 14 tok/s (+289 %), Qwen3-Next Q2_K on 3x RTX 3090 "
+    "(+264 %), BF16 MoE models on Vulkan at 0.35x of the bandwidth bound (+197 %, +164 %), "
+    "GLM-4.7-Flash without a config (+80 %), M1 Max at ~60 % of its bandwidth, and batched "
+    "MoE rows whose expert coverage is below uniform routing"))
+def test_it_meets_the_decode_p90_target():
+    assert load_calibration()["overall"]["decode"]["p90_abs_pct_err"] <= TARGETS["p90"]
 
 
 def test_it_meets_the_prefill_median_target():
