@@ -21,7 +21,7 @@ from estimator.calibration.fit import (
     predicted_step,
     shrunk_bounds,
 )
-from estimator.calibration.prefill import PrefillModel, fit_model, prefill_row
+from estimator.calibration.prefill import PrefillModel, fit_model, predict_tps, prefill_row
 from estimator.calibration.prefill import leave_one_out as prefill_loo
 from estimator.calibration.prefill import owner as prefill_owner
 from estimator.calibration.rows import Measurement, load_measurements
@@ -107,9 +107,10 @@ def _fit_decode_group(rows: Sequence[DecodeRow], parent_mfu: float,
     return fit
 
 
-def fit_decode(rows: Sequence[DecodeRow]) -> dict[str, tuple[DecodeFit, list[float]]]:
-    """Every group with >= MIN_ROWS batch-1 rows: its fit and its leave-one-out ratios
-    (measured / predicted tokens/s), pools first so leaves can inherit their MFU."""
+def fit_decode(rows: Sequence[DecodeRow], *, held_out: bool = True
+               ) -> dict[str, tuple[DecodeFit, list[float]]]:
+    """Every group with >= MIN_ROWS batch-1 rows: its fit and (held_out) its leave-one-out
+    ratios (measured / predicted tokens/s), pools first so leaves can inherit their MFU."""
     groups = _members(rows, lambda r: group_key(r.measurement))
     out: dict[str, tuple[DecodeFit, list[float]]] = {}
     for key in sorted(groups, key=lambda k: (k != "default", k.count("/"), k)):
@@ -118,6 +119,9 @@ def fit_decode(rows: Sequence[DecodeRow]) -> dict[str, tuple[DecodeFit, list[flo
             continue
         parent = next((out[k][0].mfu for k in lineage(key)[1:] if k in out), DEFAULT_DECODE_MFU)
         fit = _fit_decode_group(members, parent)
+        if not held_out:
+            out[key] = (fit, [])
+            continue
         ratios = []
         for i, row in enumerate(members):
             rest = [r for j, r in enumerate(members) if j != i]
@@ -134,6 +138,39 @@ def fit_prefill(rows: Sequence[Measurement]) -> tuple[PrefillModel, list[str], l
     model = fit_model(prows, prefill_lineage)
     owners = [prefill_owner(r.key, model.groups, prefill_lineage) for r in prows]
     return model, owners, prefill_loo(prows, prefill_lineage)
+
+
+def source_of(m: Measurement) -> str:
+    """The publisher of a row: throughput.csv's source up to the repository owner
+    ("github.com/kyuz0", "ggml-org/llama.cpp")."""
+    return "/".join(m.source.split(" ")[0].split("/")[:2])
+
+
+def by_source_holdout(rows: Sequence[DecodeRow], prefill_ms: Sequence[Measurement]
+                      ) -> dict[str, dict[str, float]]:
+    """Grouped K-fold by source: every source's rows predicted by fits on the other
+    sources only (no held-out bounds). Harder than leave-one-out: a backend measured by
+    one source alone is then predicted from the pools."""
+    decode: list[tuple[float, float, float, float]] = []
+    for source in sorted({source_of(r.measurement) for r in rows}):
+        fits = fit_decode([r for r in rows if source_of(r.measurement) != source],
+                          held_out=False)
+        for r in rows:
+            if source_of(r.measurement) == source:
+                predicted = 1 / predicted_step(r, fits[_owner(group_key(r.measurement), fits)][0])
+                decode.append((r.measurement.measured_tps, predicted, predicted, predicted))
+    prefill: list[tuple[float, float, float, float]] = []
+    prows = [prefill_row(m, prefill_key(m)) for m in prefill_ms]
+    for source in sorted({source_of(m) for m in prefill_ms}):
+        model = fit_model([r for r in prows if source_of(r.measurement) != source],
+                          prefill_lineage)
+        for p in prows:
+            if source_of(p.measurement) == source:
+                predicted = predict_tps(p, model, prefill_lineage)
+                prefill.append((p.measurement.measured_tps, predicted, predicted, predicted))
+    keep = ("n", "median_abs_pct_err", "p90_abs_pct_err")
+    return {kind: {k: v for k, v in error_stats(ts).items() if k in keep}
+            for kind, ts in (("decode", decode), ("prefill", prefill))}
 
 
 def _owner(key: str, fitted: dict[str, Any]) -> str:
@@ -239,6 +276,7 @@ def build_calibration() -> dict[str, Any]:
             "decode": error_stats([t for ts in d_triples.values() for t in ts]),
             "prefill": error_stats([t for ts in p_triples.values() for t in ts]),
         },
+        "by_source_holdout": by_source_holdout(rows, prefill_ms),
         "rows": {
             "total": len(measurements),
             "decode_used": len(decode_ms),

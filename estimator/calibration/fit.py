@@ -28,6 +28,7 @@ from estimator.speed import (
     compute_seconds_per_step,
     mean_decode_depth,
     memory_seconds_per_step,
+    overhead_scale,
 )
 
 MIN_ROWS = 6
@@ -40,8 +41,9 @@ DEFAULT_DECODE_MFU = 0.25  # used before the pooled batched fit and where nothin
 class DecodeRow:
     """A decode measurement reduced to the terms of the step formula.
 
-    step = memory_1 / share + compute_1 / mfu + comm + overhead, where memory_1 and
-    compute_1 are the memory and compute seconds at share = 1 and MFU = 1.
+    step = memory_1 / share + compute_1 / mfu + comm + overhead x overhead_scale(layers)
+    (+ moe overhead), where memory_1 and compute_1 are the memory and compute seconds at
+    share = 1 and MFU = 1.
     """
 
     measurement: Measurement
@@ -74,8 +76,10 @@ def decode_row(m: Measurement) -> DecodeRow:
 def predicted_step(row: DecodeRow, fit: DecodeFit) -> float:
     """The step formula of estimator.speed.decode_step_seconds on precomputed terms."""
     compute = row.compute_1 / fit.mfu if row.compute_1 else 0.0
-    moe = fit.moe_overhead_s if row.measurement.work.is_moe else 0.0
-    return row.memory_1 / fit.share + compute + row.comm + fit.overhead_s + moe
+    work = row.measurement.work
+    moe = fit.moe_overhead_s if work.is_moe else 0.0
+    overhead = fit.overhead_s * overhead_scale(work.n_layers)
+    return row.memory_1 / fit.share + compute + row.comm + overhead + moe
 
 
 def _log_loss(rows: Sequence[DecodeRow], fit: DecodeFit) -> float:

@@ -157,6 +157,7 @@ class Measurement:
     model: str = ""  # throughput.csv model name
     config_known: bool = False  # bytes and shapes from parse_hf_config + weights_breakdown
     params_total: float = 0.0
+    source: str = ""  # throughput.csv source column
 
 
 def _number(text: str | None) -> float | None:
@@ -366,6 +367,7 @@ def measurement_for(index: int, row: dict[str, str], rows: list[dict[str, str]],
         shape_known=shape is not None or config is not None,
         excluded=exclusion_reason(row, kind), quant=row["quant"], model=row["model"],
         config_known=config is not None, params_total=float(row["params_total_b"]) * 1e9,
+        source=row["source"],
     )
 
 

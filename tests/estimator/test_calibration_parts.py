@@ -114,3 +114,21 @@ def test_it_stores_leave_one_out_statistics_for_every_fitted_group():
     stats = [g["decode_stats"] for g in calibration["groups"].values() if "decode_stats" in g]
     assert sum(s["n"] for s in stats) == calibration["overall"]["decode"]["n"]
     assert calibration["overall"]["prefill"]["n"] == calibration["rows"]["prefill_used"]
+
+
+def test_it_scales_the_step_overhead_with_the_layer_count():
+    from estimator.speed import DecodeWork, Device, decode_step_seconds, overhead_scale
+
+    assert overhead_scale(0) == 1.0 and overhead_scale(80) == 2.5
+    work = DecodeWork(weight_bytes_per_token=4e9, params_active=8e9, n_layers=64)
+    step, _ = decode_step_seconds(work, Device(1000), FACTORS)
+    # 4e9 / (1000e9 x 0.8) = 5 ms; overhead 2 ms x 64 / 32 = 4 ms; no TFLOPS -> no compute
+    assert step == pytest.approx(0.009)
+
+
+def test_it_reports_a_by_source_holdout_beside_leave_one_out():
+    holdout = load_calibration()["by_source_holdout"]
+    assert holdout["decode"]["n"] == load_calibration()["overall"]["decode"]["n"]
+    # holding out a whole source is harder than holding out one row
+    assert holdout["decode"]["median_abs_pct_err"] >= (
+        load_calibration()["overall"]["decode"]["median_abs_pct_err"])
