@@ -271,6 +271,16 @@ def build_calibration() -> dict[str, Any]:
         "bound_shrink_rows": SHRINK_ROWS,
         "statistics": "leave-one-out: every prediction and every bound comes from a fit "
                       "without the row; error = |predicted - measured| / measured",
+        "formulas": {
+            "decode_step_s": "weight+KV bytes / (bandwidth x bandwidth_share) + 2 x active "
+                             "params x batch / (fp16 TFLOPS x decode_mfu) + host + comm + "
+                             "decode_overhead_s x n_layers / 32 (+ moe_decode_overhead_s)",
+            "prefill_s_per_token": "FLOPs x format factor / (TFLOPS x prefill_mfu) + active "
+                                   "params x prefill_s_per_param",
+            "bounds": "estimate x ratio quantiles (bound_quantiles) of the group's held-out "
+                      "measured / predicted, shrunk toward the pooled quantiles by "
+                      "bound_shrink_rows pseudo-rows (in log space)",
+        },
         "groups": groups,
         "overall": {
             "decode": error_stats([t for ts in d_triples.values() for t in ts]),
