@@ -159,29 +159,45 @@ def normalize_engine(engine: str) -> str:
 def normalize_backend(backend: str) -> str:
     """cuda | rocm | metal | vulkan | sycl | cpu from free text ("ROCm 6.0 (HIP)", "Vulkan")."""
     text = backend.strip().lower()
-    for key, name in (("rocm", "rocm"), ("hip", "rocm"), ("metal", "metal"), ("vulkan", "vulkan"),
-                      ("sycl", "sycl"), ("cuda", "cuda"), ("cpu", "cpu")):
+    for key, name in (
+        ("rocm", "rocm"),
+        ("hip", "rocm"),
+        ("metal", "metal"),
+        ("vulkan", "vulkan"),
+        ("sycl", "sycl"),
+        ("cuda", "cuda"),
+        ("cpu", "cpu"),
+    ):
         if key in text:
             return name
     return text or "cuda"
 
 
-def device_class_for(name: str, bandwidth_gbps: float) -> str:
-    """"datacenter" for HBM accelerators (>= 1500 GB/s and not an RTX/GeForce/Radeon card).
+def device_class_for(
+    name: str, bandwidth_gbps: float, *, memory_gb: float | None = None, unified: bool = False
+) -> str:
+    """ "datacenter" for HBM accelerators, else "consumer".
 
     README of the validation data: datacenter GPUs reach a lower share of their bandwidth in
     llama.cpp than consumer cards (A100/H100 rows in throughput.csv: ~35-45 % vs 60-85 %).
-    GDDR workstation cards (RTX PRO 6000, 1792 GB/s) stay "consumer".
+    HBM parts are told apart by >= 1500 GB/s, no consumer marker in the name and, when the
+    memory size is known, >= 40 GB of discrete memory: GDDR7 cards also pass 1500 GB/s
+    (RTX 5090: 1792 GB/s, 32 GB) and unified-memory SoCs are never HBM accelerators.
+    GDDR workstation cards with large memory (RTX PRO 6000, 96 GB) need their name or an
+    explicit device class.
     """
     lowered = name.lower()
     consumer_markers = ("rtx", "geforce", "radeon", "apple", "arc")
-    if bandwidth_gbps >= 1500 and not any(m in lowered for m in consumer_markers):
-        return "datacenter"
-    return "consumer"
+    if unified or any(m in lowered for m in consumer_markers) or bandwidth_gbps < 1500:
+        return "consumer"
+    if memory_gb is not None and memory_gb < 40:
+        return "consumer"
+    return "datacenter"
 
 
-def group_candidates(engine: str, backend: str, device_class: str, moe: bool = False
-                     ) -> tuple[str, ...]:
+def group_candidates(
+    engine: str, backend: str, device_class: str, moe: bool = False
+) -> tuple[str, ...]:
     """Calibration group keys to try, most specific first ("+moe" variants first for MoE
     models: they carry their own prefill MFU)."""
     eng = normalize_engine(engine)
@@ -227,14 +243,26 @@ def kv_bytes_read(work: DecodeWork, depth_tokens: float) -> float:
     return work.kv_bytes_per_token * depth_tokens + work.windowed_kv_bytes_per_token * window
 
 
-def allreduce_seconds(message_bytes: float, par: Parallelism) -> float:
-    """One ring all-reduce: latency + 2 (N-1)/N x message / link bandwidth.
+# Links at or above this one-direction bandwidth are NVLink / Infinity Fabric class, where
+# engines use one- or two-shot all-reduce kernels instead of a ring (vLLM custom all-reduce).
+FAST_LINK_GBPS = 100.0
 
-    The 2 (N-1)/N volume factor is the ring algorithm's (NCCL docs, "Performance
-    considerations"); latency is a per-collective constant (PCIe-class default 25 us).
+
+def allreduce_seconds(message_bytes: float, par: Parallelism) -> float:
+    """One all-reduce: steps x latency + 2 (N-1)/N x message / link bandwidth.
+
+    Ring all-reduce (NCCL docs, "Performance considerations"): 2 (N-1) steps, each paying
+    the link's start-up latency (Hockney's alpha-beta model), and 2 (N-1)/N of the message
+    over the link. On PCIe-class links (< FAST_LINK_GBPS) the ring is what runs, so latency
+    grows with N: with the 25 us default, 8 GPUs pay 14 x 25 = 350 us per all-reduce, which
+    is what the 8x A100 PCIe vLLM rows in throughput.csv show (Llama 2 70B: 14 tok/s, where
+    the bandwidth bound alone gives ~90). On NVLink-class links engines use two-shot kernels:
+    2 steps whatever N (an assumption: no measurement here separates it).
     """
     n = par.n_devices
-    return par.link_latency_s + 2 * (n - 1) / n * message_bytes / (par.interconnect_gbps * GB)
+    steps = 2 if par.interconnect_gbps >= FAST_LINK_GBPS else 2 * (n - 1)
+    volume = 2 * (n - 1) / n * message_bytes / (par.interconnect_gbps * GB)
+    return steps * par.link_latency_s + volume
 
 
 def comm_seconds_per_step(work: DecodeWork, par: Parallelism, batch: int) -> float:
@@ -303,8 +331,9 @@ def decode_step_seconds(
     bandwidth.
     """
     par = parallelism or Parallelism()
-    memory = memory_seconds_per_step(work, device, par, factors.bandwidth_share, batch,
-                                     depth_tokens)
+    memory = memory_seconds_per_step(
+        work, device, par, factors.bandwidth_share, batch, depth_tokens
+    )
     compute = compute_seconds_per_step(work, device, par, factors.decode_mfu, batch)
     host = 0.0
     if work.offloaded_bytes_per_token > 0:
@@ -312,8 +341,9 @@ def decode_step_seconds(
             raise ValueError("offloaded weights need host_bandwidth_gbps")
         host = work.offloaded_bytes_per_token / (host_bandwidth_gbps * GB * host_share)
     comm = comm_seconds_per_step(work, par, batch)
-    step = memory + compute + host + comm + factors.decode_overhead_s * overhead_scale(
-        work.n_layers)
+    step = (
+        memory + compute + host + comm + factors.decode_overhead_s * overhead_scale(work.n_layers)
+    )
     if work.is_moe:
         step += factors.moe_decode_overhead_s
     return step, memory >= compute
@@ -337,8 +367,9 @@ def mean_decode_depth(prompt_tokens: int, output_tokens: int) -> float:
     return prompt_tokens + output_tokens / 2
 
 
-def resolve_factors(engine: str, backend: str, device_class: str, moe: bool = False
-                    ) -> SpeedFactors:
+def resolve_factors(
+    engine: str, backend: str, device_class: str, moe: bool = False
+) -> SpeedFactors:
     """The calibrated factors of the most specific known group (estimator.calibration)."""
     from estimator.calibration import factors_for  # lazy: calibration imports this module
 
@@ -369,8 +400,14 @@ def decode_speed(
     host_share = resolve_factors("llama.cpp", "cpu", "consumer").bandwidth_share
     depth = mean_decode_depth(prompt_tokens, output_tokens)
     step, memory_bound = decode_step_seconds(
-        work, device, fac, batch=batch, depth_tokens=depth, parallelism=parallelism,
-        host_bandwidth_gbps=host_bandwidth_gbps, host_share=host_share,
+        work,
+        device,
+        fac,
+        batch=batch,
+        depth_tokens=depth,
+        parallelism=parallelism,
+        host_bandwidth_gbps=host_bandwidth_gbps,
+        host_share=host_share,
     )
     per_seq = 1.0 / step
     per_seq_range = Range(per_seq, per_seq * fac.decode_ratio_low, per_seq * fac.decode_ratio_high)
@@ -403,7 +440,7 @@ def prefill_flops_per_token(
 
 
 def weights_family(weights_name: str) -> str:
-    """"f16" | "bf16" | "quantized" from a GGUF file type or HF dtype name ("F16", "bf16",
+    """ "f16" | "bf16" | "quantized" from a GGUF file type or HF dtype name ("F16", "bf16",
     "Q4_K_M", "MXFP4_MOE", "fp8" ...); "" (unknown) counts as quantized."""
     name = weights_name.strip().lower()
     if name in ("f16", "fp16", "float16"):
@@ -425,9 +462,15 @@ def prefill_format_factor(factors: SpeedFactors, weights_name: str) -> float:
     return 1.0
 
 
-def prefill_seconds_per_token(flops_per_token: float, params_active: float, tflops: float,
-                              factors: SpeedFactors, *, format_factor: float = 1.0,
-                              tensor_parallel: int = 1) -> float:
+def prefill_seconds_per_token(
+    flops_per_token: float,
+    params_active: float,
+    tflops: float,
+    factors: SpeedFactors,
+    *,
+    format_factor: float = 1.0,
+    tensor_parallel: int = 1,
+) -> float:
     """Seconds per prompt token:
     (FLOPs x format_factor / (TFLOPS x prefill_mfu) + active params x prefill_s_per_param) / TP.
 
@@ -475,13 +518,16 @@ def prefill_speed(
         raise ValueError("prefill needs the device's fp16 TFLOPS")
     fac = factors or resolve_factors(engine, backend, device.device_class, is_moe)
     flops = prefill_flops_per_token(
-        params_active, n_layers=n_layers, attention_width=attention_width,
-        prompt_tokens=prompt_tokens, depth_tokens=depth_tokens,
+        params_active,
+        n_layers=n_layers,
+        attention_width=attention_width,
+        prompt_tokens=prompt_tokens,
+        depth_tokens=depth_tokens,
     )
     factor = prefill_format_factor(fac, weights_name)
-    tps = 1.0 / prefill_seconds_per_token(flops, params_active, tflops, fac,
-                                          format_factor=factor,
-                                          tensor_parallel=tensor_parallel)
+    tps = 1.0 / prefill_seconds_per_token(
+        flops, params_active, tflops, fac, format_factor=factor, tensor_parallel=tensor_parallel
+    )
     return PrefillSpeed(
         tokens_per_s=Range(tps, tps * fac.prefill_ratio_low, tps * fac.prefill_ratio_high),
         flops_per_token=flops,

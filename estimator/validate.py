@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from estimator.api import RequestError, estimate
+from estimator.calibration import models as calibration_models
 from estimator.calibration.rows import (
     DEVICE_ALIASES,
     engine_of,
@@ -57,21 +58,40 @@ REBUILT: dict[str, tuple[str, dict[str, Any]]] = {
 # throughput.csv but has no config fixture. These are its config.json values; the log
 # columns of row L014 confirm layers (27), heads (16) and the 128 + 64 / 128 head dims.
 DEEPSEEK_V2_LITE: dict[str, Any] = {
-    "model_type": "deepseek_v2", "hidden_size": 2048, "intermediate_size": 10944,
-    "moe_intermediate_size": 1408, "num_hidden_layers": 27, "num_attention_heads": 16,
-    "num_key_value_heads": 16, "n_shared_experts": 2, "n_routed_experts": 64,
-    "num_experts_per_tok": 6, "first_k_dense_replace": 1, "kv_lora_rank": 512,
-    "q_lora_rank": None, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
-    "vocab_size": 102400, "max_position_embeddings": 163840, "tie_word_embeddings": False,
+    "model_type": "deepseek_v2",
+    "hidden_size": 2048,
+    "intermediate_size": 10944,
+    "moe_intermediate_size": 1408,
+    "num_hidden_layers": 27,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 16,
+    "n_shared_experts": 2,
+    "n_routed_experts": 64,
+    "num_experts_per_tok": 6,
+    "first_k_dense_replace": 1,
+    "kv_lora_rank": 512,
+    "q_lora_rank": None,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
+    "vocab_size": 102400,
+    "max_position_embeddings": 163840,
+    "tie_word_embeddings": False,
 }
 CSV_KEYS = {
-    "num_hidden_layers": "num_hidden_layers", "hidden_size": "hidden_size",
-    "num_attention_heads": "num_attention_heads", "num_key_value_heads": "num_key_value_heads",
-    "head_dim": "head_dim", "vocab_size": "vocab_size",
+    "num_hidden_layers": "num_hidden_layers",
+    "hidden_size": "hidden_size",
+    "num_attention_heads": "num_attention_heads",
+    "num_key_value_heads": "num_key_value_heads",
+    "head_dim": "head_dim",
+    "vocab_size": "vocab_size",
     "max_position_embeddings": "max_position_embeddings",
-    "moe_intermediate_size": "moe_intermediate_size", "sliding_window": "sliding_window",
-    "experts_per_token": "num_experts_per_tok", "shared_experts": "n_shared_experts",
-    "first_k_dense_replace": "first_k_dense_replace", "intermediate_size": "intermediate_size",
+    "moe_intermediate_size": "moe_intermediate_size",
+    "sliding_window": "sliding_window",
+    "experts_per_token": "num_experts_per_tok",
+    "shared_experts": "n_shared_experts",
+    "first_k_dense_replace": "first_k_dense_replace",
+    "intermediate_size": "intermediate_size",
 }
 
 # Lower-case substrings of the data sets' model names -> config file stem or REBUILT key.
@@ -79,7 +99,7 @@ CSV_KEYS = {
 MODEL_ALIASES: tuple[tuple[str, str], ...] = (
     ("llama 3 70b", "meta-llama__Llama-3.1-70B-Instruct"),
     ("llama-3.1-70b", "meta-llama__Llama-3.1-70B-Instruct"),
-    ("llama 3", "meta-llama__Llama-3.1-8B-Instruct"),      # Llama 3 8B: same tensors
+    ("llama 3", "meta-llama__Llama-3.1-8B-Instruct"),  # Llama 3 8B: same tensors
     ("llama-3.1-8b", "meta-llama__Llama-3.1-8B-Instruct"),
     ("llama_3.1_8b", "meta-llama__Llama-3.1-8B-Instruct"),
     ("llama 3.1 8b", "meta-llama__Llama-3.1-8B-Instruct"),
@@ -89,9 +109,9 @@ MODEL_ALIASES: tuple[tuple[str, str], ...] = (
     ("codellama-7b", "codellama__CodeLlama-7b-hf"),
     ("gpt-oss-120b", "openai__gpt-oss-120b"),
     ("gpt-oss-20b", "openai__gpt-oss-20b"),
-    ("qwen2.5-coder-7b", "Qwen__Qwen2.5-7B-Instruct"),      # same shapes as Qwen2.5-7B
+    ("qwen2.5-coder-7b", "Qwen__Qwen2.5-7B-Instruct"),  # same shapes as Qwen2.5-7B
     ("qwen2.5-7b", "Qwen__Qwen2.5-7B-Instruct"),
-    ("qwen3-coder-30b-a3b", "Qwen__Qwen3-30B-A3B"),         # same shapes as Qwen3-30B-A3B
+    ("qwen3-coder-30b-a3b", "Qwen__Qwen3-30B-A3B"),  # same shapes as Qwen3-30B-A3B
     ("qwen3-next 80b", "Qwen3-Next-80B-A3B"),
     ("qwen3 32b", "Qwen__Qwen3-32B"),
     ("mixtral 8x7b", "mistralai__Mixtral-8x7B-Instruct-v0.1"),
@@ -132,8 +152,9 @@ class Metric:
     high_over_low: list[float] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
 
-    def add(self, predicted: float, measured: float, low: float | None = None,
-            high: float | None = None) -> None:
+    def add(
+        self, predicted: float, measured: float, low: float | None = None, high: float | None = None
+    ) -> None:
         """Absolute percentage error |predicted - measured| / measured x 100."""
         self.errors_pct.append(abs(predicted - measured) / measured * 100)
         if low is not None and high is not None:
@@ -146,14 +167,18 @@ class Metric:
     def summary(self) -> dict[str, Any]:
         errors = sorted(self.errors_pct)
         out: dict[str, Any] = {
-            "dataset": self.dataset, "figure": self.figure, "count": len(errors),
-            "skipped": sum(self.skipped.values()), "skipped_reasons": dict(self.skipped),
+            "dataset": self.dataset,
+            "figure": self.figure,
+            "count": len(errors),
+            "skipped": sum(self.skipped.values()),
+            "skipped_reasons": dict(self.skipped),
             "median_pct": statistics.median(errors) if errors else None,
             "p90_pct": quantile(errors, 0.9) if errors else None,
             "max_pct": errors[-1] if errors else None,
             "inside_share": sum(self.inside) / len(self.inside) if self.inside else None,
             "median_high_over_low": statistics.median(self.high_over_low)
-            if self.high_over_low else None,
+            if self.high_over_low
+            else None,
             "target": {k: v for k, v in asdict(self.target).items() if v is not None},
         }
         out["misses"] = misses(out, self.target)
@@ -165,18 +190,19 @@ def quantile(sorted_values: list[float], q: float) -> float:
     position = (len(sorted_values) - 1) * q
     lower = math.floor(position)
     upper = min(lower + 1, len(sorted_values) - 1)
-    return sorted_values[lower] + (sorted_values[upper] - sorted_values[lower]) * (
-        position - lower)
+    return sorted_values[lower] + (sorted_values[upper] - sorted_values[lower]) * (position - lower)
 
 
 def misses(summary: dict[str, Any], target: Target) -> list[str]:
     """Names of the targets the summary does not meet (empty: all met)."""
     out = []
-    for key, limit, better in (("median_pct", target.median_pct, "below"),
-                               ("p90_pct", target.p90_pct, "below"),
-                               ("max_pct", target.max_pct, "below"),
-                               ("inside_share", target.inside_share, "above"),
-                               ("median_high_over_low", target.median_high_over_low, "below")):
+    for key, limit, better in (
+        ("median_pct", target.median_pct, "below"),
+        ("p90_pct", target.p90_pct, "below"),
+        ("max_pct", target.max_pct, "below"),
+        ("inside_share", target.inside_share, "above"),
+        ("median_high_over_low", target.median_high_over_low, "below"),
+    ):
         value = summary[key]
         if limit is None:
             continue
@@ -216,7 +242,7 @@ def config_for(model_name: str) -> str | None:
     lowered = model_name.lower()
     stem = next((target for key, target in MODEL_ALIASES if key in lowered), None)
     if stem is None:
-        return None
+        return calibration_config(model_name)
     if stem == "DeepSeek-V2-Lite":
         return json.dumps(DEEPSEEK_V2_LITE)
     if stem in REBUILT:
@@ -224,9 +250,20 @@ def config_for(model_name: str) -> str | None:
     return (CONFIGS / f"{stem}.json").read_text(encoding="utf-8")
 
 
+def calibration_config(model_name: str) -> str | None:
+    """The calibration's own config for models the aliases above do not cover (newer
+    models in throughput.csv), when a dedicated parser reads it."""
+    if calibration_models.model_spec(model_name) is None:
+        return None
+    stem = calibration_models.config_stem(model_name)
+    path = next(p for d in calibration_models.CONFIG_DIRS if (p := d / f"{stem}.json").exists())
+    return path.read_text(encoding="utf-8")
+
+
 def base_request(config_text: str, weights: dict[str, Any], **sections: Any) -> dict[str, Any]:
     request: dict[str, Any] = {
-        "model": {"hf_config": json.loads(config_text)}, "weights": weights,
+        "model": {"hf_config": json.loads(config_text)},
+        "weights": weights,
         "device": {"memory_gb": BIG_DEVICE_GB, "bandwidth_gbps": 1000.0},
     }
     request.update(sections)
@@ -304,8 +341,12 @@ def _llama_kv_types(row: dict[str, str]) -> tuple[str, str | None, str | None]:
 
 def llamacpp_request(row: dict[str, str], config: str) -> dict[str, Any]:
     type_k, type_v, layout = _llama_kv_types(row)
-    engine: dict[str, Any] = {"name": "llama.cpp", "n_ubatch": int(row["n_ubatch"] or 512),
-                              "flash_attention": row["flash_attn"] == "1", "type_k": type_k}
+    engine: dict[str, Any] = {
+        "name": "llama.cpp",
+        "n_ubatch": int(row["n_ubatch"] or 512),
+        "flash_attention": row["flash_attn"] == "1",
+        "type_k": type_k,
+    }
     if type_v:
         engine["type_v"] = type_v
     if layout:
@@ -314,8 +355,9 @@ def llamacpp_request(row: dict[str, str], config: str) -> dict[str, Any]:
         engine["swa_full"] = True  # the fork caches every layer in full (no iSWA cache)
     n_ctx = int(row["n_ctx"])
     workload = {"context_tokens": n_ctx, "prompt_tokens": 0, "output_tokens": 1}
-    return base_request(config, {"format": "gguf", "quant": "Q4_K_M"}, engine=engine,
-                        workload=workload)
+    return base_request(
+        config, {"format": "gguf", "quant": "Q4_K_M"}, engine=engine, workload=workload
+    )
 
 
 def _fully_placed(row: dict[str, str]) -> bool:
@@ -328,8 +370,9 @@ def validate_llamacpp_memory() -> list[Metric]:
     """kv_cache_bytes vs 'KV self size' and the compute buffer vs the busiest device's
     'compute buffer size' in llama.cpp (and ik_llama.cpp) load logs."""
     kv = Metric("llamacpp_memory.csv", "kv_cache_bytes", Target(max_pct=0.5))
-    compute = Metric("llamacpp_memory.csv", "overhead_breakdown.compute_buffer",
-                     Target(median_pct=15.0))
+    compute = Metric(
+        "llamacpp_memory.csv", "overhead_breakdown.compute_buffer", Target(median_pct=15.0)
+    )
     for row in read_csv("llamacpp_memory.csv"):
         config = config_for(row["model"]) or config_for(row["arch"])
         if config is None:
@@ -354,8 +397,13 @@ def validate_llamacpp_memory() -> list[Metric]:
     return [kv, compute]
 
 
-VLLM_DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16",
-               "float32": "fp32"}
+VLLM_DTYPES = {
+    "bfloat16": "bf16",
+    "bf16": "bf16",
+    "float16": "fp16",
+    "fp16": "fp16",
+    "float32": "fp32",
+}
 
 
 def vllm_weights(row: dict[str, str]) -> dict[str, Any] | None:
@@ -381,14 +429,28 @@ def vllm_request(row: dict[str, str], config: str, weights: dict[str, Any]) -> d
     pp = int(row["pp"] or 1)
     context = int(row["max_model_len"])
     # vLLM's kv_cache_dtype "auto" follows the model dtype (4 bytes for float32).
-    kv_dtype = "fp8" if row["kv_cache_dtype"].startswith("fp8") else (
-        "f32" if weights.get("dtype") == "fp32" else "f16")
-    engine = {"name": "vllm", "gpu_memory_utilization": float(row["gpu_memory_utilization"]),
-              "block_size": int(row["block_size"] or 16)}
-    device = {"memory_gb": float(row["total_gpu_memory_gib"]) * GIB / GB,
-              "bandwidth_gbps": 3350.0, "count": tp * pp}
-    workload = {"context_tokens": context, "tensor_parallel": tp, "kv_cache_dtype": kv_dtype,
-                "prompt_tokens": 0, "output_tokens": 1}
+    kv_dtype = (
+        "fp8"
+        if row["kv_cache_dtype"].startswith("fp8")
+        else ("f32" if weights.get("dtype") == "fp32" else "f16")
+    )
+    engine = {
+        "name": "vllm",
+        "gpu_memory_utilization": float(row["gpu_memory_utilization"]),
+        "block_size": int(row["block_size"] or 16),
+    }
+    device = {
+        "memory_gb": float(row["total_gpu_memory_gib"]) * GIB / GB,
+        "bandwidth_gbps": 3350.0,
+        "count": tp * pp,
+    }
+    workload = {
+        "context_tokens": context,
+        "tensor_parallel": tp,
+        "kv_cache_dtype": kv_dtype,
+        "prompt_tokens": 0,
+        "output_tokens": 1,
+    }
     request = base_request(config, weights, engine=engine, workload=workload)
     request["device"] = device
     return request
@@ -396,18 +458,22 @@ def vllm_request(row: dict[str, str], config: str, weights: dict[str, Any]) -> d
 
 def validate_vllm_memory() -> list[Metric]:
     """Per-rank weights ("Model loading took X GiB") and "GPU KV cache size" tokens."""
-    weights_metric = Metric("vllm_memory.csv", "per_device_weights_bytes",
-                            Target(median_pct=3.0))
-    tokens_metric = Metric("vllm_memory.csv", "kv_cache_capacity_tokens",
-                           Target(median_pct=5.0, p90_pct=15.0))
+    weights_metric = Metric("vllm_memory.csv", "per_device_weights_bytes", Target(median_pct=3.0))
+    tokens_metric = Metric(
+        "vllm_memory.csv", "kv_cache_capacity_tokens", Target(median_pct=5.0, p90_pct=15.0)
+    )
     for row in read_csv("vllm_memory.csv"):
         config = config_for(row["model"])
         weights = vllm_weights(row)
-        reason = ("no config for the model" if config is None else
-                  "quantization scheme not modelled" if weights is None else
-                  "log lacks total memory or max_model_len"
-                  if not row["total_gpu_memory_gib"] or not row["max_model_len"].isdigit()
-                  else "")
+        reason = (
+            "no config for the model"
+            if config is None
+            else "quantization scheme not modelled"
+            if weights is None
+            else "log lacks total memory or max_model_len"
+            if not row["total_gpu_memory_gib"] or not row["max_model_len"].isdigit()
+            else ""
+        )
         if reason or config is None or weights is None:
             weights_metric.skip(reason)
             tokens_metric.skip(reason)
@@ -425,11 +491,22 @@ def validate_vllm_memory() -> list[Metric]:
     return [weights_metric, tokens_metric]
 
 
-UD_BASE = {"UD-Q8_K_XL": "Q8_0", "UD-Q5_K_XL": "Q5_K_M", "UD-Q4_K_XL": "Q4_K_M",
-           "UD-Q3_K_S": "Q3_K_S"}
-GGUF_LABELS = {"Q4_K_M": "Q4_K_M", "Q4_0": "Q4_0", "Q8_0": "Q8_0", "Q2_K": "Q2_K",
-               "F16": "F16", "BF16": "BF16", "MXFP4 (MoE)": "MXFP4_MOE",
-               "Q4_K_M GGUF (MXFP4 experts)": "Q4_K_M"}
+UD_BASE = {
+    "UD-Q8_K_XL": "Q8_0",
+    "UD-Q5_K_XL": "Q5_K_M",
+    "UD-Q4_K_XL": "Q4_K_M",
+    "UD-Q3_K_S": "Q3_K_S",
+}
+GGUF_LABELS = {
+    "Q4_K_M": "Q4_K_M",
+    "Q4_0": "Q4_0",
+    "Q8_0": "Q8_0",
+    "Q2_K": "Q2_K",
+    "F16": "F16",
+    "BF16": "BF16",
+    "MXFP4 (MoE)": "MXFP4_MOE",
+    "Q4_K_M GGUF (MXFP4 experts)": "Q4_K_M",
+}
 HF_LABELS = {"FP16": "fp16", "FP8": "fp8", "GPTQ 4-bit": "gptq-int4"}
 
 
@@ -451,8 +528,13 @@ def throughput_weights(row: dict[str, str], engine: str) -> dict[str, Any] | Non
 
 def _vendor(name: str) -> str:
     lowered = name.lower()
-    for key, vendor in (("apple", "apple"), ("amd", "amd"), ("radeon", "amd"),
-                        ("intel", "intel"), ("arc", "intel")):
+    for key, vendor in (
+        ("apple", "apple"),
+        ("amd", "amd"),
+        ("radeon", "amd"),
+        ("intel", "intel"),
+        ("arc", "intel"),
+    ):
         if key in lowered:
             return vendor
     return "nvidia"
@@ -460,12 +542,19 @@ def _vendor(name: str) -> str:
 
 def throughput_device(row: dict[str, str]) -> dict[str, Any]:
     count, name = split_device(row["device"])
-    spec = _accelerators().get(DEVICE_ALIASES.get(name.lower(), ""))
-    bandwidth = float(row["device_bw_gbps"]) if row["device_bw_gbps"] else (
-        spec.bandwidth_gbps if spec is not None else 0.0)
-    device: dict[str, Any] = {"memory_gb": BIG_DEVICE_GB, "name": name, "count": count,
-                              "bandwidth_gbps": bandwidth,
-                              "vendor": _vendor(name)}
+    spec = _accelerators().get(DEVICE_ALIASES.get(name.lower(), name))
+    bandwidth = (
+        float(row["device_bw_gbps"])
+        if row["device_bw_gbps"]
+        else (spec.bandwidth_gbps if spec is not None else 0.0)
+    )
+    device: dict[str, Any] = {
+        "memory_gb": BIG_DEVICE_GB,
+        "name": name,
+        "count": count,
+        "bandwidth_gbps": bandwidth,
+        "vendor": _vendor(name),
+    }
     if spec is not None and spec.fp16_tflops:
         device["fp16_tflops"] = spec.fp16_tflops
     if spec is not None and spec.fp8_tflops:
@@ -501,11 +590,16 @@ def throughput_request(row: dict[str, str]) -> tuple[str, dict[str, Any]] | str:
     tp = 1 if engine == "llama.cpp" else device["count"]
     backend = normalize_backend(row["backend"]) if engine == "llama.cpp" else "cuda"
     output = max(output, 1)
-    workload = {"prompt_tokens": prompt, "output_tokens": output,
-                "context_tokens": max(prompt + output, 512),
-                "concurrent_sequences": int(row["batch"] or 1), "tensor_parallel": tp}
-    request = base_request(config, weights, engine={"name": engine, "backend": backend},
-                           workload=workload)
+    workload = {
+        "prompt_tokens": prompt,
+        "output_tokens": output,
+        "context_tokens": max(prompt + output, 512),
+        "concurrent_sequences": int(row["batch"] or 1),
+        "tensor_parallel": tp,
+    }
+    request = base_request(
+        config, weights, engine={"name": engine, "backend": backend}, workload=workload
+    )
     request["device"] = device
     return kind, request
 
@@ -513,9 +607,11 @@ def throughput_request(row: dict[str, str]) -> tuple[str, dict[str, Any]] | str:
 def validate_throughput() -> list[Metric]:
     """decode_tokens_per_s (aggregate for batched rows) and prefill_tokens_per_s vs
     throughput.csv, with the share of measurements inside [low, high]."""
-    decode = Metric("throughput.csv", "decode_tokens_per_s",
-                    Target(median_pct=10.0, p90_pct=25.0, inside_share=0.8,
-                           median_high_over_low=1.6))
+    decode = Metric(
+        "throughput.csv",
+        "decode_tokens_per_s",
+        Target(median_pct=10.0, p90_pct=25.0, inside_share=0.8, median_high_over_low=1.6),
+    )
     prefill = Metric("throughput.csv", "prefill_tokens_per_s", Target(median_pct=20.0))
     for row in read_csv("throughput.csv"):
         built = throughput_request(row)
@@ -543,7 +639,11 @@ def validate_throughput() -> list[Metric]:
 
 
 VALIDATORS: tuple[Callable[[], list[Metric]], ...] = (
-    validate_gguf_sizes, validate_llamacpp_memory, validate_vllm_memory, validate_throughput)
+    validate_gguf_sizes,
+    validate_llamacpp_memory,
+    validate_vllm_memory,
+    validate_throughput,
+)
 
 
 def report() -> list[dict[str, Any]]:
@@ -556,25 +656,37 @@ def _fmt(value: float | None, pattern: str) -> str:
 
 
 def format_report(summaries: list[dict[str, Any]]) -> Iterator[str]:
-    yield (f"{'data set':<21} {'figure':<52} {'n':>4} {'skip':>4} {'median%':>8} {'p90%':>7} "
-           f"{'max%':>7} {'inside':>6} {'hi/lo':>5}  verdict")
+    yield (
+        f"{'data set':<21} {'figure':<52} {'n':>4} {'skip':>4} {'median%':>8} {'p90%':>7} "
+        f"{'max%':>7} {'inside':>6} {'hi/lo':>5}  verdict"
+    )
     for s in summaries:
-        verdict = "MISS " + ",".join(s["misses"]) if s["misses"] else (
-            "ok" if s["target"] else "(no target)")
-        yield (f"{s['dataset']:<21} {s['figure']:<52} {s['count']:>4} {s['skipped']:>4} "
-               f"{_fmt(s['median_pct'], '{:.2f}'):>8} {_fmt(s['p90_pct'], '{:.2f}'):>7} "
-               f"{_fmt(s['max_pct'], '{:.2f}'):>7} {_fmt(s['inside_share'], '{:.0%}'):>6} "
-               f"{_fmt(s['median_high_over_low'], '{:.2f}'):>5}  {verdict}")
+        verdict = (
+            "MISS " + ",".join(s["misses"])
+            if s["misses"]
+            else ("ok" if s["target"] else "(no target)")
+        )
+        yield (
+            f"{s['dataset']:<21} {s['figure']:<52} {s['count']:>4} {s['skipped']:>4} "
+            f"{_fmt(s['median_pct'], '{:.2f}'):>8} {_fmt(s['p90_pct'], '{:.2f}'):>7} "
+            f"{_fmt(s['max_pct'], '{:.2f}'):>7} {_fmt(s['inside_share'], '{:.0%}'):>6} "
+            f"{_fmt(s['median_high_over_low'], '{:.2f}'):>5}  {verdict}"
+        )
     yield ""
     yield "targets: " + "; ".join(
-        f"{s['figure']}: " + ", ".join(f"{k}<={v}" if k != "inside_share" else f"{k}>={v}"
-                                       for k, v in s["target"].items())
-        for s in summaries if s["target"])
+        f"{s['figure']}: "
+        + ", ".join(
+            f"{k}<={v}" if k != "inside_share" else f"{k}>={v}" for k, v in s["target"].items()
+        )
+        for s in summaries
+        if s["target"]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m estimator.validate",
-                                     description="Accuracy of the estimator on public data.")
+    parser = argparse.ArgumentParser(
+        prog="python -m estimator.validate", description="Accuracy of the estimator on public data."
+    )
     parser.add_argument("--json", action="store_true", help="print the summaries as JSON")
     args = parser.parse_args(argv)
     summaries = report()

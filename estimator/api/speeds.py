@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from estimator import kv as kvmod
 from estimator import speed
-from estimator.api.schema import LLAMA_FAMILY, Request
+from estimator.api.schema import LLAMA_FAMILY, Device, Request
 from estimator.model import ModelSpec
 from estimator.units import Range
 from estimator.weights import WeightsBreakdown
@@ -37,7 +37,8 @@ def kv_read_bytes_per_token(model: ModelSpec, request: Request) -> tuple[int, in
     full = windowed = window = 0
     for layer in model.layers:
         k_bytes, v_bytes = kvmod.layer_bytes_per_token(
-            model, layer, kv_dtype=kv_dtype, v_dtype=request.engine.type_v)
+            model, layer, kv_dtype=kv_dtype, v_dtype=request.engine.type_v
+        )
         if layer.attention in ("sliding", "chunked") and layer.window_tokens:
             windowed += k_bytes + v_bytes
             window = max(window, layer.window_tokens)
@@ -46,8 +47,9 @@ def kv_read_bytes_per_token(model: ModelSpec, request: Request) -> tuple[int, in
     return full, windowed, window
 
 
-def decode_work(model: ModelSpec, wb: WeightsBreakdown, request: Request,
-                offloaded_bytes: int) -> speed.DecodeWork:
+def decode_work(
+    model: ModelSpec, wb: WeightsBreakdown, request: Request, offloaded_bytes: int
+) -> speed.DecodeWork:
     """What one decode step reads. Offloaded bytes read per token: all of an offloaded
     dense layer; k/E of offloaded experts (the routed share of what lives in host RAM)."""
     active = wb.active_bytes_per_token
@@ -57,24 +59,45 @@ def decode_work(model: ModelSpec, wb: WeightsBreakdown, request: Request,
         host = offloaded_bytes * min(1.0, active / max(1, wb.total_bytes))
     full, windowed, window = kv_read_bytes_per_token(model, request)
     return speed.DecodeWork(
-        weight_bytes_per_token=active, params_active=model.params_active,
-        kv_bytes_per_token=full, windowed_kv_bytes_per_token=windowed, window_tokens=window,
-        expert_bytes=wb.expert_bytes, n_experts=model.n_experts,
-        n_experts_per_token=model.n_experts_per_token, replicated_bytes=wb.replicated_bytes,
-        offloaded_bytes_per_token=host, n_layers=model.n_layers, hidden_size=model.hidden_size)
+        weight_bytes_per_token=active,
+        params_active=model.params_active,
+        kv_bytes_per_token=full,
+        windowed_kv_bytes_per_token=windowed,
+        window_tokens=window,
+        expert_bytes=wb.expert_bytes,
+        n_experts=model.n_experts,
+        n_experts_per_token=model.n_experts_per_token,
+        replicated_bytes=wb.replicated_bytes,
+        offloaded_bytes_per_token=host,
+        n_layers=model.n_layers,
+        hidden_size=model.hidden_size,
+        is_moe=model.n_experts > 0,
+    )
 
 
 def speed_device(request: Request) -> speed.Device:
-    device = request.device
-    name = device.name or ("apple" if device.vendor == "apple" else device.vendor)
-    device_class = device.device_class or speed.device_class_for(name, device.bandwidth_gbps)
+    return device_for_speed(request.device)
+
+
+def device_for_speed(device: Device) -> speed.Device:
+    """speed.Device for a request device; the class comes from speed.device_class_for
+    unless the request names it."""
+    name = device.name or device.vendor
+    device_class = device.device_class or speed.device_class_for(
+        name,
+        device.bandwidth_gbps,
+        memory_gb=device.memory_gb,
+        unified=device.memory_kind == "unified",
+    )
     return speed.Device(device.bandwidth_gbps, device.fp16_tflops, device_class)
 
 
 def parallelism(request: Request, split: str) -> speed.Parallelism:
     return speed.Parallelism(
-        n_devices=request.device.count if split != "none" else 1, mode=split,
-        interconnect_gbps=request.device.interconnect_gbps or DEFAULT_INTERCONNECT_GBPS)
+        n_devices=request.device.count if split != "none" else 1,
+        mode=split,
+        interconnect_gbps=request.device.interconnect_gbps or DEFAULT_INTERCONNECT_GBPS,
+    )
 
 
 def compute_tflops(request: Request) -> float | None:
@@ -89,32 +112,54 @@ def compute_tflops(request: Request) -> float | None:
     return device.fp16_tflops
 
 
-def estimate_speeds(model: ModelSpec, wb: WeightsBreakdown, request: Request,
-                    offloaded_bytes: int, split: str) -> Speeds:
+def estimate_speeds(
+    model: ModelSpec, wb: WeightsBreakdown, request: Request, offloaded_bytes: int, split: str
+) -> Speeds:
     """Decode (speed.decode_speed), prefill (speed.prefill_speed) and TTFT
     (speed.ttft_seconds); prefill and TTFT are None without a TFLOPS figure."""
     workload, engine = request.workload, request.engine
     work = decode_work(model, wb, request, offloaded_bytes)
     device = speed_device(request)
     host_bw = request.device.host_bandwidth_gbps or (
-        DEFAULT_HOST_BANDWIDTH_GBPS if offloaded_bytes else None)
+        DEFAULT_HOST_BANDWIDTH_GBPS if offloaded_bytes else None
+    )
     par = parallelism(request, split)
     decode = speed.decode_speed(
-        work, device, engine=engine.name, backend=engine.backend,
-        prompt_tokens=workload.prompt_tokens, output_tokens=workload.output_tokens,
-        batch=workload.concurrent_sequences, parallelism=par, host_bandwidth_gbps=host_bw)
+        work,
+        device,
+        engine=engine.name,
+        backend=engine.backend,
+        prompt_tokens=workload.prompt_tokens,
+        output_tokens=workload.output_tokens,
+        batch=workload.concurrent_sequences,
+        parallelism=par,
+        host_bandwidth_gbps=host_bw,
+    )
     tflops = compute_tflops(request)
     if not tflops or workload.prompt_tokens == 0:
         return Speeds(decode, None, None, work, device, tflops, host_bw)
     prefill = speed.prefill_speed(
-        model.params_active, device, engine=engine.name, backend=engine.backend,
-        prompt_tokens=workload.prompt_tokens, n_layers=model.n_layers,
+        model.params_active,
+        device,
+        engine=engine.name,
+        backend=engine.backend,
+        prompt_tokens=workload.prompt_tokens,
+        n_layers=model.n_layers,
         attention_width=model.n_heads * model.head_dim,
         tensor_parallel=workload.tensor_parallel if split == "tensor" else 1,
-        compute_tflops=tflops).tokens_per_s
+        compute_tflops=tflops,
+        is_moe=model.n_experts > 0,
+        weights_name=request.weights.quant or request.weights.dtype or "",
+    ).tokens_per_s
     first = speed.decode_speed(
-        work, device, engine=engine.name, backend=engine.backend,
-        prompt_tokens=workload.prompt_tokens, output_tokens=1, parallelism=par,
-        host_bandwidth_gbps=host_bw)
+        work,
+        device,
+        engine=engine.name,
+        backend=engine.backend,
+        prompt_tokens=workload.prompt_tokens,
+        output_tokens=1,
+        parallelism=par,
+        host_bandwidth_gbps=host_bw,
+    )
     ttft = speed.ttft_seconds(workload.prompt_tokens, prefill, speed.step_range(first))
     return Speeds(decode, prefill, ttft, work, device, tflops, host_bw)

@@ -17,7 +17,7 @@ from estimator import memory, speed
 from estimator.api import cache
 from estimator.api.run import check_model, engine_overhead, kv_cache
 from estimator.api.schema import Device, Request, WeightsSpec
-from estimator.api.speeds import decode_work
+from estimator.api.speeds import decode_work, device_for_speed
 from estimator.units import GB
 
 
@@ -47,10 +47,15 @@ def sweep(request: Request, devices: Sequence[Device], quants: Sequence[str]) ->
     model = cache.model_spec(request.model.hf_config_json)
     check_model(single, model)
     workload, engine = single.workload, single.engine
-    kv_bytes = kv_cache(single, model, workload.context_tokens,
-                        workload.concurrent_sequences).total_bytes
-    fixed = kv_bytes + engine_overhead(single, model, workload.context_tokens,
-                                       workload.concurrent_sequences).total_bytes
+    kv_bytes = kv_cache(
+        single, model, workload.context_tokens, workload.concurrent_sequences
+    ).total_bytes
+    fixed = (
+        kv_bytes
+        + engine_overhead(
+            single, model, workload.context_tokens, workload.concurrent_sequences
+        ).total_bytes
+    )
     per_quant = []
     for quant in quants:
         wb = cache.weights(request.model.hf_config_json, _weights_spec(single, quant))
@@ -59,21 +64,30 @@ def sweep(request: Request, devices: Sequence[Device], quants: Sequence[str]) ->
     rows = []
     for index, device in enumerate(devices):
         usable = memory.usable_bytes_per_device(
-            engine=engine.name, total_bytes=round(device.memory_gb * GB),
+            engine=engine.name,
+            total_bytes=round(device.memory_gb * GB),
             unified_memory=device.memory_kind == "unified",
-            gpu_memory_utilization=engine.gpu_memory_utilization)
-        name = device.name or device.vendor
-        kind = device.device_class or speed.device_class_for(name, device.bandwidth_gbps)
-        target = speed.Device(device.bandwidth_gbps, device.fp16_tflops, kind)
-        factors = _factors(engine.name, engine.backend, kind, model.is_moe)
+            gpu_memory_utilization=engine.gpu_memory_utilization,
+        )
+        target = device_for_speed(device)
+        factors = _factors(engine.name, engine.backend, target.device_class, model.is_moe)
         for quant, weights_bytes, work in per_quant:
             need = weights_bytes + fixed
             # speed.decode_speed's central estimate, with the factor lookup hoisted out
-            step, _ = speed.decode_step_seconds(work, target, factors,
-                                                batch=workload.concurrent_sequences,
-                                                depth_tokens=depth)
-            rows.append(SweepRow(index, quant, weights_bytes, need, usable,
-                                 memory.fit_verdict(need, usable).verdict, 1.0 / step))
+            step, _ = speed.decode_step_seconds(
+                work, target, factors, batch=workload.concurrent_sequences, depth_tokens=depth
+            )
+            rows.append(
+                SweepRow(
+                    index,
+                    quant,
+                    weights_bytes,
+                    need,
+                    usable,
+                    memory.fit_verdict(need, usable).verdict,
+                    1.0 / step,
+                )
+            )
     return rows
 
 

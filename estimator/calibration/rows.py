@@ -68,10 +68,14 @@ SHAPES: tuple[tuple[str, Shape], ...] = (
     ("mixtral 8x7b", Shape(32, 4096, 4096, _kv(32, 8, 128), n_experts=8, n_experts_per_token=2)),
     ("gpt-oss-20b", Shape(24, 4096, 2880, _kv(12, 8, 64), _kv(12, 8, 64), 128, 32, 4)),
     ("gpt-oss-120b", Shape(36, 4096, 2880, _kv(18, 8, 64), _kv(18, 8, 64), 128, 128, 4)),
-    ("qwen2.5-coder-7b",
-     Shape(28, 3584, 3584, _kv(28, 4, 128), untied_embedding_params=152064 * 3584)),
-    ("qwen3-coder-30b-a3b", Shape(48, 4096, 2048, _kv(48, 4, 128), n_experts=128,
-                                  n_experts_per_token=8)),
+    (
+        "qwen2.5-coder-7b",
+        Shape(28, 3584, 3584, _kv(28, 4, 128), untied_embedding_params=152064 * 3584),
+    ),
+    (
+        "qwen3-coder-30b-a3b",
+        Shape(48, 4096, 2048, _kv(48, 4, 128), n_experts=128, n_experts_per_token=8),
+    ),
     ("gemma 3 4b", Shape(34, 2048, 2560, _kv(5, 4, 256), _kv(29, 4, 256), 1024)),
     ("qwen3 32b", Shape(64, 8192, 5120, _kv(64, 8, 128), untied_embedding_params=151936 * 5120)),
     # 12 of 48 layers have attention; the other 36 are Gated DeltaNet (fixed state).
@@ -83,10 +87,19 @@ SHAPES: tuple[tuple[str, Shape], ...] = (
 # the measured sizes in this file (Llama 2 7B Q4_0 3.82 GB / 6.74 B = 4.53; Llama 3 8B
 # Q4_K_M 4.92 / 8.03 = 4.90); others nominal (4-bit + one fp16 scale per group).
 BITS_PER_WEIGHT = (
-    ("exl2 4.0", 4.0), ("exl2 3.0", 3.0), ("exl2 2.5", 2.5),
-    ("q4f16_1", 4.5), ("gptq", 4.25), ("4-bit", 4.25),
-    ("q4_k_m", 4.9), ("q4_0", 4.53), ("q8_0", 8.5),
-    ("fp8", 8.0), ("fp16", 16.0), ("f16", 16.0), ("bf16", 16.0),
+    ("exl2 4.0", 4.0),
+    ("exl2 3.0", 3.0),
+    ("exl2 2.5", 2.5),
+    ("q4f16_1", 4.5),
+    ("gptq", 4.25),
+    ("4-bit", 4.25),
+    ("q4_k_m", 4.9),
+    ("q4_0", 4.53),
+    ("q8_0", 8.5),
+    ("fp8", 8.0),
+    ("fp16", 16.0),
+    ("f16", 16.0),
+    ("bf16", 16.0),
 )
 
 # throughput.csv device -> accelerators.csv name (for TFLOPS). Devices absent from
@@ -104,8 +117,9 @@ DEVICE_ALIASES = {
     "nvidia geforce rtx 5060 ti 16gb": "GeForce RTX 5060 Ti 16GB",
     "nvidia rtx a6000": "RTX A6000",
     "nvidia rtx 6000 ada generation": "RTX 6000 Ada Generation",
-    "nvidia rtx pro 6000 blackwell workstation edition":
-        "RTX PRO 6000 Blackwell (Workstation Edition)",
+    "nvidia rtx pro 6000 blackwell workstation edition": (
+        "RTX PRO 6000 Blackwell (Workstation Edition)"
+    ),
     "nvidia a40": "A40",
     "nvidia l40s": "L40S",
     "nvidia a100 pcie 80gb": "A100 80GB PCIe",
@@ -115,8 +129,9 @@ DEVICE_ALIASES = {
     "nvidia h100 pcie 80gb": "H100 PCIe 80GB",
     "nvidia h100 sxm 80gb": "H100 SXM5 80GB",
     "nvidia dgx spark (gb10)": "DGX Spark (GB10 Grace Blackwell)",
-    "amd ryzen ai max+ 395 (strix halo, radeon 8060s igpu)":
-        "Ryzen AI Max+ 395 (Strix Halo, Radeon 8060S)",
+    "amd ryzen ai max+ 395 (strix halo, radeon 8060s igpu)": (
+        "Ryzen AI Max+ 395 (Strix Halo, Radeon 8060S)"
+    ),
     "amd radeon rx 7900 xtx": "Radeon RX 7900 XTX",
     "amd radeon ai pro r9700": "Radeon AI PRO R9700",
     "apple m2 ultra (76-core gpu)": "M2 Ultra (76-core GPU)",
@@ -173,8 +188,11 @@ def load_accelerators(path: Path = ACCELERATORS_CSV) -> dict[str, Accelerator]:
         with each.open(newline="") as handle:
             for row in csv.DictReader(handle):
                 out[row["name"]] = Accelerator(
-                    float(row["bandwidth_gbps"]), _number(row.get("fp16_tflops_dense")),
-                    _number(row.get("fp8_tflops_dense")), _number(row.get("int8_tops")))
+                    float(row["bandwidth_gbps"]),
+                    _number(row.get("fp16_tflops_dense")),
+                    _number(row.get("fp8_tflops_dense")),
+                    _number(row.get("int8_tops")),
+                )
     return out
 
 
@@ -187,8 +205,12 @@ def split_device(device: str) -> tuple[int, str]:
 def engine_of(backend_text: str) -> str:
     """Engine named in throughput.csv's backend column; plain backends are llama.cpp."""
     text = backend_text.lower()
-    for key, engine in (("exllama", "exllamav2"), ("mlc", "mlc"), ("vllm", "vllm"),
-                        ("tensorrt", "tensorrt-llm")):
+    for key, engine in (
+        ("exllama", "exllamav2"),
+        ("mlc", "mlc"),
+        ("vllm", "vllm"),
+        ("tensorrt", "tensorrt-llm"),
+    ):
         if key in text:
             return engine
     return "llama.cpp"
@@ -261,8 +283,9 @@ def exclusion_reason(row: dict[str, str], kind: str) -> str:
     return ""
 
 
-def device_for(name: str, bw_text: str, accelerators: dict[str, Accelerator]
-               ) -> tuple[Device, Accelerator | None]:
+def device_for(
+    name: str, bw_text: str, accelerators: dict[str, Accelerator]
+) -> tuple[Device, Accelerator | None]:
     """Device from throughput.csv's bandwidth, with accelerators.csv TFLOPS via DEVICE_ALIASES."""
     spec = accelerators.get(DEVICE_ALIASES.get(name.lower(), name))
     bandwidth = float(bw_text) if bw_text else (spec.bandwidth_gbps if spec else 0.0)
@@ -288,15 +311,21 @@ def work_for(row: dict[str, str], active_bytes: float, shape: Shape | None) -> D
         expert_params = (total - active) / (1 - shape.n_experts_per_token / shape.n_experts)
         expert_bytes = active_bytes * total / active * expert_params / total
     if shape is None:
-        return DecodeWork(weight_bytes_per_token=active_bytes, params_active=active,
-                          is_moe=active < total)
+        return DecodeWork(
+            weight_bytes_per_token=active_bytes, params_active=active, is_moe=active < total
+        )
     return DecodeWork(
-        weight_bytes_per_token=active_bytes, params_active=active,
+        weight_bytes_per_token=active_bytes,
+        params_active=active,
         kv_bytes_per_token=shape.kv_bytes_per_token,
         windowed_kv_bytes_per_token=shape.windowed_kv_bytes_per_token,
-        window_tokens=shape.window_tokens, expert_bytes=expert_bytes,
-        n_experts=shape.n_experts, n_experts_per_token=shape.n_experts_per_token,
-        n_layers=shape.n_layers, hidden_size=shape.hidden_size, is_moe=active < total,
+        window_tokens=shape.window_tokens,
+        expert_bytes=expert_bytes,
+        n_experts=shape.n_experts,
+        n_experts_per_token=shape.n_experts_per_token,
+        n_layers=shape.n_layers,
+        hidden_size=shape.hidden_size,
+        is_moe=active < total,
     )
 
 
@@ -322,16 +351,27 @@ def work_from_config(row: dict[str, str], engine: str, file_bytes: float) -> Dec
         return None
     full, windowed, window = kv_widths(spec)
     return DecodeWork(
-        weight_bytes_per_token=wb.active_bytes_per_token, params_active=spec.params_active,
-        kv_bytes_per_token=full, windowed_kv_bytes_per_token=windowed, window_tokens=window,
-        expert_bytes=wb.expert_bytes, n_experts=spec.n_experts,
-        n_experts_per_token=spec.n_experts_per_token, replicated_bytes=wb.replicated_bytes,
-        n_layers=spec.n_layers, hidden_size=spec.hidden_size, is_moe=spec.n_experts > 0,
+        weight_bytes_per_token=wb.active_bytes_per_token,
+        params_active=spec.params_active,
+        kv_bytes_per_token=full,
+        windowed_kv_bytes_per_token=windowed,
+        window_tokens=window,
+        expert_bytes=wb.expert_bytes,
+        n_experts=spec.n_experts,
+        n_experts_per_token=spec.n_experts_per_token,
+        replicated_bytes=wb.replicated_bytes,
+        n_layers=spec.n_layers,
+        hidden_size=spec.hidden_size,
+        is_moe=spec.n_experts > 0,
     )
 
 
-def measurement_for(index: int, row: dict[str, str], rows: list[dict[str, str]],
-                    accelerators: dict[str, Accelerator]) -> Measurement | None:
+def measurement_for(
+    index: int,
+    row: dict[str, str],
+    rows: list[dict[str, str]],
+    accelerators: dict[str, Accelerator],
+) -> Measurement | None:
     """One Measurement, or None when the test name is not understood."""
     batch = int(row["batch"] or 1)
     parsed = parse_test(row["test"], batch)
@@ -348,9 +388,9 @@ def measurement_for(index: int, row: dict[str, str], rows: list[dict[str, str]],
     file_bytes = file_bytes_for(row, rows)
     config = model_spec(row["model"])
     work = work_from_config(row, engine, file_bytes) or work_for(
-        row, active_bytes_for(row, file_bytes, shape), shape)
-    width = (config.n_heads * config.head_dim if config
-             else shape.attention_width if shape else 0)
+        row, active_bytes_for(row, file_bytes, shape), shape
+    )
+    width = config.n_heads * config.head_dim if config else shape.attention_width if shape else 0
     tflops = device.fp16_tflops
     if spec and engine == "llama.cpp":
         tflops = prefill_compute_tflops(spec.fp16_tflops, spec.int8_tops)
@@ -358,15 +398,26 @@ def measurement_for(index: int, row: dict[str, str], rows: list[dict[str, str]],
         tflops = spec.fp8_tflops
     value = float(row["value_tps"])
     return Measurement(
-        row=index, kind=kind, engine=engine, backend=backend,
-        device_name=name, device=device,
+        row=index,
+        kind=kind,
+        engine=engine,
+        backend=backend,
+        device_name=name,
+        device=device,
         parallelism=parallelism_for(engine, row["backend"], n_devices),
-        work=work, batch=batch, prompt_tokens=prompt, output_tokens=output,
+        work=work,
+        batch=batch,
+        prompt_tokens=prompt,
+        output_tokens=output,
         measured_tps=value / batch if kind == "decode" else value,
-        compute_tflops=tflops, attention_width=width,
+        compute_tflops=tflops,
+        attention_width=width,
         shape_known=shape is not None or config is not None,
-        excluded=exclusion_reason(row, kind), quant=row["quant"], model=row["model"],
-        config_known=config is not None, params_total=float(row["params_total_b"]) * 1e9,
+        excluded=exclusion_reason(row, kind),
+        quant=row["quant"],
+        model=row["model"],
+        config_known=config is not None,
+        params_total=float(row["params_total_b"]) * 1e9,
         source=row["source"],
     )
 

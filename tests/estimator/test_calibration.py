@@ -21,7 +21,8 @@ def test_it_parses_the_test_names_of_throughput_csv():
     assert parse_test("tg32@d32768", 1) == ("decode", 32768, 32)
     assert parse_test("batched TG32 after PP512 (aggregate S_TG)", 8) == ("decode", 512, 32)
     assert parse_test('pp512 (reported as "prompt evaluation")', 1) == ("prefill", 512, 0)
-    assert parse_test("prefill 2048 tok (derived = 2048 / 1st-token latency)", 1)[1] == 2048
+    derived = parse_test("prefill 2048 tok (derived = 2048 / 1st-token latency)", 1)
+    assert derived is not None and derived[1] == 2048
 
 
 def test_it_stores_held_out_decode_statistics_within_the_reachable_targets():
@@ -35,12 +36,16 @@ def test_it_meets_the_decode_bound_width_target():
     assert load_calibration()["overall"]["decode"]["median_high_low_ratio"] <= TARGETS["high_low"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "held-out decode p90 is 28.7 % (target 25 %): the tail is rows the step formula has no "
-    "term for - 2023 vLLM TP=8 at 14 tok/s (+289 %), Qwen3-Next Q2_K on 3x RTX 3090 "
-    "(+264 %), BF16 MoE models on Vulkan at 0.35x of the bandwidth bound (+197 %, +164 %), "
-    "GLM-4.7-Flash without a config (+80 %), M1 Max at ~60 % of its bandwidth, and batched "
-    "MoE rows whose expert coverage is below uniform routing"))
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "held-out decode p90 is 27.2 % (target 25 %): the tail is rows the step formula has no "
+        "term for - Qwen3-Next Q2_K on 3x RTX 3090 "
+        "(+264 %), BF16 MoE models on Vulkan at 0.35x of the bandwidth bound (+197 %, +164 %), "
+        "GLM-4.7-Flash without a config (+80 %), M1 Max at ~60 % of its bandwidth, and batched "
+        "MoE rows whose expert coverage is below uniform routing"
+    ),
+)
 def test_it_meets_the_decode_p90_target():
     assert load_calibration()["overall"]["decode"]["p90_abs_pct_err"] <= TARGETS["p90"]
 
@@ -54,9 +59,16 @@ def _decode_errors():
     for m in load_measurements():
         if m.kind != "decode" or m.excluded or not m.device.bandwidth_gbps:
             continue
-        speed = decode_speed(m.work, m.device, engine=m.engine, backend=m.backend,
-                             prompt_tokens=m.prompt_tokens, output_tokens=m.output_tokens,
-                             batch=m.batch, parallelism=m.parallelism)
+        speed = decode_speed(
+            m.work,
+            m.device,
+            engine=m.engine,
+            backend=m.backend,
+            prompt_tokens=m.prompt_tokens,
+            output_tokens=m.output_tokens,
+            batch=m.batch,
+            parallelism=m.parallelism,
+        )
         r = speed.per_sequence_tokens_per_s
         triples.append((m.measured_tps, r.estimate, r.low, r.high))
     return triples
@@ -77,11 +89,18 @@ def test_it_predicts_throughput_csv_prefill_rows_through_the_public_api():
     for m in load_measurements():
         if m.kind != "prefill" or m.excluded or not m.compute_tflops:
             continue
-        speed = prefill_speed(m.work.params_active, m.device, engine=m.engine,
-                              backend=m.backend, prompt_tokens=m.prompt_tokens,
-                              n_layers=m.work.n_layers, attention_width=m.attention_width,
-                              compute_tflops=m.compute_tflops, is_moe=m.work.is_moe,
-                              weights_name=m.quant if m.engine == "llama.cpp" else "")
+        speed = prefill_speed(
+            m.work.params_active,
+            m.device,
+            engine=m.engine,
+            backend=m.backend,
+            prompt_tokens=m.prompt_tokens,
+            n_layers=m.work.n_layers,
+            attention_width=m.attention_width,
+            compute_tflops=m.compute_tflops,
+            is_moe=m.work.is_moe,
+            weights_name=m.quant if m.engine == "llama.cpp" else "",
+        )
         errors.append(abs(speed.tokens_per_s.estimate - m.measured_tps) / m.measured_tps * 100)
     assert statistics.median(errors) <= 25
 
