@@ -30,10 +30,16 @@ DEFAULT_CONFIG = ROOT / "estimator/data/validation/configs/meta-llama__Llama-3.1
 def synthetic_devices(n: int, seed: int = 0) -> list[Device]:
     """Devices from 4 to 192 GB, 100 to 8,000 GB/s, 10 to 2,000 TFLOPS (reproducible)."""
     rng = random.Random(seed)
-    return [Device(memory_gb=rng.uniform(4, 192), bandwidth_gbps=rng.uniform(100, 8000),
-                   fp16_tflops=rng.uniform(10, 2000),
-                   memory_kind=rng.choice(["discrete", "unified"]), name=f"synthetic-{i}")
-            for i in range(n)]
+    return [
+        Device(
+            memory_gb=rng.uniform(4, 192),
+            bandwidth_gbps=rng.uniform(100, 8000),
+            fp16_tflops=rng.uniform(10, 2000),
+            memory_kind=rng.choice(["discrete", "unified"]),
+            name=f"synthetic-{i}",
+        )
+        for i in range(n)
+    ]
 
 
 def main() -> int:
@@ -41,11 +47,13 @@ def main() -> int:
     parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG)
     parser.add_argument("--devices", type=int, default=1000)
     args = parser.parse_args()
-    request = parse_request({
-        "model": {"hf_config": json.loads(args.config.read_text())},
-        "device": {"memory_gb": 24, "bandwidth_gbps": 1000},
-        "workload": {"context_tokens": 8192},
-    })
+    request = parse_request(
+        {
+            "model": {"hf_config": json.loads(args.config.read_text())},
+            "device": {"memory_gb": 24, "bandwidth_gbps": 1000},
+            "workload": {"context_tokens": 8192},
+        }
+    )
     devices = synthetic_devices(args.devices)
     quants = list(GGUF_FILE_TYPES)
     timings = []
@@ -56,11 +64,15 @@ def main() -> int:
     evaluations = len(rows)
     warm = min(timings[1:])
     fits = sum(row.verdict != "does_not_fit" for row in rows)
-    print(f"model: {args.config.name}; {len(devices)} devices x {len(quants)} GGUF types "
-          f"= {evaluations} evaluations ({fits} fit)")
+    print(
+        f"model: {args.config.name}; {len(devices)} devices x {len(quants)} GGUF types "
+        f"= {evaluations} evaluations ({fits} fit)"
+    )
     print(f"cold sweep (inventory + per-quant weights): {timings[0]:.3f} s")
-    print(f"warm sweep: {warm:.3f} s = {evaluations / warm:,.0f} evaluations/s "
-          f"({'meets' if warm < 0.5 else 'MISSES'} the 0.5 s target)")
+    print(
+        f"warm sweep: {warm:.3f} s = {evaluations / warm:,.0f} evaluations/s "
+        f"({'meets' if warm < 0.5 else 'MISSES'} the 0.5 s target)"
+    )
     return 0
 
 

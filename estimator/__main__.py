@@ -51,8 +51,9 @@ def run_estimate_command(stream: TextIO, out: TextIO) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m estimator",
-                                     description="Memory, speed and cost of an LLM on hardware.")
+    parser = argparse.ArgumentParser(
+        prog="python -m estimator", description="Memory, speed and cost of an LLM on hardware."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     est = sub.add_parser("estimate", help="estimate one JSON request or JSON Lines of requests")
     est.add_argument("file", help="request file, or - for stdin")

@@ -30,12 +30,20 @@ class FinetuneMemory:
 
     @property
     def total_bytes(self) -> float:
-        return (self.weights_bytes + self.gradients_bytes + self.optimizer_bytes
-                + self.activations_bytes)
+        return (
+            self.weights_bytes
+            + self.gradients_bytes
+            + self.optimizer_bytes
+            + self.activations_bytes
+        )
 
 
-def lora_adapter_params(rank: int, shapes: dict[str, tuple[int, int]], n_layers: int,
-                        targets: tuple[str, ...] = LORA_TARGETS) -> int:
+def lora_adapter_params(
+    rank: int,
+    shapes: dict[str, tuple[int, int]],
+    n_layers: int,
+    targets: tuple[str, ...] = LORA_TARGETS,
+) -> int:
     """sum over targeted linear layers of r x (in + out), times n_layers.
 
     shapes maps a target ("q", "k", ...) to (in_features, out_features) of one layer.
@@ -43,20 +51,31 @@ def lora_adapter_params(rank: int, shapes: dict[str, tuple[int, int]], n_layers:
     return n_layers * sum(rank * (shapes[t][0] + shapes[t][1]) for t in targets if t in shapes)
 
 
-def llama_linear_shapes(hidden: int, intermediate: int, n_heads: int, n_kv_heads: int,
-                        head_dim: int) -> dict[str, tuple[int, int]]:
+def llama_linear_shapes(
+    hidden: int, intermediate: int, n_heads: int, n_kv_heads: int, head_dim: int
+) -> dict[str, tuple[int, int]]:
     """(in, out) of the 7 linear layers of a Llama-style block (q,k,v,o,gate,up,down)."""
     return {
-        "q": (hidden, n_heads * head_dim), "k": (hidden, n_kv_heads * head_dim),
-        "v": (hidden, n_kv_heads * head_dim), "o": (n_heads * head_dim, hidden),
-        "gate": (hidden, intermediate), "up": (hidden, intermediate),
+        "q": (hidden, n_heads * head_dim),
+        "k": (hidden, n_kv_heads * head_dim),
+        "v": (hidden, n_kv_heads * head_dim),
+        "o": (n_heads * head_dim, hidden),
+        "gate": (hidden, intermediate),
+        "up": (hidden, intermediate),
         "down": (intermediate, hidden),
     }
 
 
-def activation_bytes(*, seq_len: int, micro_batch: int, hidden: int, n_heads: int,
-                     n_layers: int, flash_attention: bool = True,
-                     checkpointing: bool = False) -> float:
+def activation_bytes(
+    *,
+    seq_len: int,
+    micro_batch: int,
+    hidden: int,
+    n_heads: int,
+    n_layers: int,
+    flash_attention: bool = True,
+    checkpointing: bool = False,
+) -> float:
     """Activation memory of the transformer blocks in 16-bit training.
 
     Per layer s x b x h x (34 + 5 a s / h) bytes (Korthikanti et al. 2022, "Reducing
@@ -73,8 +92,9 @@ def activation_bytes(*, seq_len: int, micro_batch: int, hidden: int, n_heads: in
     return per_layer * n_layers
 
 
-def full_finetune_memory(params: float, activations: float, *, fp32_grads: bool = False,
-                         eight_bit_adam: bool = False) -> FinetuneMemory:
+def full_finetune_memory(
+    params: float, activations: float, *, fp32_grads: bool = False, eight_bit_adam: bool = False
+) -> FinetuneMemory:
     """Mixed-precision AdamW: weights 2 + 4 (bf16 + fp32 master), grads 2 (4 with
     fp32_grads), optimizer 8 (2 with 8-bit Adam) bytes per parameter."""
     return FinetuneMemory(
@@ -86,8 +106,9 @@ def full_finetune_memory(params: float, activations: float, *, fp32_grads: bool 
     )
 
 
-def lora_memory(params: float, adapter_params: int, activations: float, *,
-                base_bits_per_param: float = 16.0) -> FinetuneMemory:
+def lora_memory(
+    params: float, adapter_params: int, activations: float, *, base_bits_per_param: float = 16.0
+) -> FinetuneMemory:
     """Frozen base at base_bits_per_param (16 for LoRA on bf16, NF4_DQ_BITS_PER_PARAM for
     QLoRA) + the adapter trained with AdamW in fp32: 4 (weight) + 4 (grad) + 8 (m, v) bytes
     per adapter parameter. No gradients for the frozen base."""
@@ -102,21 +123,35 @@ def lora_memory(params: float, adapter_params: int, activations: float, *,
 
 def qlora_memory(params: float, adapter_params: int, activations: float) -> FinetuneMemory:
     """LoRA on an NF4 double-quantized base (4.127 bits per parameter), bf16 compute."""
-    return lora_memory(params, adapter_params, activations,
-                       base_bits_per_param=NF4_DQ_BITS_PER_PARAM)
+    return lora_memory(
+        params, adapter_params, activations, base_bits_per_param=NF4_DQ_BITS_PER_PARAM
+    )
 
 
-def model_activation_bytes(model: Any, *, seq_len: int, micro_batch: int,
-                           flash_attention: bool = True, checkpointing: bool = False) -> float:
+def model_activation_bytes(
+    model: Any,
+    *,
+    seq_len: int,
+    micro_batch: int,
+    flash_attention: bool = True,
+    checkpointing: bool = False,
+) -> float:
     """activation_bytes for a ModelSpec-like object (.hidden_size, .n_heads, .n_layers)."""
-    return activation_bytes(seq_len=seq_len, micro_batch=micro_batch, hidden=model.hidden_size,
-                            n_heads=model.n_heads, n_layers=model.n_layers,
-                            flash_attention=flash_attention, checkpointing=checkpointing)
+    return activation_bytes(
+        seq_len=seq_len,
+        micro_batch=micro_batch,
+        hidden=model.hidden_size,
+        n_heads=model.n_heads,
+        n_layers=model.n_layers,
+        flash_attention=flash_attention,
+        checkpointing=checkpointing,
+    )
 
 
 def model_lora_params(model: Any, rank: int, targets: tuple[str, ...] = LORA_TARGETS) -> int:
     """lora_adapter_params for a ModelSpec-like object with Llama-style blocks (dense MLP of
     .intermediate_size; MoE experts are not targeted)."""
-    shapes = llama_linear_shapes(model.hidden_size, model.intermediate_size, model.n_heads,
-                                 model.n_kv_heads, model.head_dim)
+    shapes = llama_linear_shapes(
+        model.hidden_size, model.intermediate_size, model.n_heads, model.n_kv_heads, model.head_dim
+    )
     return lora_adapter_params(rank, shapes, model.n_layers, targets)

@@ -24,15 +24,33 @@ from estimator.api.schema import (
 # (block sizes in GGUF_QUANTS.md; K-quant mixes take the base type's bpw). The nominal
 # figure is the quality floor's yardstick; the real, mixed size comes from the estimate.
 GGUF_LADDER: tuple[tuple[str, float], ...] = (
-    ("BF16", 16.0), ("Q8_0", 8.5), ("Q6_K", 6.5625), ("Q5_K_M", 5.5), ("Q5_K_S", 5.5),
-    ("Q4_K_M", 4.5), ("Q4_K_S", 4.5), ("IQ4_XS", 4.25), ("Q3_K_L", 3.4375),
-    ("Q3_K_M", 3.4375), ("IQ3_M", 3.4375), ("Q3_K_S", 3.4375), ("IQ3_XXS", 3.0625),
-    ("Q2_K", 2.625), ("IQ2_M", 2.5625), ("IQ2_XS", 2.3125), ("IQ2_XXS", 2.0625),
-    ("IQ1_M", 1.75), ("IQ1_S", 1.5625),
+    ("BF16", 16.0),
+    ("Q8_0", 8.5),
+    ("Q6_K", 6.5625),
+    ("Q5_K_M", 5.5),
+    ("Q5_K_S", 5.5),
+    ("Q4_K_M", 4.5),
+    ("Q4_K_S", 4.5),
+    ("IQ4_XS", 4.25),
+    ("Q3_K_L", 3.4375),
+    ("Q3_K_M", 3.4375),
+    ("IQ3_M", 3.4375),
+    ("Q3_K_S", 3.4375),
+    ("IQ3_XXS", 3.0625),
+    ("Q2_K", 2.625),
+    ("IQ2_M", 2.5625),
+    ("IQ2_XS", 2.3125),
+    ("IQ2_XXS", 2.0625),
+    ("IQ1_M", 1.75),
+    ("IQ1_S", 1.5625),
 )
 # vLLM-family checkpoints from least to most compressed, with bits per weight.
 HF_LADDER: tuple[tuple[str, float], ...] = (
-    ("bf16", 16.0), ("fp8", 8.0), ("w8a8", 8.0), ("awq-int4", 4.0), ("gptq-int4", 4.0),
+    ("bf16", 16.0),
+    ("fp8", 8.0),
+    ("w8a8", 8.0),
+    ("awq-int4", 4.0),
+    ("gptq-int4", 4.0),
 )
 DEFAULT_MIN_BITS = 3.0
 MAX_EXTRA_DEVICES = 8
@@ -63,16 +81,16 @@ class DeviceChoice:
 
 @dataclass(frozen=True)
 class PlanStep:
-    action: str                 # "shorter_context" | "quantize_kv" | "smaller_quant" | ...
+    action: str  # "shorter_context" | "quantize_kv" | "smaller_quant" | ...
     description: str
-    flags: tuple[str, ...]      # engine command-line flags that apply the step
+    flags: tuple[str, ...]  # engine command-line flags that apply the step
     fits: bool
     verdict: str
     per_device_bytes: int
     usable_bytes_per_device: int
     decode_tokens_per_s: float
     context_tokens: int
-    change: dict[str, Any]      # the request fields the step changes
+    change: dict[str, Any]  # the request fields the step changes
 
 
 def _ladder(request: Request) -> tuple[tuple[str, float], ...]:
@@ -91,8 +109,9 @@ def _fits(result: Result) -> bool:
     return result.fit.verdict != "does_not_fit"
 
 
-def quant_options(request: Request, estimator: Estimator,
-                  min_bits_per_weight: float = DEFAULT_MIN_BITS) -> list[QuantChoice]:
+def quant_options(
+    request: Request, estimator: Estimator, min_bits_per_weight: float = DEFAULT_MIN_BITS
+) -> list[QuantChoice]:
     """Every quant on the ladder at or above the quality floor, evaluated on this device."""
     out = []
     for name, bits in _ladder(request):
@@ -102,13 +121,22 @@ def quant_options(request: Request, estimator: Estimator,
             result = estimator(_with_quant(request, name))
         except ValueError:
             continue  # e.g. a quant the weights module cannot size for this model
-        out.append(QuantChoice(name, bits, _fits(result), result.fit.verdict,
-                               result.per_device_bytes, result.decode_tokens_per_s.estimate))
+        out.append(
+            QuantChoice(
+                name,
+                bits,
+                _fits(result),
+                result.fit.verdict,
+                result.per_device_bytes,
+                result.decode_tokens_per_s.estimate,
+            )
+        )
     return out
 
 
-def best_quant(request: Request, estimator: Estimator,
-               min_bits_per_weight: float = DEFAULT_MIN_BITS) -> QuantChoice | None:
+def best_quant(
+    request: Request, estimator: Estimator, min_bits_per_weight: float = DEFAULT_MIN_BITS
+) -> QuantChoice | None:
     """The least-compressed quant that fits (verdict not "does_not_fit"), None if none does."""
     for choice in quant_options(request, estimator, min_bits_per_weight):
         if choice.fits:
@@ -116,42 +144,73 @@ def best_quant(request: Request, estimator: Estimator,
     return None
 
 
-def device_options(request: Request, devices: Iterable[Device],
-                   estimator: Estimator) -> list[DeviceChoice]:
+def device_options(
+    request: Request, devices: Iterable[Device], estimator: Estimator
+) -> list[DeviceChoice]:
     """The request evaluated on each device (same weights, engine and workload)."""
     out = []
     for index, device in enumerate(devices):
         tp = min(request.workload.tensor_parallel, device.count)
-        candidate = replace(request, device=device, recommend=False,
-                            workload=replace(request.workload, tensor_parallel=tp))
+        candidate = replace(
+            request,
+            device=device,
+            recommend=False,
+            workload=replace(request.workload, tensor_parallel=tp),
+        )
         result = estimator(candidate)
-        out.append(DeviceChoice(index, device.name, device.memory_gb, device.count,
-                                result.fit.verdict, result.per_device_bytes,
-                                result.decode_tokens_per_s.estimate))
+        out.append(
+            DeviceChoice(
+                index,
+                device.name,
+                device.memory_gb,
+                device.count,
+                result.fit.verdict,
+                result.per_device_bytes,
+                result.decode_tokens_per_s.estimate,
+            )
+        )
     return out
 
 
-def best_devices(request: Request, devices: Iterable[Device],
-                 estimator: Estimator) -> dict[str, DeviceChoice | None]:
+def best_devices(
+    request: Request, devices: Iterable[Device], estimator: Estimator
+) -> dict[str, DeviceChoice | None]:
     """Smallest fitting device (least total memory, then fastest) and fastest fitting one."""
     options = device_options(request, devices, estimator)
     fitting = [c for c in options if c.verdict != "does_not_fit"]
-    smallest = min(fitting, key=lambda c: (c.memory_gb * c.count, -c.decode_tokens_per_s),
-                   default=None)
-    fastest = max(fitting, key=lambda c: (c.decode_tokens_per_s, -c.memory_gb * c.count),
-                  default=None)
+    smallest = min(
+        fitting, key=lambda c: (c.memory_gb * c.count, -c.decode_tokens_per_s), default=None
+    )
+    fastest = max(
+        fitting, key=lambda c: (c.decode_tokens_per_s, -c.memory_gb * c.count), default=None
+    )
     return {"smallest": smallest, "fastest": fastest}
 
 
-def _step(action: str, description: str, flags: tuple[str, ...], request: Request,
-          change: dict[str, Any], estimator: Estimator) -> PlanStep | None:
+def _step(
+    action: str,
+    description: str,
+    flags: tuple[str, ...],
+    request: Request,
+    change: dict[str, Any],
+    estimator: Estimator,
+) -> PlanStep | None:
     try:
         result = estimator(request)
     except ValueError:
         return None
-    return PlanStep(action, description, flags, _fits(result), result.fit.verdict,
-                    result.per_device_bytes, result.usable_bytes_per_device,
-                    result.decode_tokens_per_s.estimate, request.workload.context_tokens, change)
+    return PlanStep(
+        action,
+        description,
+        flags,
+        _fits(result),
+        result.fit.verdict,
+        result.per_device_bytes,
+        result.usable_bytes_per_device,
+        result.decode_tokens_per_s.estimate,
+        request.workload.context_tokens,
+        change,
+    )
 
 
 def _shorter_context(request: Request, result: Result, estimator: Estimator) -> PlanStep | None:
@@ -161,10 +220,19 @@ def _shorter_context(request: Request, result: Result, estimator: Estimator) -> 
     if tokens < max(floor, 256):
         return None
     candidate = replace(request, workload=replace(request.workload, context_tokens=tokens))
-    flag = ("-c", str(tokens)) if request.engine.name in LLAMA_FAMILY else (
-        "--max-model-len", str(tokens))
-    return _step("shorter_context", f"Reduce the context to {tokens} tokens", flag, candidate,
-                 {"workload.context_tokens": tokens}, estimator)
+    flag = (
+        ("-c", str(tokens))
+        if request.engine.name in LLAMA_FAMILY
+        else ("--max-model-len", str(tokens))
+    )
+    return _step(
+        "shorter_context",
+        f"Reduce the context to {tokens} tokens",
+        flag,
+        candidate,
+        {"workload.context_tokens": tokens},
+        estimator,
+    )
 
 
 def _quantized_kv(request: Request, estimator: Estimator) -> list[PlanStep]:
@@ -175,14 +243,26 @@ def _quantized_kv(request: Request, estimator: Estimator) -> list[PlanStep]:
     for dtype in options:
         if current == dtype or (current == "q4_0" and dtype == "q8_0"):
             continue
-        engine = replace(request.engine, type_k=None, type_v=None,
-                         flash_attention=True if llama else request.engine.flash_attention)
-        candidate = replace(request, engine=engine,
-                            workload=replace(request.workload, kv_cache_dtype=dtype))
-        flags = (("-fa", "on", "-ctk", dtype, "-ctv", dtype) if llama
-                 else ("--kv-cache-dtype", "fp8"))
-        step = _step("quantize_kv", f"Store the KV cache as {dtype}", flags, candidate,
-                     {"workload.kv_cache_dtype": dtype}, estimator)
+        engine = replace(
+            request.engine,
+            type_k=None,
+            type_v=None,
+            flash_attention=True if llama else request.engine.flash_attention,
+        )
+        candidate = replace(
+            request, engine=engine, workload=replace(request.workload, kv_cache_dtype=dtype)
+        )
+        flags = (
+            ("-fa", "on", "-ctk", dtype, "-ctv", dtype) if llama else ("--kv-cache-dtype", "fp8")
+        )
+        step = _step(
+            "quantize_kv",
+            f"Store the KV cache as {dtype}",
+            flags,
+            candidate,
+            {"workload.kv_cache_dtype": dtype},
+            estimator,
+        )
         if step:
             steps.append(step)
     return steps
@@ -198,8 +278,9 @@ def _quant_flags(request: Request, name: str) -> tuple[str, ...]:
     return ("--model", f"<{name} checkpoint>")
 
 
-def _smaller_quant(request: Request, estimator: Estimator,
-                   min_bits_per_weight: float) -> PlanStep | None:
+def _smaller_quant(
+    request: Request, estimator: Estimator, min_bits_per_weight: float
+) -> PlanStep | None:
     """The next quant down the ladder that fits (or the smallest allowed one if none does)."""
     ladder = _ladder(request)
     names = [name for name, _ in ladder]
@@ -210,8 +291,14 @@ def _smaller_quant(request: Request, estimator: Estimator,
         if bits < min_bits_per_weight:
             break
         flag = _quant_flags(request, name)
-        last = _step("smaller_quant", f"Use {name} weights", flag, _with_quant(request, name),
-                     {"weights": name}, estimator)
+        last = _step(
+            "smaller_quant",
+            f"Use {name} weights",
+            flag,
+            _with_quant(request, name),
+            {"weights": name},
+            estimator,
+        )
         if last and last.fits:
             return last
     return last
@@ -223,8 +310,7 @@ def _offload_layers(request: Request, n_layers: int, estimator: Estimator) -> Pl
         return None
 
     def at(layers: int) -> Request:
-        return replace(request, workload=replace(request.workload,
-                                                  offload=Offload(layers=layers)))
+        return replace(request, workload=replace(request.workload, offload=Offload(layers=layers)))
 
     low, high = 1, n_layers
     if not _fits(estimator(at(high))):
@@ -241,8 +327,14 @@ def _offload_layers(request: Request, n_layers: int, estimator: Estimator) -> Pl
     else:
         result = estimator(at(low))
         flags = ("--cpu-offload-gb", str(-(-result.offloaded_bytes // 10**9)))
-    return _step("offload_layers", f"Keep {low} of {n_layers} layers in host memory", flags,
-                 at(low), {"workload.offload.layers": low}, estimator)
+    return _step(
+        "offload_layers",
+        f"Keep {low} of {n_layers} layers in host memory",
+        flags,
+        at(low),
+        {"workload.offload.layers": low},
+        estimator,
+    )
 
 
 def _offload_experts(request: Request, result: Result, estimator: Estimator) -> PlanStep | None:
@@ -250,10 +342,17 @@ def _offload_experts(request: Request, result: Result, estimator: Estimator) -> 
         return None
     if request.workload.offload.moe_experts or result.params_active >= result.params_total:
         return None
-    candidate = replace(request, workload=replace(request.workload,
-                                                  offload=Offload(moe_experts=True)))
-    return _step("offload_moe_experts", "Keep the routed MoE experts in host memory",
-                 ("--cpu-moe",), candidate, {"workload.offload.moe_experts": True}, estimator)
+    candidate = replace(
+        request, workload=replace(request.workload, offload=Offload(moe_experts=True))
+    )
+    return _step(
+        "offload_moe_experts",
+        "Keep the routed MoE experts in host memory",
+        ("--cpu-moe",),
+        candidate,
+        {"workload.offload.moe_experts": True},
+        estimator,
+    )
 
 
 def _more_devices(request: Request, estimator: Estimator) -> PlanStep | None:
@@ -263,20 +362,35 @@ def _more_devices(request: Request, estimator: Estimator) -> PlanStep | None:
     while count <= MAX_EXTRA_DEVICES:
         llama = request.engine.name in LLAMA_FAMILY
         tp = 1 if llama else count
-        candidate = replace(request, device=replace(request.device, count=count),
-                            workload=replace(request.workload, tensor_parallel=tp))
-        flags = (("-ts", ",".join(["1"] * count)) if llama
-                 else ("--tensor-parallel-size", str(count)))
-        last = _step("more_devices", f"Use {count} devices", flags, candidate,
-                     {"device.count": count, "workload.tensor_parallel": tp}, estimator)
+        candidate = replace(
+            request,
+            device=replace(request.device, count=count),
+            workload=replace(request.workload, tensor_parallel=tp),
+        )
+        flags = (
+            ("-ts", ",".join(["1"] * count)) if llama else ("--tensor-parallel-size", str(count))
+        )
+        last = _step(
+            "more_devices",
+            f"Use {count} devices",
+            flags,
+            candidate,
+            {"device.count": count, "workload.tensor_parallel": tp},
+            estimator,
+        )
         if last and last.fits:
             return last
         count *= 2
     return last
 
 
-def make_it_fit(request: Request, result: Result, estimator: Estimator,
-                n_layers: int, min_bits_per_weight: float = DEFAULT_MIN_BITS) -> list[PlanStep]:
+def make_it_fit(
+    request: Request,
+    result: Result,
+    estimator: Estimator,
+    n_layers: int,
+    min_bits_per_weight: float = DEFAULT_MIN_BITS,
+) -> list[PlanStep]:
     """Ranked single changes that bring the request within memory.
 
     Candidates: shorter context, quantized KV, the next quant down, MoE experts or N layers
@@ -296,8 +410,9 @@ def make_it_fit(request: Request, result: Result, estimator: Estimator,
     return sorted(steps, key=lambda s: (not s.fits, -s.decode_tokens_per_s))
 
 
-def recommendations(request: Request, result: Result, estimator: Estimator,
-                    n_layers: int) -> dict[str, Any]:
+def recommendations(
+    request: Request, result: Result, estimator: Estimator, n_layers: int
+) -> dict[str, Any]:
     """The "recommendations" section of a result: best quant and, when needed, a plan."""
     best = best_quant(request, estimator)
     plan = make_it_fit(request, result, estimator, n_layers) if not _fits(result) else []

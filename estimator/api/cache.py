@@ -33,8 +33,13 @@ def model_spec(hf_config_json: str) -> ModelSpec:
 
 def weights_format(spec: WeightsSpec) -> WeightsFormat:
     """The weights module's format for a request's weights section."""
-    return WeightsFormat(family=spec.format, name=spec.name, group_size=spec.group_size,
-                         imatrix=spec.imatrix, file_bytes=spec.file_bytes)
+    return WeightsFormat(
+        family=spec.format,
+        name=spec.name,
+        group_size=spec.group_size,
+        imatrix=spec.imatrix,
+        file_bytes=spec.file_bytes,
+    )
 
 
 @lru_cache(maxsize=256)
@@ -55,8 +60,7 @@ def resolved(hf_config_json: str, spec: WeightsSpec) -> WeightsSpec:
     """A GGUF spec with only file_bytes gets the closest file type's tensor mix."""
     if spec.format == "gguf" and spec.quant is None and spec.file_bytes is not None:
         quant = closest_gguf_type(hf_config_json, spec.file_bytes, spec.imatrix)
-        return WeightsSpec("gguf", quant=quant, file_bytes=spec.file_bytes,
-                           imatrix=spec.imatrix)
+        return WeightsSpec("gguf", quant=quant, file_bytes=spec.file_bytes, imatrix=spec.imatrix)
     return spec
 
 

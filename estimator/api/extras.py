@@ -17,18 +17,24 @@ def _per_million(usd_per_hour: float, speed: Range | None) -> dict[str, float] |
     cheap one)."""
     if speed is None or speed.low <= 0:
         return None
-    return {"estimate": cost.usd_per_million_tokens(usd_per_hour, speed.estimate),
-            "low": cost.usd_per_million_tokens(usd_per_hour, speed.high),
-            "high": cost.usd_per_million_tokens(usd_per_hour, speed.low)}
+    return {
+        "estimate": cost.usd_per_million_tokens(usd_per_hour, speed.estimate),
+        "low": cost.usd_per_million_tokens(usd_per_hour, speed.high),
+        "high": cost.usd_per_million_tokens(usd_per_hour, speed.low),
+    }
 
 
 def ownership(pricing: Pricing) -> cost.Ownership:
     """The cost module's Ownership from the request's pricing section."""
     return cost.Ownership(
-        purchase_usd=pricing.purchase_usd or 0.0, power_w=pricing.power_w or 0.0,
-        electricity_usd_per_kwh=pricing.usd_per_kwh, pue=pricing.pue,
-        hours_per_day=pricing.hours_per_day, utilization=pricing.utilisation,
-        amortization_months=round(pricing.amortisation_years * 12))
+        purchase_usd=pricing.purchase_usd or 0.0,
+        power_w=pricing.power_w or 0.0,
+        electricity_usd_per_kwh=pricing.usd_per_kwh,
+        pue=pricing.pue,
+        hours_per_day=pricing.hours_per_day,
+        utilization=pricing.utilisation,
+        amortization_months=round(pricing.amortisation_years * 12),
+    )
 
 
 def cost_section(pricing: Pricing, result: Result) -> dict[str, Any]:
@@ -40,42 +46,59 @@ def cost_section(pricing: Pricing, result: Result) -> dict[str, Any]:
     if pricing.usd_per_hour is not None:
         out["rent_usd_per_hour"] = pricing.usd_per_hour
         out["rent_usd_per_million_output_tokens"] = _per_million(
-            pricing.usd_per_hour, result.aggregate_decode_tokens_per_s)
+            pricing.usd_per_hour, result.aggregate_decode_tokens_per_s
+        )
         out["rent_usd_per_million_input_tokens"] = _per_million(
-            pricing.usd_per_hour, result.prefill_tokens_per_s)
+            pricing.usd_per_hour, result.prefill_tokens_per_s
+        )
     if pricing.purchase_usd is not None:
         own = ownership(pricing)
         hours = pricing.hours_per_day * cost.DAYS_PER_MONTH
         monthly = cost.monthly_energy_usd(own) + own.purchase_usd / max(
-            1, own.amortization_months or 1)
+            1, own.amortization_months or 1
+        )
         owned_per_hour = monthly / hours
         out["own_usd_per_hour"] = owned_per_hour
         out["own_usd_per_million_output_tokens"] = _per_million(
-            owned_per_hour, result.aggregate_decode_tokens_per_s)
+            owned_per_hour, result.aggregate_decode_tokens_per_s
+        )
         if pricing.usd_per_hour is not None:
             out["rent_vs_buy"] = asdict(cost.rent_vs_buy(own, pricing.usd_per_hour))
     return out
 
 
-def finetune_section(spec: FinetuneSpec, model: ModelSpec, request: Request,
-                     usable_bytes_per_device: int) -> dict[str, Any]:
+def finetune_section(
+    spec: FinetuneSpec, model: ModelSpec, request: Request, usable_bytes_per_device: int
+) -> dict[str, Any]:
     """Training memory (finetune.py) for full / LoRA / QLoRA, and whether it fits when the
     state is sharded evenly over the devices (FSDP / ZeRO-3); LoRA targets the seven
     Llama-style projections, not MoE experts."""
     activations = finetune.model_activation_bytes(
-        model, seq_len=spec.sequence_tokens, micro_batch=spec.batch_size,
-        flash_attention=True, checkpointing=spec.gradient_checkpointing)
+        model,
+        seq_len=spec.sequence_tokens,
+        micro_batch=spec.batch_size,
+        flash_attention=True,
+        checkpointing=spec.gradient_checkpointing,
+    )
     params = model.params_total
     if spec.method == "full":
-        need = finetune.full_finetune_memory(params, activations,
-                                             eight_bit_adam=spec.optimizer == "adamw8bit")
+        need = finetune.full_finetune_memory(
+            params, activations, eight_bit_adam=spec.optimizer == "adamw8bit"
+        )
     else:
         adapters = finetune.model_lora_params(model, spec.lora_rank)
-        need = (finetune.qlora_memory(params, adapters, activations) if spec.method == "qlora"
-                else finetune.lora_memory(params, adapters, activations))
+        need = (
+            finetune.qlora_memory(params, adapters, activations)
+            if spec.method == "qlora"
+            else finetune.lora_memory(params, adapters, activations)
+        )
     total = round(need.total_bytes)
     per_device = -(-total // request.device.count)
     fit = memory.fit_verdict(per_device, usable_bytes_per_device)
-    return {"method": spec.method, **{k: round(v) for k, v in asdict(need).items()},
-            "total_bytes": total, "per_device_bytes": per_device,
-            "fit": asdict(fit)}
+    return {
+        "method": spec.method,
+        **{k: round(v) for k, v in asdict(need).items()},
+        "total_bytes": total,
+        "per_device_bytes": per_device,
+        "fit": asdict(fit),
+    }

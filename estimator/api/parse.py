@@ -34,12 +34,26 @@ from estimator.api.schema import (
 )
 from estimator.weights import EXTRA_GGUF_FILE_TYPES, GGUF_FILE_TYPES, HF_FORMATS
 
-HF_DTYPE_ALIASES = {"bfloat16": "bf16", "float16": "fp16", "f16": "fp16", "half": "fp16",
-                    "float32": "fp32", "f32": "fp32", "awq": "awq-int4", "gptq": "gptq-int4",
-                    "w4a16": "gptq-int4"}
+HF_DTYPE_ALIASES = {
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "f16": "fp16",
+    "half": "fp16",
+    "float32": "fp32",
+    "f32": "fp32",
+    "awq": "awq-int4",
+    "gptq": "gptq-int4",
+    "w4a16": "gptq-int4",
+}
 GGUF_QUANTS = GGUF_FILE_TYPES + EXTRA_GGUF_FILE_TYPES
-DEFAULT_BACKEND_BY_VENDOR = {"nvidia": "cuda", "amd": "rocm", "apple": "metal",
-                             "intel": "sycl", "cpu": "cpu", "other": "vulkan"}
+DEFAULT_BACKEND_BY_VENDOR = {
+    "nvidia": "cuda",
+    "amd": "rocm",
+    "apple": "metal",
+    "intel": "sycl",
+    "cpu": "cpu",
+    "other": "vulkan",
+}
 
 
 class RequestError(ValueError):
@@ -51,8 +65,9 @@ class RequestError(ValueError):
         self.message = message
 
 
-def _section(data: Mapping[str, Any], key: str, allowed: set[str],
-             required: bool = False) -> dict[str, Any]:
+def _section(
+    data: Mapping[str, Any], key: str, allowed: set[str], required: bool = False
+) -> dict[str, Any]:
     if key not in data or data[key] is None:
         if required:
             raise RequestError(key, "is required")
@@ -62,14 +77,22 @@ def _section(data: Mapping[str, Any], key: str, allowed: set[str],
         raise RequestError(key, "must be a JSON object")
     unknown = sorted(set(value) - allowed)
     if unknown:
-        raise RequestError(f"{key}.{unknown[0]}",
-                           f"unknown field; allowed: {', '.join(sorted(allowed))}")
+        raise RequestError(
+            f"{key}.{unknown[0]}", f"unknown field; allowed: {', '.join(sorted(allowed))}"
+        )
     return dict(value)
 
 
-def _number(section: Mapping[str, Any], path: str, *, default: float | None = None,
-            required: bool = False, minimum: float = 0.0, exclusive: bool = True,
-            maximum: float | None = None) -> float | None:
+def _number(
+    section: Mapping[str, Any],
+    path: str,
+    *,
+    default: float | None = None,
+    required: bool = False,
+    minimum: float = 0.0,
+    exclusive: bool = True,
+    maximum: float | None = None,
+) -> float | None:
     key = path.rsplit(".", 1)[-1]
     if key not in section or section[key] is None:
         if required:
@@ -88,8 +111,14 @@ def _number(section: Mapping[str, Any], path: str, *, default: float | None = No
     return float(value)
 
 
-def _integer(section: Mapping[str, Any], path: str, *, default: int | None = None,
-             required: bool = False, minimum: int = 1) -> int | None:
+def _integer(
+    section: Mapping[str, Any],
+    path: str,
+    *,
+    default: int | None = None,
+    required: bool = False,
+    minimum: int = 1,
+) -> int | None:
     key = path.rsplit(".", 1)[-1]
     if key not in section or section[key] is None:
         if required:
@@ -107,8 +136,13 @@ def _integer(section: Mapping[str, Any], path: str, *, default: int | None = Non
     return value
 
 
-def _choice(section: Mapping[str, Any], path: str, choices: tuple[str, ...],
-            default: str | None = None, required: bool = False) -> str | None:
+def _choice(
+    section: Mapping[str, Any],
+    path: str,
+    choices: tuple[str, ...],
+    default: str | None = None,
+    required: bool = False,
+) -> str | None:
     key = path.rsplit(".", 1)[-1]
     if key not in section or section[key] is None:
         if required:
@@ -187,10 +221,13 @@ def _parse_weights(data: Mapping[str, Any], engine: Engine) -> WeightsSpec:
         if "dtype" in section:
             raise RequestError("weights.dtype", "applies to hf weights; use quant for GGUF")
         if quant is not None and quant.upper() not in GGUF_QUANTS:
-            raise RequestError("weights.quant", f"unknown GGUF file type {quant!r}; expected "
-                                                f"one of {', '.join(GGUF_QUANTS)}")
-        return WeightsSpec("gguf", quant=quant.upper() if quant else None,
-                           file_bytes=file_bytes, imatrix=imatrix)
+            raise RequestError(
+                "weights.quant",
+                f"unknown GGUF file type {quant!r}; expected one of {', '.join(GGUF_QUANTS)}",
+            )
+        return WeightsSpec(
+            "gguf", quant=quant.upper() if quant else None, file_bytes=file_bytes, imatrix=imatrix
+        )
     if "quant" in section:
         raise RequestError("weights.quant", "applies to gguf weights; use dtype for hf")
     raw = section.get("dtype")
@@ -201,9 +238,21 @@ def _parse_weights(data: Mapping[str, Any], engine: Engine) -> WeightsSpec:
 
 
 def _parse_device(data: Mapping[str, Any]) -> Device:
-    allowed = {"memory_gb", "bandwidth_gbps", "fp16_tflops", "fp8_tflops", "int8_tops", "count",
-               "memory_kind", "vendor", "interconnect_gbps", "host_memory_gb",
-               "host_bandwidth_gbps", "name", "device_class"}
+    allowed = {
+        "memory_gb",
+        "bandwidth_gbps",
+        "fp16_tflops",
+        "fp8_tflops",
+        "int8_tops",
+        "count",
+        "memory_kind",
+        "vendor",
+        "interconnect_gbps",
+        "host_memory_gb",
+        "host_bandwidth_gbps",
+        "name",
+        "device_class",
+    }
     s = _section(data, "device", allowed, required=True)
     vendor = _choice(s, "device.vendor", VENDORS, default="nvidia")
     default_kind = "unified" if vendor == "apple" else "discrete"
@@ -226,9 +275,22 @@ def _parse_device(data: Mapping[str, Any]) -> Device:
 
 
 def _parse_engine(data: Mapping[str, Any], device: Device) -> Engine:
-    allowed = {"name", "backend", "n_ubatch", "n_batch", "flash_attention", "type_k", "type_v",
-               "gpu_memory_utilization", "max_num_batched_tokens", "max_num_seqs",
-               "block_size", "cuda_graphs", "mla_layout", "swa_full"}
+    allowed = {
+        "name",
+        "backend",
+        "n_ubatch",
+        "n_batch",
+        "flash_attention",
+        "type_k",
+        "type_v",
+        "gpu_memory_utilization",
+        "max_num_batched_tokens",
+        "max_num_seqs",
+        "block_size",
+        "cuda_graphs",
+        "mla_layout",
+        "swa_full",
+    }
     s = _section(data, "engine", allowed)
     name = _choice(s, "engine.name", ENGINES, default="llama.cpp") or "llama.cpp"
     default_backend = "metal" if name == "mlx" else DEFAULT_BACKEND_BY_VENDOR[device.vendor]
@@ -264,31 +326,49 @@ def _parse_offload(workload: Mapping[str, Any]) -> Offload:
     allowed = {"fraction", "layers", "moe_experts"}
     unknown = sorted(set(value) - allowed)
     if unknown:
-        raise RequestError(f"workload.offload.{unknown[0]}", "unknown field; allowed: "
-                           "fraction, layers, moe_experts")
-    fraction = _number(value, "workload.offload.fraction", default=0.0, exclusive=False,
-                       maximum=1.0) or 0.0
+        raise RequestError(
+            f"workload.offload.{unknown[0]}",
+            "unknown field; allowed: fraction, layers, moe_experts",
+        )
+    fraction = (
+        _number(value, "workload.offload.fraction", default=0.0, exclusive=False, maximum=1.0)
+        or 0.0
+    )
     layers = _integer(value, "workload.offload.layers", minimum=0)
     if layers is not None and "fraction" in value and fraction > 0:
         raise RequestError("workload.offload", "give fraction or layers, not both")
-    return Offload(fraction=fraction, layers=layers,
-                   moe_experts=_boolean(value, "workload.offload.moe_experts", False))
+    return Offload(
+        fraction=fraction,
+        layers=layers,
+        moe_experts=_boolean(value, "workload.offload.moe_experts", False),
+    )
 
 
 def _parse_workload(data: Mapping[str, Any]) -> Workload:
-    allowed = {"context_tokens", "concurrent_sequences", "prompt_tokens", "output_tokens",
-               "kv_cache_dtype", "tensor_parallel", "offload"}
+    allowed = {
+        "context_tokens",
+        "concurrent_sequences",
+        "prompt_tokens",
+        "output_tokens",
+        "kv_cache_dtype",
+        "tensor_parallel",
+        "offload",
+    }
     s = _section(data, "workload", allowed)
     context = _integer(s, "workload.context_tokens", default=8192) or 8192
     # Defaults shrink with a short context so a bare context_tokens is always valid.
     prompt = _integer(s, "workload.prompt_tokens", default=min(512, context // 2), minimum=0)
     assert prompt is not None
-    output = _integer(s, "workload.output_tokens", default=max(1, min(256, context - prompt)),
-                      minimum=1) or 1
+    output = (
+        _integer(s, "workload.output_tokens", default=max(1, min(256, context - prompt)), minimum=1)
+        or 1
+    )
     if prompt + output > context:
         field = "workload.prompt_tokens" if "prompt_tokens" in s else "workload.output_tokens"
-        raise RequestError(field, f"prompt_tokens + output_tokens ({prompt + output}) exceeds "
-                                  f"context_tokens ({context})")
+        raise RequestError(
+            field,
+            f"prompt_tokens + output_tokens ({prompt + output}) exceeds context_tokens ({context})",
+        )
     return Workload(
         context_tokens=context,
         concurrent_sequences=_integer(s, "workload.concurrent_sequences", default=1) or 1,
@@ -301,8 +381,16 @@ def _parse_workload(data: Mapping[str, Any]) -> Workload:
 
 
 def _parse_pricing(data: Mapping[str, Any]) -> Pricing | None:
-    allowed = {"usd_per_hour", "purchase_usd", "power_w", "usd_per_kwh",
-               "amortisation_years", "utilisation", "hours_per_day", "pue"}
+    allowed = {
+        "usd_per_hour",
+        "purchase_usd",
+        "power_w",
+        "usd_per_kwh",
+        "amortisation_years",
+        "utilisation",
+        "hours_per_day",
+        "pue",
+    }
     s = _section(data, "pricing", allowed)
     if not s:
         return None
@@ -322,8 +410,14 @@ def _parse_pricing(data: Mapping[str, Any]) -> Pricing | None:
 
 
 def _parse_finetune(data: Mapping[str, Any]) -> FinetuneSpec | None:
-    allowed = {"method", "lora_rank", "batch_size", "sequence_tokens",
-               "gradient_checkpointing", "optimizer"}
+    allowed = {
+        "method",
+        "lora_rank",
+        "batch_size",
+        "sequence_tokens",
+        "gradient_checkpointing",
+        "optimizer",
+    }
     s = _section(data, "finetune", allowed)
     if not s and "finetune" not in data:
         return None
@@ -333,8 +427,8 @@ def _parse_finetune(data: Mapping[str, Any]) -> FinetuneSpec | None:
         batch_size=_integer(s, "finetune.batch_size", default=1) or 1,
         sequence_tokens=_integer(s, "finetune.sequence_tokens", default=2048) or 2048,
         gradient_checkpointing=_boolean(s, "finetune.gradient_checkpointing", True),
-        optimizer=_choice(s, "finetune.optimizer", ("adamw", "adamw8bit"),
-                          default="adamw") or "adamw",
+        optimizer=_choice(s, "finetune.optimizer", ("adamw", "adamw8bit"), default="adamw")
+        or "adamw",
     )
 
 
@@ -342,21 +436,35 @@ def _check_kv_dtype(engine: Engine, workload: Workload) -> None:
     """llama.cpp has no fp8 cache; vLLM-like engines have no ggml block types."""
     dtype = workload.kv_cache_dtype
     if engine.name in LLAMA_FAMILY and dtype == "fp8":
-        raise RequestError("workload.kv_cache_dtype",
-                           f"{engine.name} has no fp8 KV cache; use q8_0 (needs flash attention)")
+        raise RequestError(
+            "workload.kv_cache_dtype",
+            f"{engine.name} has no fp8 KV cache; use q8_0 (needs flash attention)",
+        )
     if engine.name in LLAMA_FAMILY and dtype == "f32":
-        raise RequestError("workload.kv_cache_dtype",
-                           f"use engine.type_k/type_v for an f32 cache in {engine.name}")
+        raise RequestError(
+            "workload.kv_cache_dtype", f"use engine.type_k/type_v for an f32 cache in {engine.name}"
+        )
     if engine.name not in LLAMA_FAMILY and dtype in ("q8_0", "q4_0"):
-        raise RequestError("workload.kv_cache_dtype",
-                           f"{engine.name} has no {dtype} KV cache; use fp8")
+        raise RequestError(
+            "workload.kv_cache_dtype", f"{engine.name} has no {dtype} KV cache; use fp8"
+        )
     if engine.name not in LLAMA_FAMILY and (engine.type_k or engine.type_v):
-        raise RequestError("engine.type_k", "type_k/type_v are llama.cpp settings; "
-                                            "use workload.kv_cache_dtype")
+        raise RequestError(
+            "engine.type_k", "type_k/type_v are llama.cpp settings; use workload.kv_cache_dtype"
+        )
 
 
-TOP_LEVEL = {"model", "weights", "device", "engine", "workload", "pricing", "finetune",
-             "recommend", "id"}
+TOP_LEVEL = {
+    "model",
+    "weights",
+    "device",
+    "engine",
+    "workload",
+    "pricing",
+    "finetune",
+    "recommend",
+    "id",
+}
 
 
 def parse_request(data: Any) -> Request:
@@ -377,8 +485,10 @@ def parse_request(data: Any) -> Request:
     workload = _parse_workload(data)
     _check_kv_dtype(engine, workload)
     if workload.tensor_parallel > device.count:
-        raise RequestError("workload.tensor_parallel",
-                           f"{workload.tensor_parallel} exceeds device.count ({device.count})")
+        raise RequestError(
+            "workload.tensor_parallel",
+            f"{workload.tensor_parallel} exceeds device.count ({device.count})",
+        )
     request_id = data.get("id")
     if request_id is not None and not isinstance(request_id, str | int):
         raise RequestError("id", "must be a string or an integer")

@@ -26,19 +26,19 @@ from estimator.weights import WeightsBreakdown
 class Placement:
     """Where the weights live: bytes on the accelerators, in host memory, per device."""
 
-    weights_bytes: int              # text weights, all of them
-    multimodal_bytes: int           # vision/audio towers loaded by the engine (0 for llama.cpp)
-    offloaded_bytes: int            # weights kept in host memory
+    weights_bytes: int  # text weights, all of them
+    multimodal_bytes: int  # vision/audio towers loaded by the engine (0 for llama.cpp)
+    offloaded_bytes: int  # weights kept in host memory
     offloaded_layers: int
-    device_weights_bytes: int       # on accelerators, all devices together
+    device_weights_bytes: int  # on accelerators, all devices together
     per_device_weights_bytes: int
-    split: str                      # "none" | "tensor" | "layer"
+    split: str  # "none" | "tensor" | "layer"
 
 
 @dataclass(frozen=True)
 class KVPlacement:
     cache: kvmod.KVCache
-    device_bytes: int               # on accelerators, all devices together
+    device_bytes: int  # on accelerators, all devices together
     per_device_bytes: int
     bytes_per_token_per_device: float
 
@@ -48,13 +48,16 @@ def check_model(request: Request, model: ModelSpec) -> None:
     if model.n_layers < 1 or not model.layers:
         raise RequestError("model.hf_config.num_hidden_layers", "the config has no layers")
     if request.workload.context_tokens > model.max_context_tokens:
-        raise RequestError("workload.context_tokens",
-                           f"{request.workload.context_tokens} exceeds the model's maximum "
-                           f"context of {model.max_context_tokens} tokens")
-    if request.workload.offload.layers is not None and \
-            request.workload.offload.layers > model.n_layers:
-        raise RequestError("workload.offload.layers",
-                           f"the model has {model.n_layers} layers")
+        raise RequestError(
+            "workload.context_tokens",
+            f"{request.workload.context_tokens} exceeds the model's maximum "
+            f"context of {model.max_context_tokens} tokens",
+        )
+    if (
+        request.workload.offload.layers is not None
+        and request.workload.offload.layers > model.n_layers
+    ):
+        raise RequestError("workload.offload.layers", f"the model has {model.n_layers} layers")
 
 
 def offloaded_layer_count(request: Request, model: ModelSpec) -> int:
@@ -120,29 +123,40 @@ def pipeline_stage_bytes(wb: WeightsBreakdown, stages: int, offloaded: int) -> i
     return max(stage_bytes) - offloaded // stages
 
 
-def kv_cache(request: Request, model: ModelSpec, context_tokens: int,
-             sequences: int) -> kvmod.KVCache:
+def kv_cache(
+    request: Request, model: ModelSpec, context_tokens: int, sequences: int
+) -> kvmod.KVCache:
     """kv.kv_cache_bytes with the request's engine knobs."""
     engine, workload = request.engine, request.workload
     kv_dtype = engine.type_k or workload.kv_cache_dtype
     settings = kvmod.KVSettings(
-        n_ubatch=engine.n_ubatch, block_size=engine.block_size, swa_full=engine.swa_full,
+        n_ubatch=engine.n_ubatch,
+        block_size=engine.block_size,
+        swa_full=engine.swa_full,
         max_num_batched_tokens=engine.max_num_batched_tokens or 8192,
         tensor_parallel=workload.tensor_parallel,
     )
     try:
         return kvmod.kv_cache_bytes(
-            model, engine=engine.name, context_tokens=context_tokens, sequences=sequences,
-            kv_dtype=kv_dtype, v_dtype=engine.type_v, n_ubatch=engine.n_ubatch,
-            flash_attention=engine.flash_attention, settings=settings,
-            mla_layout=engine.mla_layout)
+            model,
+            engine=engine.name,
+            context_tokens=context_tokens,
+            sequences=sequences,
+            kv_dtype=kv_dtype,
+            v_dtype=engine.type_v,
+            n_ubatch=engine.n_ubatch,
+            flash_attention=engine.flash_attention,
+            settings=settings,
+            mla_layout=engine.mla_layout,
+        )
     except ValueError as exc:
         field = "engine.type_v" if engine.type_v else "workload.kv_cache_dtype"
         raise RequestError(field, str(exc)) from exc
 
 
-def place_kv(request: Request, model: ModelSpec, cache_: kvmod.KVCache,
-             place: Placement) -> KVPlacement:
+def place_kv(
+    request: Request, model: ModelSpec, cache_: kvmod.KVCache, place: Placement
+) -> KVPlacement:
     """KV on the devices: llama.cpp keeps an offloaded layer's KV with the layer (host),
     vLLM-like engines keep all KV on the GPU;
     tensor parallelism stores per_rank_bytes on each rank; a layer split divides evenly."""
@@ -164,18 +178,22 @@ def place_kv(request: Request, model: ModelSpec, cache_: kvmod.KVCache,
 class Budget:
     overhead: memory.Overhead
     usable_bytes: int
-    kv_budget_bytes: int            # per device: usable - weights - overhead (>= 0)
+    kv_budget_bytes: int  # per device: usable - weights - overhead (>= 0)
 
 
-def engine_overhead(request: Request, model: ModelSpec, context_tokens: int,
-                    sequences: int) -> memory.Overhead:
+def engine_overhead(
+    request: Request, model: ModelSpec, context_tokens: int, sequences: int
+) -> memory.Overhead:
     """memory.engine_overhead with the request's engine knobs (per device)."""
     engine = request.engine
     return memory.engine_overhead(
-        model, engine=engine.name, context_tokens=context_tokens, sequences=sequences,
-        n_ubatch=engine.n_ubatch, flash_attention=engine.flash_attention,
-        max_num_batched_tokens=engine.max_num_batched_tokens
-        or memory.VLLM_MAX_NUM_BATCHED_TOKENS,
+        model,
+        engine=engine.name,
+        context_tokens=context_tokens,
+        sequences=sequences,
+        n_ubatch=engine.n_ubatch,
+        flash_attention=engine.flash_attention,
+        max_num_batched_tokens=engine.max_num_batched_tokens or memory.VLLM_MAX_NUM_BATCHED_TOKENS,
         max_num_seqs=engine.max_num_seqs or memory.VLLM_MAX_NUM_SEQS,
         tensor_parallel=request.workload.tensor_parallel,
         mla_layout=engine.mla_layout or kvmod.default_mla_layout(engine.name),
@@ -184,24 +202,30 @@ def engine_overhead(request: Request, model: ModelSpec, context_tokens: int,
 
 def budget(request: Request, model: ModelSpec, place: Placement) -> Budget:
     """Usable memory per device and what is left for the KV cache after weights + overhead."""
-    overhead = engine_overhead(request, model, request.workload.context_tokens,
-                               request.workload.concurrent_sequences)
+    overhead = engine_overhead(
+        request, model, request.workload.context_tokens, request.workload.concurrent_sequences
+    )
     usable = memory.usable_bytes_per_device(
-        engine=request.engine.name, total_bytes=round(request.device.memory_gb * GB),
+        engine=request.engine.name,
+        total_bytes=round(request.device.memory_gb * GB),
         unified_memory=request.device.memory_kind == "unified",
-        gpu_memory_utilization=request.engine.gpu_memory_utilization)
+        gpu_memory_utilization=request.engine.gpu_memory_utilization,
+    )
     left = usable - place.per_device_weights_bytes - overhead.total_bytes
     return Budget(overhead, usable, max(0, left))
 
 
-def _per_device_kv_bytes(request: Request, model: ModelSpec, place: Placement,
-                         context_tokens: int, sequences: int) -> int:
-    return place_kv(request, model, kv_cache(request, model, context_tokens, sequences),
-                    place).per_device_bytes
+def _per_device_kv_bytes(
+    request: Request, model: ModelSpec, place: Placement, context_tokens: int, sequences: int
+) -> int:
+    return place_kv(
+        request, model, kv_cache(request, model, context_tokens, sequences), place
+    ).per_device_bytes
 
 
-def kv_capacity_tokens(request: Request, model: ModelSpec, place: Placement,
-                       kv_budget_bytes: int) -> int:
+def kv_capacity_tokens(
+    request: Request, model: ModelSpec, place: Placement, kv_budget_bytes: int
+) -> int:
     """Tokens of KV that fit in the per-device KV budget.
 
     vLLM-like: budget // (block_size x bytes per token per rank, all layers) x block_size,
@@ -220,8 +244,9 @@ def kv_capacity_tokens(request: Request, model: ModelSpec, place: Placement,
             per_token /= request.device.count  # a pipeline stage caches only its layers
         block = request.engine.block_size
         return int(kv_budget_bytes // (per_token * block)) * block if per_token else 0
-    return _largest_fitting(lambda tokens: _per_device_kv_bytes(
-        request, model, place, tokens, 1) <= kv_budget_bytes)
+    return _largest_fitting(
+        lambda tokens: _per_device_kv_bytes(request, model, place, tokens, 1) <= kv_budget_bytes
+    )
 
 
 def _largest_fitting(fits: Callable[[int], bool]) -> int:
@@ -242,16 +267,23 @@ def _largest_fitting(fits: Callable[[int], bool]) -> int:
     return low
 
 
-def _fits_with(request: Request, model: ModelSpec, place: Placement, usable: int,
-               context_tokens: int, sequences: int) -> bool:
+def _fits_with(
+    request: Request,
+    model: ModelSpec,
+    place: Placement,
+    usable: int,
+    context_tokens: int,
+    sequences: int,
+) -> bool:
     """Weights + KV + overhead (both recomputed for this context and batch) <= usable."""
     kv_bytes = _per_device_kv_bytes(request, model, place, context_tokens, sequences)
     overhead = engine_overhead(request, model, context_tokens, sequences).total_bytes
     return place.per_device_weights_bytes + kv_bytes + overhead <= usable
 
 
-def max_context_tokens(request: Request, model: ModelSpec, place: Placement, usable: int,
-                       capacity_tokens: int) -> int:
+def max_context_tokens(
+    request: Request, model: ModelSpec, place: Placement, usable: int, capacity_tokens: int
+) -> int:
     """Longest per-sequence context that fits at the requested concurrency, capped at the
     model's maximum. vLLM-like: capacity // sequences (its check that max_model_len fits);
     llama.cpp: search with KV and compute buffer recomputed at each length."""
@@ -261,12 +293,14 @@ def max_context_tokens(request: Request, model: ModelSpec, place: Placement, usa
     limit = model.max_context_tokens
     if _fits_with(request, model, place, usable, limit, sequences):
         return limit
-    return min(limit, _largest_fitting(
-        lambda n: _fits_with(request, model, place, usable, n, sequences)))
+    return min(
+        limit, _largest_fitting(lambda n: _fits_with(request, model, place, usable, n, sequences))
+    )
 
 
-def max_concurrent_sequences(request: Request, model: ModelSpec, place: Placement,
-                             usable: int, capacity_tokens: int) -> int:
+def max_concurrent_sequences(
+    request: Request, model: ModelSpec, place: Placement, usable: int, capacity_tokens: int
+) -> int:
     """Sequences of context_tokens that fit at once. vLLM-like: capacity // context (the
     "Maximum concurrency" line vLLM logs, floored); llama.cpp: search over -np with KV and
     compute buffer recomputed; capped at the engine's max_num_seqs for vLLM."""
@@ -278,12 +312,14 @@ def max_concurrent_sequences(request: Request, model: ModelSpec, place: Placemen
 
 def _fit(per_device_bytes: int, usable: int) -> Fit:
     verdict = memory.fit_verdict(per_device_bytes, usable)
-    return Fit(verdict.verdict, verdict.reserve_bytes, verdict.reserve_fraction,
-               verdict.utilisation)
+    return Fit(
+        verdict.verdict, verdict.reserve_bytes, verdict.reserve_fraction, verdict.utilisation
+    )
 
 
-def _warnings(request: Request, model: ModelSpec, place: Placement,
-              overhead: memory.Overhead, speeds: Speeds) -> tuple[str, ...]:
+def _warnings(
+    request: Request, model: ModelSpec, place: Placement, overhead: memory.Overhead, speeds: Speeds
+) -> tuple[str, ...]:
     out = list(overhead.notes)
     host = request.device.host_memory_gb
     if place.offloaded_bytes and host is not None and place.offloaded_bytes > host * GB:
@@ -291,8 +327,10 @@ def _warnings(request: Request, model: ModelSpec, place: Placement,
     if place.offloaded_bytes and request.device.host_bandwidth_gbps is None:
         out.append(f"host bandwidth not given: assumed {speeds.host_bandwidth_gbps} GB/s")
     if request.device.memory_kind == "unified" and (
-            request.workload.offload.layers or request.workload.offload.fraction
-            or request.workload.offload.moe_experts):
+        request.workload.offload.layers
+        or request.workload.offload.fraction
+        or request.workload.offload.moe_experts
+    ):
         out.append("offload ignored: unified memory has no separate host pool")
     if speeds.prefill is None:
         out.append("prefill and TTFT need device.fp16_tflops (and prompt_tokens > 0)")
@@ -307,8 +345,10 @@ def _weights_notes(request: Request) -> tuple[str, ...]:
     spec = request.weights
     if spec.format == "gguf" and spec.quant is None and spec.file_bytes is not None:
         quant = cache.resolved(request.model.hf_config_json, spec).quant
-        return (f"GGUF given by size only: tensor types of {quant} (closest computed size) "
-                "scaled to file_bytes",)
+        return (
+            f"GGUF given by size only: tensor types of {quant} (closest computed size) "
+            "scaled to file_bytes",
+        )
     return ()
 
 
@@ -323,8 +363,12 @@ def run_estimate(request: Request) -> Result:
     wb = cache.weights(request.model.hf_config_json, request.weights)
     workload = request.workload
     place = place_weights(request, model, wb)
-    kv = place_kv(request, model, kv_cache(request, model, workload.context_tokens,
-                                           workload.concurrent_sequences), place)
+    kv = place_kv(
+        request,
+        model,
+        kv_cache(request, model, workload.context_tokens, workload.concurrent_sequences),
+        place,
+    )
     room = budget(request, model, place)
     per_device = place.per_device_weights_bytes + kv.per_device_bytes + room.overhead.total_bytes
     devices = request.device.count
@@ -332,30 +376,38 @@ def run_estimate(request: Request) -> Result:
     speeds = estimate_speeds(model, wb, request, place.offloaded_bytes, place.split)
     decode = speeds.decode
     result = Result(
-        params_total=model.params_total, params_active=model.params_active,
+        params_total=model.params_total,
+        params_active=model.params_active,
         params_multimodal=model.params_multimodal,
-        weights_bytes=wb.total_bytes, per_device_weights_bytes=place.per_device_weights_bytes,
-        multimodal_bytes=wb.multimodal_bytes, offloaded_bytes=place.offloaded_bytes,
+        weights_bytes=wb.total_bytes,
+        per_device_weights_bytes=place.per_device_weights_bytes,
+        multimodal_bytes=wb.multimodal_bytes,
+        offloaded_bytes=place.offloaded_bytes,
         kv_cache_bytes=kv.cache.total_bytes,
         kv_cache_bytes_per_token=kv.cache.bytes_per_token,
         overhead_bytes=room.overhead.total_bytes * devices,
         overhead_breakdown=dict(room.overhead.breakdown),
-        total_bytes=wb.total_bytes + place.multimodal_bytes + kv.cache.total_bytes
+        total_bytes=wb.total_bytes
+        + place.multimodal_bytes
+        + kv.cache.total_bytes
         + room.overhead.total_bytes * devices,
-        per_device_bytes=per_device, usable_bytes_per_device=room.usable_bytes,
+        per_device_bytes=per_device,
+        usable_bytes_per_device=room.usable_bytes,
         fit=_fit(per_device, room.usable_bytes),
-        max_context_tokens=max_context_tokens(request, model, place, room.usable_bytes,
-                                              capacity),
+        max_context_tokens=max_context_tokens(request, model, place, room.usable_bytes, capacity),
         kv_cache_capacity_tokens=capacity,
-        max_concurrent_sequences=max_concurrent_sequences(request, model, place,
-                                                          room.usable_bytes, capacity),
+        max_concurrent_sequences=max_concurrent_sequences(
+            request, model, place, room.usable_bytes, capacity
+        ),
         decode_tokens_per_s=decode.per_sequence_tokens_per_s,
         aggregate_decode_tokens_per_s=decode.aggregate_tokens_per_s,
-        prefill_tokens_per_s=speeds.prefill, ttft_s=speeds.ttft_s,
+        prefill_tokens_per_s=speeds.prefill,
+        ttft_s=speeds.ttft_s,
         explanation=(),
         notes=tuple(model.notes) + tuple(kv.cache.notes) + _weights_notes(request),
         warnings=_warnings(request, model, place, room.overhead, speeds),
         id=request.id,
     )
-    return replace(result, explanation=explanation(request, model, wb, place, kv, room,
-                                                   speeds, result))
+    return replace(
+        result, explanation=explanation(request, model, wb, place, kv, room, speeds, result)
+    )

@@ -41,10 +41,10 @@ class ModelInput:
 
 @dataclass(frozen=True)
 class WeightsSpec:
-    format: str                     # "gguf" | "hf"
-    quant: str | None = None        # GGUF file type, e.g. "Q4_K_M"
-    dtype: str | None = None        # HF dtype, e.g. "bf16", "fp8", "awq-int4"
-    file_bytes: int | None = None   # measured GGUF file size; overrides the computed size
+    format: str  # "gguf" | "hf"
+    quant: str | None = None  # GGUF file type, e.g. "Q4_K_M"
+    dtype: str | None = None  # HF dtype, e.g. "bf16", "fp8", "awq-int4"
+    file_bytes: int | None = None  # measured GGUF file size; overrides the computed size
     imatrix: bool = True
     group_size: int = 128
 
@@ -56,8 +56,8 @@ class WeightsSpec:
 
 @dataclass(frozen=True)
 class Device:
-    memory_gb: float                # per device, decimal GB
-    bandwidth_gbps: float           # per device, decimal GB/s
+    memory_gb: float  # per device, decimal GB
+    bandwidth_gbps: float  # per device, decimal GB/s
     fp16_tflops: float | None = None
     fp8_tflops: float | None = None
     int8_tops: float | None = None  # dense INT8 tensor rate (llama.cpp's quantized matmuls)
@@ -78,22 +78,22 @@ class Engine:
     n_ubatch: int = 512
     n_batch: int = 2048
     flash_attention: bool = True
-    type_k: str | None = None       # llama.cpp -ctk; None = the workload's kv_cache_dtype
+    type_k: str | None = None  # llama.cpp -ctk; None = the workload's kv_cache_dtype
     type_v: str | None = None
     gpu_memory_utilization: float | None = None  # None = the engine's default (memory.py)
     max_num_batched_tokens: int | None = None
     max_num_seqs: int | None = None  # None = memory.VLLM_MAX_NUM_SEQS
     block_size: int = 16
     cuda_graphs: bool = True
-    mla_layout: str | None = None   # MLA cache layout; None = the engine's current default
-    swa_full: bool = False          # llama.cpp --swa-full: sliding layers cache the full context
+    mla_layout: str | None = None  # MLA cache layout; None = the engine's current default
+    swa_full: bool = False  # llama.cpp --swa-full: sliding layers cache the full context
 
 
 @dataclass(frozen=True)
 class Offload:
-    fraction: float = 0.0           # share of the repeating layers kept in host memory
-    layers: int | None = None       # exact number of layers in host memory
-    moe_experts: bool = False       # all routed experts in host memory (--n-cpu-moe / -ot exps=CPU)
+    fraction: float = 0.0  # share of the repeating layers kept in host memory
+    layers: int | None = None  # exact number of layers in host memory
+    moe_experts: bool = False  # all routed experts in host memory (--n-cpu-moe / -ot exps=CPU)
 
 
 @dataclass(frozen=True)
@@ -109,14 +109,14 @@ class Workload:
 
 @dataclass(frozen=True)
 class Pricing:
-    usd_per_hour: float | None = None       # rent: price of the whole instance per hour
-    purchase_usd: float | None = None       # buy: hardware price for all devices
-    power_w: float | None = None            # buy: wall power while serving
+    usd_per_hour: float | None = None  # rent: price of the whole instance per hour
+    purchase_usd: float | None = None  # buy: hardware price for all devices
+    power_w: float | None = None  # buy: wall power while serving
     usd_per_kwh: float = 0.15
     amortisation_years: float = 3.0
-    utilisation: float = 1.0                # share of the counted hours at power_w
+    utilisation: float = 1.0  # share of the counted hours at power_w
     hours_per_day: float = 24.0
-    pue: float = 1.0                        # datacenter power usage effectiveness
+    pue: float = 1.0  # datacenter power usage effectiveness
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ class Request:
 
 @dataclass(frozen=True)
 class Fit:
-    verdict: str                    # "comfortable" | "tight" | "does_not_fit"
+    verdict: str  # "comfortable" | "tight" | "does_not_fit"
     reserve_bytes: int
     reserve_fraction: float
     utilisation: float
@@ -183,7 +183,7 @@ class Result:
     max_concurrent_sequences: int
     decode_tokens_per_s: Range
     aggregate_decode_tokens_per_s: Range
-    prefill_tokens_per_s: Range | None   # None without device.fp16_tflops
+    prefill_tokens_per_s: Range | None  # None without device.fp16_tflops
     ttft_s: Range | None
     explanation: tuple[Explanation, ...]
     notes: tuple[str, ...] = ()

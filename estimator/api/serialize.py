@@ -18,8 +18,11 @@ from estimator.units import Range
 
 def _plain(value: Any) -> Any:
     if isinstance(value, Range):
-        return {"estimate": _plain(value.estimate), "low": _plain(value.low),
-                "high": _plain(value.high)}
+        return {
+            "estimate": _plain(value.estimate),
+            "low": _plain(value.low),
+            "high": _plain(value.high),
+        }
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, dict):

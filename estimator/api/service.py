@@ -21,12 +21,18 @@ def run_estimate(request: Request) -> Result:
     if request.pricing is not None:
         result = replace(result, cost=cost_section(request.pricing, result))
     if request.finetune is not None:
-        result = replace(result, finetune=finetune_section(
-            request.finetune, model, request, result.usable_bytes_per_device))
+        result = replace(
+            result,
+            finetune=finetune_section(
+                request.finetune, model, request, result.usable_bytes_per_device
+            ),
+        )
     if request.recommend:
         from estimator.recommend import recommendations  # recommend imports this module
-        result = replace(result, recommendations=recommendations(
-            request, result, run_core, model.n_layers))
+
+        result = replace(
+            result, recommendations=recommendations(request, result, run_core, model.n_layers)
+        )
     return result
 
 

@@ -13,8 +13,14 @@ from estimator.speed import SpeedFactors, group_candidates
 CALIBRATION_JSON = Path(__file__).resolve().parent.parent / "data" / "calibration.json"
 
 _FACTOR_FIELDS = (
-    "bandwidth_share", "decode_overhead_s", "moe_decode_overhead_s", "decode_mfu",
-    "prefill_mfu", "decode_ratio_low", "decode_ratio_high", "prefill_ratio_low",
+    "bandwidth_share",
+    "decode_overhead_s",
+    "moe_decode_overhead_s",
+    "decode_mfu",
+    "prefill_mfu",
+    "decode_ratio_low",
+    "decode_ratio_high",
+    "prefill_ratio_low",
     "prefill_ratio_high",
 )
 # Added later; entries without them keep SpeedFactors' defaults.
@@ -29,12 +35,12 @@ def load_calibration() -> dict[str, Any]:
     return data
 
 
-def factors_for(engine: str, backend: str, device_class: str, moe: bool = False
-                ) -> SpeedFactors:
+def factors_for(engine: str, backend: str, device_class: str, moe: bool = False) -> SpeedFactors:
     """Factors of the most specific calibrated group (speed.group_candidates order)."""
     groups = load_calibration()["groups"]
     key = next(k for k in group_candidates(engine, backend, device_class, moe) if k in groups)
     entry = groups[key]
     optional = {name: float(entry[name]) for name in _OPTIONAL_FIELDS if name in entry}
-    return SpeedFactors(group=key, **{name: float(entry[name]) for name in _FACTOR_FIELDS},
-                        **optional)
+    return SpeedFactors(
+        group=key, **{name: float(entry[name]) for name in _FACTOR_FIELDS}, **optional
+    )

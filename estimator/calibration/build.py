@@ -89,8 +89,9 @@ def _members(items: Sequence[Any], key_of: Any) -> dict[str, list[Any]]:
     return groups
 
 
-def _fit_decode_group(rows: Sequence[DecodeRow], parent_mfu: float,
-                      start: DecodeFit | None = None) -> DecodeFit:
+def _fit_decode_group(
+    rows: Sequence[DecodeRow], parent_mfu: float, start: DecodeFit | None = None
+) -> DecodeFit:
     """(share, overhead) on batch-1 rows; moe_overhead_s when the group has >= 3 dense and
     >= 3 MoE batch-1 rows; decode_mfu on batched rows (>= 3), else the parent's."""
     single = [r for r in rows if r.measurement.batch == 1]
@@ -107,8 +108,9 @@ def _fit_decode_group(rows: Sequence[DecodeRow], parent_mfu: float,
     return fit
 
 
-def fit_decode(rows: Sequence[DecodeRow], *, held_out: bool = True
-               ) -> dict[str, tuple[DecodeFit, list[float]]]:
+def fit_decode(
+    rows: Sequence[DecodeRow], *, held_out: bool = True
+) -> dict[str, tuple[DecodeFit, list[float]]]:
     """Every group with >= MIN_ROWS batch-1 rows: its fit and (held_out) its leave-one-out
     ratios (measured / predicted tokens/s), pools first so leaves can inherit their MFU."""
     groups = _members(rows, lambda r: group_key(r.measurement))
@@ -146,15 +148,15 @@ def source_of(m: Measurement) -> str:
     return "/".join(m.source.split(" ")[0].split("/")[:2])
 
 
-def by_source_holdout(rows: Sequence[DecodeRow], prefill_ms: Sequence[Measurement]
-                      ) -> dict[str, dict[str, float]]:
+def by_source_holdout(
+    rows: Sequence[DecodeRow], prefill_ms: Sequence[Measurement]
+) -> dict[str, dict[str, float]]:
     """Grouped K-fold by source: every source's rows predicted by fits on the other
     sources only (no held-out bounds). Harder than leave-one-out: a backend measured by
     one source alone is then predicted from the pools."""
     decode: list[tuple[float, float, float, float]] = []
     for source in sorted({source_of(r.measurement) for r in rows}):
-        fits = fit_decode([r for r in rows if source_of(r.measurement) != source],
-                          held_out=False)
+        fits = fit_decode([r for r in rows if source_of(r.measurement) != source], held_out=False)
         for r in rows:
             if source_of(r.measurement) == source:
                 predicted = 1 / predicted_step(r, fits[_owner(group_key(r.measurement), fits)][0])
@@ -162,23 +164,25 @@ def by_source_holdout(rows: Sequence[DecodeRow], prefill_ms: Sequence[Measuremen
     prefill: list[tuple[float, float, float, float]] = []
     prows = [prefill_row(m, prefill_key(m)) for m in prefill_ms]
     for source in sorted({source_of(m) for m in prefill_ms}):
-        model = fit_model([r for r in prows if source_of(r.measurement) != source],
-                          prefill_lineage)
+        model = fit_model([r for r in prows if source_of(r.measurement) != source], prefill_lineage)
         for p in prows:
             if source_of(p.measurement) == source:
                 predicted = predict_tps(p, model, prefill_lineage)
                 prefill.append((p.measurement.measured_tps, predicted, predicted, predicted))
     keep = ("n", "median_abs_pct_err", "p90_abs_pct_err")
-    return {kind: {k: v for k, v in error_stats(ts).items() if k in keep}
-            for kind, ts in (("decode", decode), ("prefill", prefill))}
+    return {
+        kind: {k: v for k, v in error_stats(ts).items() if k in keep}
+        for kind, ts in (("decode", decode), ("prefill", prefill))
+    }
 
 
 def _owner(key: str, fitted: dict[str, Any]) -> str:
     return next(k for k in lineage(key) if k in fitted)
 
 
-def _decode_ratios(items: Sequence[Any], key_of: Any, fitted: dict[str, Any]
-                   ) -> tuple[list[str], list[float]]:
+def _decode_ratios(
+    items: Sequence[Any], key_of: Any, fitted: dict[str, Any]
+) -> tuple[list[str], list[float]]:
     """Each row's owning group and its leave-one-out ratio in the owner's fit (the owner's
     ratio list holds the row at the same position as in the owner's members)."""
     members = _members(items, key_of)
@@ -187,15 +191,16 @@ def _decode_ratios(items: Sequence[Any], key_of: Any, fitted: dict[str, Any]
     return owners, ratios
 
 
-def _held_out_triples(items: Sequence[Any], owners: Sequence[str], ratios: Sequence[float],
-                      measured: Any) -> dict[str, list[tuple[float, float, float, float]]]:
+def _held_out_triples(
+    items: Sequence[Any], owners: Sequence[str], ratios: Sequence[float], measured: Any
+) -> dict[str, list[tuple[float, float, float, float]]]:
     """(measured, held-out prediction, low, high) per owning group; a row's bounds are
     shrunk_bounds of the owner's other rows and all other rows, so no row sees itself."""
     ratios = list(ratios)
     out: dict[str, list[tuple[float, float, float, float]]] = {}
     for i, (item, owner) in enumerate(zip(items, owners, strict=True)):
         own = [r for j, r in enumerate(ratios) if j != i and owners[j] == owner]
-        pooled = ratios[:i] + ratios[i + 1:]
+        pooled = ratios[:i] + ratios[i + 1 :]
         low, high = shrunk_bounds(own, pooled)
         value = measured(item)
         predicted = value / ratios[i]
@@ -203,16 +208,22 @@ def _held_out_triples(items: Sequence[Any], owners: Sequence[str], ratios: Seque
     return out
 
 
-def _stored_bounds(owner: str, triples: dict[str, list[tuple[float, float, float, float]]]
-                   ) -> tuple[float, float]:
+def _stored_bounds(
+    owner: str, triples: dict[str, list[tuple[float, float, float, float]]]
+) -> tuple[float, float]:
     """shrunk_bounds of the owner's held-out ratios against all of them."""
     ratio = {k: [m / p for m, p, _, _ in ts] for k, ts in triples.items()}
     pooled = [r for rs in ratio.values() for r in rs]
     return shrunk_bounds(ratio.get(owner, []), pooled)
 
 
-def _group_entry(key: str, decode: dict[str, Any], prefill: PrefillModel,
-                 d_triples: dict[str, Any], p_triples: dict[str, Any]) -> dict[str, Any]:
+def _group_entry(
+    key: str,
+    decode: dict[str, Any],
+    prefill: PrefillModel,
+    d_triples: dict[str, Any],
+    p_triples: dict[str, Any],
+) -> dict[str, Any]:
     """Stored factors of one group; missing parts come from its nearest fitted parent."""
     d_owner = _owner(key.removesuffix("+moe"), decode)
     p_key = key if key.endswith("+moe") else key + "+dense"
@@ -243,20 +254,23 @@ def _group_entry(key: str, decode: dict[str, Any], prefill: PrefillModel,
 def build_calibration() -> dict[str, Any]:
     """Fit everything on throughput.csv; the JSON-ready content of calibration.json."""
     measurements = load_measurements()
-    decode_ms = [m for m in measurements if m.kind == "decode" and not m.excluded
-                 and m.device.bandwidth_gbps > 0]
+    decode_ms = [
+        m
+        for m in measurements
+        if m.kind == "decode" and not m.excluded and m.device.bandwidth_gbps > 0
+    ]
     prefill_all = [m for m in measurements if m.kind == "prefill" and not m.excluded]
     prefill_ms = [m for m in prefill_all if m.compute_tflops]
     rows = [decode_row(m) for m in decode_ms]
     decode = fit_decode(rows)
     prefill, p_owners, p_ratios = fit_prefill(prefill_ms)
     d_owners, d_ratios = _decode_ratios(rows, lambda r: group_key(r.measurement), decode)
-    d_triples = _held_out_triples(rows, d_owners, d_ratios,
-                                  lambda r: r.measurement.measured_tps)
+    d_triples = _held_out_triples(rows, d_owners, d_ratios, lambda r: r.measurement.measured_tps)
     p_triples = _held_out_triples(prefill_ms, p_owners, p_ratios, lambda m: m.measured_tps)
-    keys = sorted({k for m in decode_ms for k in lineage(group_key(m))}
-                  | {k.removesuffix("+dense") for m in prefill_ms
-                     for k in prefill_lineage(prefill_key(m))})
+    keys = sorted(
+        {k for m in decode_ms for k in lineage(group_key(m))}
+        | {k.removesuffix("+dense") for m in prefill_ms for k in prefill_lineage(prefill_key(m))}
+    )
     groups = {key: _group_entry(key, decode, prefill, d_triples, p_triples) for key in keys}
     for key, entry in groups.items():
         if key in d_triples:
@@ -270,16 +284,16 @@ def build_calibration() -> dict[str, Any]:
         "bound_quantiles": list(BOUND_QUANTILES),
         "bound_shrink_rows": SHRINK_ROWS,
         "statistics": "leave-one-out: every prediction and every bound comes from a fit "
-                      "without the row; error = |predicted - measured| / measured",
+        "without the row; error = |predicted - measured| / measured",
         "formulas": {
             "decode_step_s": "weight+KV bytes / (bandwidth x bandwidth_share) + 2 x active "
-                             "params x batch / (fp16 TFLOPS x decode_mfu) + host + comm + "
-                             "decode_overhead_s x n_layers / 32 (+ moe_decode_overhead_s)",
+            "params x batch / (fp16 TFLOPS x decode_mfu) + host + comm + "
+            "decode_overhead_s x n_layers / 32 (+ moe_decode_overhead_s)",
             "prefill_s_per_token": "FLOPs x format factor / (TFLOPS x prefill_mfu) + active "
-                                   "params x prefill_s_per_param",
+            "params x prefill_s_per_param",
             "bounds": "estimate x ratio quantiles (bound_quantiles) of the group's held-out "
-                      "measured / predicted, shrunk toward the pooled quantiles by "
-                      "bound_shrink_rows pseudo-rows (in log space)",
+            "measured / predicted, shrunk toward the pooled quantiles by "
+            "bound_shrink_rows pseudo-rows (in log space)",
         },
         "groups": groups,
         "overall": {
@@ -292,10 +306,10 @@ def build_calibration() -> dict[str, Any]:
             "decode_used": len(decode_ms),
             "prefill_used": len(prefill_ms),
             "prefill_without_tflops": len(prefill_all) - len(prefill_ms),
-            "excluded": [{"row": m.row, "reason": m.excluded} for m in measurements
-                         if m.excluded],
+            "excluded": [{"row": m.row, "reason": m.excluded} for m in measurements if m.excluded],
         },
         "approximations": list(APPROXIMATIONS),
-        "median_decode_share_all_groups": round(statistics.median(
-            f.share for f, _ in decode.values()), 4),
+        "median_decode_share_all_groups": round(
+            statistics.median(f.share for f, _ in decode.values()), 4
+        ),
     }

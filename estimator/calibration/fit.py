@@ -92,8 +92,9 @@ def _grid(center: float, half: float, step: float, low: float, high: float) -> l
     return [v for v in values if low <= v <= high]
 
 
-def fit_share_overhead(rows: Sequence[DecodeRow], mfu: float,
-                       start: DecodeFit | None = None) -> DecodeFit:
+def fit_share_overhead(
+    rows: Sequence[DecodeRow], mfu: float, start: DecodeFit | None = None
+) -> DecodeFit:
     """Grid search of (share in [0.1, 1], overhead in [0, 15 ms]) for the least log loss.
 
     Coarse grid (0.02 x 0.25 ms) then a fine one (0.002 x 0.025 ms) around the best;
@@ -102,15 +103,20 @@ def fit_share_overhead(rows: Sequence[DecodeRow], mfu: float,
     """
     moe = start.moe_overhead_s if start else 0.0
     best = start or min(
-        (DecodeFit(s, o, mfu) for s in _grid(0.55, 0.45, 0.02, 0.1, 1.0)
-         for o in _grid(7.5e-3, 7.5e-3, 2.5e-4, 0.0, 15e-3)),
+        (
+            DecodeFit(s, o, mfu)
+            for s in _grid(0.55, 0.45, 0.02, 0.1, 1.0)
+            for o in _grid(7.5e-3, 7.5e-3, 2.5e-4, 0.0, 15e-3)
+        ),
         key=lambda f: _log_loss(rows, f),
     )
     s_step, o_step = (0.004, 5e-5) if start else (0.002, 2.5e-5)
     return min(
-        (DecodeFit(s, o, mfu, moe)
-         for s in _grid(best.share, 10 * s_step, s_step, 0.1, 1.0)
-         for o in _grid(best.overhead_s, 10 * o_step, o_step, 0.0, 15e-3)),
+        (
+            DecodeFit(s, o, mfu, moe)
+            for s in _grid(best.share, 10 * s_step, s_step, 0.1, 1.0)
+            for o in _grid(best.overhead_s, 10 * o_step, o_step, 0.0, 15e-3)
+        ),
         key=lambda f: _log_loss(rows, f),
     )
 
@@ -119,15 +125,20 @@ def fit_moe_overhead(rows: Sequence[DecodeRow], fit: DecodeFit) -> float:
     """Extra step seconds of MoE rows in [0, 15 ms] (step 0.05 ms), least log loss."""
     moe_rows = [r for r in rows if r.measurement.work.is_moe]
     grid = [5e-5 * i for i in range(301)]
-    return min(grid, key=lambda o: _log_loss(
-        moe_rows, DecodeFit(fit.share, fit.overhead_s, fit.mfu, o)))
+    return min(
+        grid, key=lambda o: _log_loss(moe_rows, DecodeFit(fit.share, fit.overhead_s, fit.mfu, o))
+    )
 
 
 def fit_mfu(rows: Sequence[DecodeRow], fit: DecodeFit) -> float:
     """decode_mfu in [0.02, 1] (step 0.005) minimising the log loss on batched rows."""
     grid = [0.02 + 0.005 * i for i in range(197)]
-    return min(grid, key=lambda mfu: _log_loss(
-        rows, DecodeFit(fit.share, fit.overhead_s, mfu, fit.moe_overhead_s)))
+    return min(
+        grid,
+        key=lambda mfu: _log_loss(
+            rows, DecodeFit(fit.share, fit.overhead_s, mfu, fit.moe_overhead_s)
+        ),
+    )
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -147,14 +158,16 @@ def error_stats(triples: Sequence[tuple[float, float, float, float]]) -> dict[st
         "n": len(triples),
         "median_abs_pct_err": round(statistics.median(errors), 2),
         "p90_abs_pct_err": round(quantile(errors, 0.9), 2),
-        "inside_bounds_share": round(sum(lo <= m <= hi for m, _, lo, hi in triples)
-                                     / len(triples), 3),
+        "inside_bounds_share": round(
+            sum(lo <= m <= hi for m, _, lo, hi in triples) / len(triples), 3
+        ),
         "median_high_low_ratio": round(statistics.median(hi / lo for _, _, lo, hi in triples), 3),
     }
 
 
-def shrunk_bounds(own: Sequence[float], pooled: Sequence[float],
-                  shrink_rows: float = SHRINK_ROWS) -> tuple[float, float]:
+def shrunk_bounds(
+    own: Sequence[float], pooled: Sequence[float], shrink_rows: float = SHRINK_ROWS
+) -> tuple[float, float]:
     """A group's (low, high) ratio bounds, its quantiles shrunk toward the pooled ones.
 
     log bound = (n x log q_own + k x log q_pooled) / (n + k) for each of BOUND_QUANTILES,
@@ -171,8 +184,9 @@ def shrunk_bounds(own: Sequence[float], pooled: Sequence[float],
     return out[0], out[1]
 
 
-def leave_one_out(rows: Sequence[DecodeRow], fit_fn: Callable[[Sequence[DecodeRow]], DecodeFit]
-                  ) -> list[float]:
+def leave_one_out(
+    rows: Sequence[DecodeRow], fit_fn: Callable[[Sequence[DecodeRow]], DecodeFit]
+) -> list[float]:
     """measured / predicted for every row, each predicted by a fit without that row."""
     out = []
     for i, row in enumerate(rows):

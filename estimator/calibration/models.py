@@ -56,9 +56,18 @@ MODEL_CONFIGS: tuple[tuple[str, str], ...] = (
 # throughput.csv quant label -> GGUF file type whose per-tensor rules apply (Unsloth "UD"
 # mixes keep their base type's layout; the measured file size then scales every tensor).
 GGUF_QUANTS = {
-    "Q4_K_M": "Q4_K_M", "Q4_0": "Q4_0", "Q8_0": "Q8_0", "Q2_K": "Q2_K", "F16": "F16",
-    "BF16": "BF16", "MXFP4 (MoE)": "MXFP4_MOE", "Q4_K_M GGUF (MXFP4 experts)": "MXFP4_MOE",
-    "UD-Q8_K_XL": "Q8_0", "UD-Q5_K_XL": "Q5_K_M", "UD-Q4_K_XL": "Q4_K_M", "UD-Q3_K_S": "Q3_K_S",
+    "Q4_K_M": "Q4_K_M",
+    "Q4_0": "Q4_0",
+    "Q8_0": "Q8_0",
+    "Q2_K": "Q2_K",
+    "F16": "F16",
+    "BF16": "BF16",
+    "MXFP4 (MoE)": "MXFP4_MOE",
+    "Q4_K_M GGUF (MXFP4 experts)": "MXFP4_MOE",
+    "UD-Q8_K_XL": "Q8_0",
+    "UD-Q5_K_XL": "Q5_K_M",
+    "UD-Q4_K_XL": "Q4_K_M",
+    "UD-Q3_K_S": "Q3_K_S",
 }
 # Checkpoint formats of the other engines -> HF dtype (EXL2 and MLC's q4f16_1 are sized as
 # bf16 scaled to the nominal file size, i.e. uniformly compressed).
@@ -95,8 +104,9 @@ def weights_format(quant: str, engine: str, file_bytes: float) -> WeightsFormat:
 
 
 @cache
-def breakdown(model_name: str, quant: str, engine: str, file_bytes: float
-              ) -> WeightsBreakdown | None:
+def breakdown(
+    model_name: str, quant: str, engine: str, file_bytes: float
+) -> WeightsBreakdown | None:
     """weights_breakdown(model_spec(model), weights_format(...)); None without a config."""
     spec = model_spec(model_name)
     if spec is None:

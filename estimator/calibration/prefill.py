@@ -55,14 +55,18 @@ class PrefillModel:
 
 def prefill_row(m: Measurement, key: str) -> PrefillRow:
     """The model's terms for one measurement (FLOPs from speed.prefill_flops_per_token)."""
-    flops = prefill_flops_per_token(m.work.params_active, n_layers=m.work.n_layers,
-                                    attention_width=m.attention_width,
-                                    prompt_tokens=m.prompt_tokens)
+    flops = prefill_flops_per_token(
+        m.work.params_active,
+        n_layers=m.work.n_layers,
+        attention_width=m.attention_width,
+        prompt_tokens=m.prompt_tokens,
+    )
     family = weights_family(m.quant) if m.engine == "llama.cpp" else "quantized"
     if m.compute_tflops is None:
         raise ValueError(f"row {m.row} has no TFLOPS")
-    return PrefillRow(m, key, flops, m.work.params_active, m.compute_tflops, family,
-                      1.0 / m.measured_tps)
+    return PrefillRow(
+        m, key, flops, m.work.params_active, m.compute_tflops, family, 1.0 / m.measured_tps
+    )
 
 
 def predicted_seconds(row: PrefillRow, mfu: float, c: float, factor: float) -> float:
@@ -82,12 +86,14 @@ def _mfu_for(rows: Sequence[PrefillRow], c: float, family: dict[str, float]) -> 
 
 
 def _loss(rows: Sequence[PrefillRow], mfu: float, c: float, family: dict[str, float]) -> float:
-    return sum(math.log(predicted_seconds(r, mfu, c, family[r.family]) / r.seconds) ** 2
-               for r in rows)
+    return sum(
+        math.log(predicted_seconds(r, mfu, c, family[r.family]) / r.seconds) ** 2 for r in rows
+    )
 
 
-def fit_group(rows: Sequence[PrefillRow], family: dict[str, float],
-              parent_c: float | None) -> tuple[float, float]:
+def fit_group(
+    rows: Sequence[PrefillRow], family: dict[str, float], parent_c: float | None
+) -> tuple[float, float]:
     """(mfu, c): c on C_GRID (least log loss) when the group has MIN_ROWS_FOR_C rows or
     no parent, else the parent's c; mfu = _mfu_for at that c."""
     grid = C_GRID if parent_c is None or len(rows) >= MIN_ROWS_FOR_C else (parent_c,)
@@ -104,8 +110,9 @@ def fit_group(rows: Sequence[PrefillRow], family: dict[str, float],
     return best[1], best[2]
 
 
-def fit_model(rows: Sequence[PrefillRow], lineage: Callable[[str], tuple[str, ...]]
-              ) -> PrefillModel:
+def fit_model(
+    rows: Sequence[PrefillRow], lineage: Callable[[str], tuple[str, ...]]
+) -> PrefillModel:
     """Group fits (parents first, so leaves can inherit c) and the pooled family factors."""
     family = {"f16": 1.0, "bf16": 1.0, "quantized": 1.0}
     groups: dict[str, tuple[float, float]] = {}
@@ -115,8 +122,9 @@ def fit_model(rows: Sequence[PrefillRow], lineage: Callable[[str], tuple[str, ..
     return PrefillModel(groups, family)
 
 
-def _fit_groups(rows: Sequence[PrefillRow], family: dict[str, float],
-                lineage: Callable[[str], tuple[str, ...]]) -> dict[str, tuple[float, float]]:
+def _fit_groups(
+    rows: Sequence[PrefillRow], family: dict[str, float], lineage: Callable[[str], tuple[str, ...]]
+) -> dict[str, tuple[float, float]]:
     members: dict[str, list[PrefillRow]] = {}
     for r in rows:
         for key in lineage(r.key):
@@ -131,15 +139,19 @@ def _fit_groups(rows: Sequence[PrefillRow], family: dict[str, float],
     return groups
 
 
-def owner(key: str, groups: dict[str, tuple[float, float]],
-          lineage: Callable[[str], tuple[str, ...]]) -> str:
+def owner(
+    key: str, groups: dict[str, tuple[float, float]], lineage: Callable[[str], tuple[str, ...]]
+) -> str:
     """The most specific fitted group of a leaf key."""
     return next(k for k in lineage(key) if k in groups)
 
 
-def _family_factors(rows: Sequence[PrefillRow], groups: dict[str, tuple[float, float]],
-                    family: dict[str, float], lineage: Callable[[str], tuple[str, ...]]
-                    ) -> dict[str, float]:
+def _family_factors(
+    rows: Sequence[PrefillRow],
+    groups: dict[str, tuple[float, float]],
+    family: dict[str, float],
+    lineage: Callable[[str], tuple[str, ...]],
+) -> dict[str, float]:
     """Each non-quantized family's factor x exp(median log(measured / predicted time))."""
     out = dict(family)
     for name in ("f16", "bf16"):
@@ -154,17 +166,19 @@ def _family_factors(rows: Sequence[PrefillRow], groups: dict[str, tuple[float, f
     return out
 
 
-def predict_tps(row: PrefillRow, model: PrefillModel,
-                lineage: Callable[[str], tuple[str, ...]]) -> float:
+def predict_tps(
+    row: PrefillRow, model: PrefillModel, lineage: Callable[[str], tuple[str, ...]]
+) -> float:
     mfu, c = model.groups[owner(row.key, model.groups, lineage)]
     return 1.0 / predicted_seconds(row, mfu, c, model.family[row.family])
 
 
-def leave_one_out(rows: Sequence[PrefillRow], lineage: Callable[[str], tuple[str, ...]]
-                  ) -> list[float]:
+def leave_one_out(
+    rows: Sequence[PrefillRow], lineage: Callable[[str], tuple[str, ...]]
+) -> list[float]:
     """measured / predicted tokens/s of every row from a fit without it."""
     out = []
     for i, row in enumerate(rows):
         held = fit_model([r for j, r in enumerate(rows) if j != i], lineage)
-        out.append(row.seconds ** -1 / predict_tps(row, held, lineage))
+        out.append(row.seconds**-1 / predict_tps(row, held, lineage))
     return out

@@ -17,7 +17,8 @@ CONFIGS = Path(__file__).resolve().parents[2] / "estimator" / "data" / "validati
 
 def llama_8b_config() -> dict[str, Any]:
     loaded: dict[str, Any] = json.loads(
-        (CONFIGS / "meta-llama__Llama-3.1-8B-Instruct.json").read_text())
+        (CONFIGS / "meta-llama__Llama-3.1-8B-Instruct.json").read_text()
+    )
     return loaded
 
 
@@ -52,8 +53,12 @@ def without(path: str) -> dict[str, Any]:
 
 
 def test_it_fills_in_the_documented_defaults() -> None:
-    request = parse_request({"model": {"hf_config": llama_8b_config()},
-                             "device": {"memory_gb": 24, "bandwidth_gbps": 1008}})
+    request = parse_request(
+        {
+            "model": {"hf_config": llama_8b_config()},
+            "device": {"memory_gb": 24, "bandwidth_gbps": 1008},
+        }
+    )
     assert request.engine.name == "llama.cpp"
     assert request.engine.backend == "cuda"
     assert request.engine.n_ubatch == 512
@@ -74,8 +79,10 @@ def test_it_defaults_vllm_to_bf16_weights_and_apple_to_unified_memory() -> None:
     vllm = parse_request(with_value("engine", {"name": "vllm"}) | {"weights": None})
     assert (vllm.weights.format, vllm.weights.dtype) == ("hf", "bf16")
     assert vllm.engine.gpu_memory_utilization is None  # memory.py's engine default
-    mac = parse_request(with_value("device", {"memory_gb": 64, "bandwidth_gbps": 400,
-                                              "vendor": "apple"}) | {"engine": None})
+    mac = parse_request(
+        with_value("device", {"memory_gb": 64, "bandwidth_gbps": 400, "vendor": "apple"})
+        | {"engine": None}
+    )
     assert mac.device.memory_kind == "unified" and mac.engine.backend == "metal"
 
 
@@ -134,8 +141,9 @@ def test_it_rejects_a_request_that_is_not_an_object() -> None:
 
 
 def test_it_accepts_integral_floats_for_integer_fields() -> None:
-    assert parse_request(with_value("workload.context_tokens", 4096.0)).workload.context_tokens \
-        == 4096
+    assert (
+        parse_request(with_value("workload.context_tokens", 4096.0)).workload.context_tokens == 4096
+    )
 
 
 def test_it_parses_its_own_request_dict_back_to_the_same_request() -> None:

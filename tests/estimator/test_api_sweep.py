@@ -12,20 +12,30 @@ import pytest
 from estimator.api import Device, parse_request, run_estimate
 from estimator.api.sweep import sweep
 
-CONFIG = json.loads((Path(__file__).resolve().parents[2] / "estimator/data/validation/configs"
-                     / "Qwen__Qwen3-30B-A3B.json").read_text())
-DEVICES = [Device(memory_gb=12, bandwidth_gbps=360, fp16_tflops=25),
-           Device(memory_gb=24, bandwidth_gbps=1008, fp16_tflops=165, name="RTX 4090"),
-           Device(memory_gb=80, bandwidth_gbps=3350, fp16_tflops=989, name="H100"),
-           Device(memory_gb=128, bandwidth_gbps=273, memory_kind="unified", vendor="nvidia")]
+CONFIG = json.loads(
+    (
+        Path(__file__).resolve().parents[2]
+        / "estimator/data/validation/configs"
+        / "Qwen__Qwen3-30B-A3B.json"
+    ).read_text()
+)
+DEVICES = [
+    Device(memory_gb=12, bandwidth_gbps=360, fp16_tflops=25),
+    Device(memory_gb=24, bandwidth_gbps=1008, fp16_tflops=165, name="RTX 4090"),
+    Device(memory_gb=80, bandwidth_gbps=3350, fp16_tflops=989, name="H100"),
+    Device(memory_gb=128, bandwidth_gbps=273, memory_kind="unified", vendor="nvidia"),
+]
 QUANTS = ["Q8_0", "Q4_K_M", "IQ2_XXS"]
 
 
 @pytest.mark.parametrize("engine", ["llama.cpp", "vllm"])
 def test_it_matches_run_estimate_for_every_cell(engine: str) -> None:
-    base = {"model": {"hf_config": CONFIG}, "engine": {"name": engine},
-            "device": {"memory_gb": 24, "bandwidth_gbps": 1000},
-            "workload": {"context_tokens": 4096, "concurrent_sequences": 2}}
+    base = {
+        "model": {"hf_config": CONFIG},
+        "engine": {"name": engine},
+        "device": {"memory_gb": 24, "bandwidth_gbps": 1000},
+        "workload": {"context_tokens": 4096, "concurrent_sequences": 2},
+    }
     if engine == "vllm":
         base["weights"] = {"format": "hf", "dtype": "bf16"}
     request = parse_request(base)
@@ -33,8 +43,11 @@ def test_it_matches_run_estimate_for_every_cell(engine: str) -> None:
     rows = sweep(request, DEVICES, quants)
     assert len(rows) == len(DEVICES) * len(quants)
     for row in rows:
-        spec = (replace(request.weights, quant=row.quant) if engine == "llama.cpp"
-                else replace(request.weights, dtype=row.quant))
+        spec = (
+            replace(request.weights, quant=row.quant)
+            if engine == "llama.cpp"
+            else replace(request.weights, dtype=row.quant)
+        )
         single = run_estimate(replace(request, device=DEVICES[row.device_index], weights=spec))
         assert row.per_device_bytes == single.per_device_bytes
         assert row.verdict == single.fit.verdict
@@ -44,8 +57,9 @@ def test_it_matches_run_estimate_for_every_cell(engine: str) -> None:
 def test_it_sweeps_1000_devices_by_27_quants_in_under_half_a_second() -> None:
     from estimator.weights import GGUF_FILE_TYPES
 
-    request = parse_request({"model": {"hf_config": CONFIG},
-                             "device": {"memory_gb": 24, "bandwidth_gbps": 1000}})
+    request = parse_request(
+        {"model": {"hf_config": CONFIG}, "device": {"memory_gb": 24, "bandwidth_gbps": 1000}}
+    )
     devices = [Device(memory_gb=4 + i % 190, bandwidth_gbps=100 + 7 * i) for i in range(1000)]
     sweep(request, devices[:1], GGUF_FILE_TYPES)  # per-quant weights are cached after this
     start = time.perf_counter()

@@ -18,10 +18,19 @@ from estimator.speed import (
 from estimator.units import GB
 
 FACTORS = SpeedFactors(
-    group="test", bandwidth_share=0.8, decode_overhead_s=0.002, moe_decode_overhead_s=0.0,
-    decode_mfu=0.5, prefill_mfu=0.5, decode_ratio_low=0.9, decode_ratio_high=1.1,
-    prefill_ratio_low=0.8, prefill_ratio_high=1.25, prefill_s_per_param=5e-15,
-    prefill_f16_factor=0.8, prefill_bf16_factor=2.5,
+    group="test",
+    bandwidth_share=0.8,
+    decode_overhead_s=0.002,
+    moe_decode_overhead_s=0.0,
+    decode_mfu=0.5,
+    prefill_mfu=0.5,
+    decode_ratio_low=0.9,
+    decode_ratio_high=1.1,
+    prefill_ratio_low=0.8,
+    prefill_ratio_high=1.25,
+    prefill_s_per_param=5e-15,
+    prefill_f16_factor=0.8,
+    prefill_bf16_factor=2.5,
 )
 
 
@@ -36,11 +45,14 @@ def test_it_shrinks_a_group_quantile_toward_the_pool_by_pseudo_rows():
 
 def test_it_uses_the_pool_alone_for_a_group_without_rows():
     assert shrunk_bounds([], [0.8, 1.0, 1.25]) == pytest.approx(
-        (quantile([0.8, 1.0, 1.25], 0.075), quantile([0.8, 1.0, 1.25], 0.925)))
+        (quantile([0.8, 1.0, 1.25], 0.075), quantile([0.8, 1.0, 1.25], 0.925))
+    )
 
 
-@given(st.lists(st.floats(0.3, 3.0), min_size=1, max_size=30),
-       st.lists(st.floats(0.3, 3.0), min_size=2, max_size=60))
+@given(
+    st.lists(st.floats(0.3, 3.0), min_size=1, max_size=30),
+    st.lists(st.floats(0.3, 3.0), min_size=2, max_size=60),
+)
 def test_it_keeps_shrunk_bounds_between_the_group_and_the_pool(own, pooled):
     low, high = shrunk_bounds(own, pooled)
     for q, bound in zip((0.075, 0.925), (low, high), strict=True):
@@ -53,8 +65,9 @@ def test_it_adds_a_fixed_per_parameter_cost_to_the_prefill_matmul_time():
     seconds = prefill_seconds_per_token(16e9, 8e9, 100, FACTORS)
     assert seconds == pytest.approx(360e-6)
     # F16 weights: 320 us x 0.8 + 40 us = 296 us; TP 2 halves it
-    assert prefill_seconds_per_token(16e9, 8e9, 100, FACTORS, format_factor=0.8,
-                                     tensor_parallel=2) == pytest.approx(148e-6)
+    assert prefill_seconds_per_token(
+        16e9, 8e9, 100, FACTORS, format_factor=0.8, tensor_parallel=2
+    ) == pytest.approx(148e-6)
 
 
 def test_it_names_weight_families_for_the_prefill_format_factor():
@@ -72,10 +85,16 @@ def test_it_maps_throughput_model_names_to_configs():
     assert config_stem("GLM-4.7-Flash") is None
 
 
-@pytest.mark.parametrize("name, params_b", [
-    ("Llama 2 13B", 13.02), ("Llama 2 70B", 68.98), ("DeepSeek-V2-Lite (deepseek2 16B)", 15.7),
-    ("Gemma 3 4B (QAT)", 3.88), ("Qwen3-Next 80B-A3B", 79.67),
-])
+@pytest.mark.parametrize(
+    "name, params_b",
+    [
+        ("Llama 2 13B", 13.02),
+        ("Llama 2 70B", 68.98),
+        ("DeepSeek-V2-Lite (deepseek2 16B)", 15.7),
+        ("Gemma 3 4B (QAT)", 3.88),
+        ("Qwen3-Next 80B-A3B", 79.67),
+    ],
+)
 def test_it_rebuilds_configs_whose_parameter_count_matches_the_csv(name, params_b):
     spec = model_spec(name)
     assert spec is not None
@@ -103,7 +122,11 @@ def test_it_has_a_tflops_figure_for_every_prefill_row():
 
 def test_it_keeps_dense_and_moe_prefill_leaves_apart_and_falls_back_by_kind():
     assert prefill_lineage("llama.cpp/rocm+dense") == (
-        "llama.cpp/rocm+dense", "llama.cpp+dense", "llama.cpp", "default")
+        "llama.cpp/rocm+dense",
+        "llama.cpp+dense",
+        "llama.cpp",
+        "default",
+    )
     assert lineage("vllm/cuda") == ("vllm/cuda", "serving", "default")
     m = next(m for m in load_measurements() if m.work.is_moe and m.kind == "prefill")
     assert prefill_key(m) == group_key(m) + "+moe"
@@ -130,5 +153,7 @@ def test_it_reports_a_by_source_holdout_beside_leave_one_out():
     holdout = load_calibration()["by_source_holdout"]
     assert holdout["decode"]["n"] == load_calibration()["overall"]["decode"]["n"]
     # holding out a whole source is harder than holding out one row
-    assert holdout["decode"]["median_abs_pct_err"] >= (
-        load_calibration()["overall"]["decode"]["median_abs_pct_err"])
+    assert (
+        holdout["decode"]["median_abs_pct_err"]
+        >= (load_calibration()["overall"]["decode"]["median_abs_pct_err"])
+    )

@@ -16,8 +16,13 @@ def test_it_refuses_zero_throughput():
 
 
 def test_it_breaks_even_when_rent_exceeds_energy():
-    own = Ownership(purchase_usd=30000, power_w=1000, electricity_usd_per_kwh=0.15, pue=1.5,
-                    amortization_months=36)
+    own = Ownership(
+        purchase_usd=30000,
+        power_w=1000,
+        electricity_usd_per_kwh=0.15,
+        pue=1.5,
+        amortization_months=36,
+    )
     result = rent_vs_buy(own, rent_usd_per_hour=2.69)
     # energy: 1 kW x 1.5 x 24 h x 30.4167 d = 1095 kWh x 0.15 = 164.25 $/month
     assert result.monthly_energy_usd == pytest.approx(164.25, rel=1e-4)
@@ -34,8 +39,14 @@ def test_it_says_never_when_renting_is_cheaper_than_power():
 
 
 def test_it_counts_only_the_hours_used():
-    own = Ownership(purchase_usd=0, power_w=1000, electricity_usd_per_kwh=0.2, hours_per_day=8,
-                    utilization=0.5, amortization_months=None)
+    own = Ownership(
+        purchase_usd=0,
+        power_w=1000,
+        electricity_usd_per_kwh=0.2,
+        hours_per_day=8,
+        utilization=0.5,
+        amortization_months=None,
+    )
     # 1 kW x 8 h x 0.5 x 30.4167 d x 0.2 $ = 24.33 $
     result = rent_vs_buy(own, 1.0)
     assert result.monthly_energy_usd == pytest.approx(24.333, rel=1e-3)

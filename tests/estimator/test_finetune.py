@@ -54,13 +54,15 @@ def test_it_keeps_the_lora_base_in_bf16():
 def test_it_follows_korthikanti_for_activations():
     # s=2048, b=1, h=4096, a=32: sbh = 8,388,608; 34 + 5 x 32 x 2048 / 4096 = 114
     # per layer 956.3 MB; 32 layers = 30.60 GB
-    full = activation_bytes(seq_len=2048, micro_batch=1, hidden=4096, n_heads=32, n_layers=32,
-                            flash_attention=False)
+    full = activation_bytes(
+        seq_len=2048, micro_batch=1, hidden=4096, n_heads=32, n_layers=32, flash_attention=False
+    )
     assert full == pytest.approx(8_388_608 * 114 * 32)
     flash = activation_bytes(seq_len=2048, micro_batch=1, hidden=4096, n_heads=32, n_layers=32)
     assert flash == pytest.approx(8_388_608 * 34 * 32)
-    ckpt = activation_bytes(seq_len=2048, micro_batch=1, hidden=4096, n_heads=32, n_layers=32,
-                            checkpointing=True)
+    ckpt = activation_bytes(
+        seq_len=2048, micro_batch=1, hidden=4096, n_heads=32, n_layers=32, checkpointing=True
+    )
     # 2 x sbh x 32 layers + one layer's 34 sbh
     assert ckpt == pytest.approx(8_388_608 * (64 + 34))
     assert ckpt < flash < full

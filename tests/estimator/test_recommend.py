@@ -14,9 +14,13 @@ CONFIGS = Path(__file__).resolve().parents[2] / "estimator" / "data" / "validati
 
 def request(name: str, memory_gb: float, **extra: Any) -> dict[str, Any]:
     config = json.loads((CONFIGS / f"{name}.json").read_text())
-    return {"model": {"hf_config": config}, "weights": {"format": "gguf", "quant": "BF16"},
-            "device": {"memory_gb": memory_gb, "bandwidth_gbps": 1000},
-            "workload": {"context_tokens": 8192}, **extra}
+    return {
+        "model": {"hf_config": config},
+        "weights": {"format": "gguf", "quant": "BF16"},
+        "device": {"memory_gb": memory_gb, "bandwidth_gbps": 1000},
+        "workload": {"context_tokens": 8192},
+        **extra,
+    }
 
 
 def test_it_picks_the_least_compressed_quant_that_fits() -> None:
@@ -36,10 +40,12 @@ def test_it_returns_no_quant_above_the_quality_floor_when_none_fits() -> None:
 
 def test_it_finds_the_smallest_and_the_fastest_fitting_device() -> None:
     parsed = parse_request(request("meta-llama__Llama-3.1-8B-Instruct", 24))
-    devices = [Device(memory_gb=8, bandwidth_gbps=300, name="small"),
-               Device(memory_gb=24, bandwidth_gbps=1000, name="mid"),
-               Device(memory_gb=48, bandwidth_gbps=900, name="big"),
-               Device(memory_gb=80, bandwidth_gbps=3000, name="fast", device_class="consumer")]
+    devices = [
+        Device(memory_gb=8, bandwidth_gbps=300, name="small"),
+        Device(memory_gb=24, bandwidth_gbps=1000, name="mid"),
+        Device(memory_gb=48, bandwidth_gbps=900, name="big"),
+        Device(memory_gb=80, bandwidth_gbps=3000, name="fast", device_class="consumer"),
+    ]
     best = best_devices(parsed, devices, run_estimate)
     # BF16 needs 17.4 GB in all: 8 GB is too small, 24 GB is the smallest that fits
     assert best["smallest"] is not None and best["smallest"].name == "mid"
@@ -48,9 +54,14 @@ def test_it_finds_the_smallest_and_the_fastest_fitting_device() -> None:
 
 def test_every_plan_step_that_claims_to_fit_does_fit_and_carries_flags() -> None:
     # Q4_K_M (4.9 GB) fits 16 GB, but 131,072 tokens of f16 KV (16 GiB) do not
-    parsed = parse_request(request("meta-llama__Llama-3.1-8B-Instruct", 16,
-                                   weights={"format": "gguf", "quant": "Q4_K_M"},
-                                   workload={"context_tokens": 131072}))
+    parsed = parse_request(
+        request(
+            "meta-llama__Llama-3.1-8B-Instruct",
+            16,
+            weights={"format": "gguf", "quant": "Q4_K_M"},
+            workload={"context_tokens": 131072},
+        )
+    )
     result = run_estimate(parsed)
     assert result.fit.verdict == "does_not_fit"
     steps = make_it_fit(parsed, result, run_estimate, n_layers=32)
@@ -66,8 +77,12 @@ def test_every_plan_step_that_claims_to_fit_does_fit_and_carries_flags() -> None
 
 
 def test_it_gives_vllm_flags_for_vllm_requests() -> None:
-    req = request("meta-llama__Llama-3.1-8B-Instruct", 24, engine={"name": "vllm"},
-                  workload={"context_tokens": 131072})
+    req = request(
+        "meta-llama__Llama-3.1-8B-Instruct",
+        24,
+        engine={"name": "vllm"},
+        workload={"context_tokens": 131072},
+    )
     req["weights"] = {"format": "hf", "dtype": "bf16"}
     parsed = parse_request(req)
     steps = make_it_fit(parsed, run_estimate(parsed), run_estimate, n_layers=32)

@@ -22,17 +22,24 @@ def summaries() -> dict[str, dict[str, Any]]:
 
 def test_it_covers_every_data_set_with_measurements(summaries: dict[str, Any]) -> None:
     assert {s["dataset"] for s in summaries.values()} == {
-        "gguf_sizes.csv", "llamacpp_memory.csv", "vllm_memory.csv", "throughput.csv"}
+        "gguf_sizes.csv",
+        "llamacpp_memory.csv",
+        "vllm_memory.csv",
+        "throughput.csv",
+    }
     assert all(s["count"] >= 15 for s in summaries.values())
 
 
-@pytest.mark.parametrize("key", [
-    "gguf_sizes.csv:weights_bytes",                      # median <= 1 %, max <= 3 %
-    "llamacpp_memory.csv:kv_cache_bytes",                # every row within 0.5 %
-    "llamacpp_memory.csv:overhead_breakdown.compute_buffer",  # median <= 15 %
-    "vllm_memory.csv:per_device_weights_bytes",          # median <= 3 %
-    "vllm_memory.csv:kv_cache_capacity_tokens",          # median <= 5 %, p90 <= 15 %
-])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "gguf_sizes.csv:weights_bytes",  # median <= 1 %, max <= 3 %
+        "llamacpp_memory.csv:kv_cache_bytes",  # every row within 0.5 %
+        "llamacpp_memory.csv:overhead_breakdown.compute_buffer",  # median <= 15 %
+        "vllm_memory.csv:per_device_weights_bytes",  # median <= 3 %
+        "vllm_memory.csv:kv_cache_capacity_tokens",  # median <= 5 %, p90 <= 15 %
+    ],
+)
 def test_the_memory_figures_meet_their_targets(summaries: dict[str, Any], key: str) -> None:
     assert summaries[key]["misses"] == [], summaries[key]
 
@@ -45,7 +52,7 @@ def test_decode_bounds_hold_most_measurements(summaries: dict[str, Any]) -> None
 
 def test_it_marks_a_missed_target() -> None:
     metric = Metric("d", "f", Target(median_pct=1.0, inside_share=0.9))
-    metric.add(110.0, 100.0, low=90.0, high=120.0)   # 10 % off, inside the bounds
+    metric.add(110.0, 100.0, low=90.0, high=120.0)  # 10 % off, inside the bounds
     metric.add(100.0, 100.0, low=101.0, high=120.0)  # exact, outside the bounds
     summary = metric.summary()
     assert summary["median_pct"] == pytest.approx(5.0)
@@ -65,7 +72,12 @@ def test_it_maps_data_set_names_to_configs() -> None:
 
 
 def test_the_command_prints_json_and_exits_0() -> None:
-    done = subprocess.run([sys.executable, "-m", "estimator.validate", "--json"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "estimator.validate", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert {s["figure"] for s in json.loads(done.stdout)} >= {"weights_bytes", "kv_cache_bytes"}
