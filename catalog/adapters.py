@@ -2,11 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import collections
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
-from catalog.models import Architecture, LLMModel, ModelWeights
+from catalog.models import Accelerator, Architecture, LLMModel, ModelWeights, Segment
+from estimator import recommend, speed
+from estimator.api import (
+    Device,
+    Offload,
+    Request,
+    RequestError,
+    SweepRow,
+    WeightsSpec,
+    estimate,
+    estimate_or_error,
+    parse_request,
+    run_estimate,
+    sweep,
+)
+from estimator.api import cache as estimator_cache
+from estimator.api.run import offloaded_layer_count
+from estimator.api.schema import LLAMA_FAMILY
+from estimator.api.speeds import device_for_speed
 from estimator.model import ModelSpec, parse_hf_config
+from estimator.units import Range
 from estimator.weights import (
     EXTRA_GGUF_FILE_TYPES,
     GGUF_FILE_TYPES,
@@ -76,3 +97,452 @@ def spec_fields(spec: ModelSpec) -> dict[str, Any]:
         "attention": _attention(spec),
         "model_type": spec.model_type,
     }
+
+
+# --- the configurator: one model on one accelerator --------------------------------------
+
+# Catalog vendors are display names ("NVIDIA", "Moore Threads"); the estimator knows a few
+# lower-case families and sizes everything else with its generic ("other", Vulkan) defaults.
+ESTIMATOR_VENDORS = ("nvidia", "amd", "apple", "intel")
+GGUF_QUANTS: tuple[str, ...] = GGUF_FILE_TYPES + EXTRA_GGUF_FILE_TYPES
+# Quants the configurator's matrix lists: the file types llama.cpp's quantize tool offers.
+MATRIX_GGUF_QUANTS: tuple[str, ...] = GGUF_FILE_TYPES
+KV_ALTERNATIVES = {"llama": ("q8_0", "q4_0"), "server": ("fp8",)}
+FINETUNE_METHODS = ("qlora", "lora", "full")
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The configurator's inputs, validated by its form (units in the names)."""
+
+    quant: str
+    context_tokens: int
+    gpus: int = 1
+    sequences: int = 1
+    kv: str = "f16"
+    engine: str = "llama.cpp"
+    offload_percent: int = 0
+    prompt_tokens: int = 512
+    output_tokens: int = 256
+
+
+def is_gguf(quant: str) -> bool:
+    return quant in GGUF_QUANTS
+
+
+def estimator_vendor(accelerator: Accelerator) -> str:
+    vendor = accelerator.vendor.strip().lower()
+    return vendor if vendor in ESTIMATOR_VENDORS else "other"
+
+
+def can_size_accelerator(accelerator: Accelerator) -> bool:
+    return bool(accelerator.memory_gb) and bool(accelerator.bandwidth_gbps)
+
+
+def device_section(accelerator: Accelerator, *, count: int = 1) -> dict[str, Any]:
+    """The request's "device" for `count` identical accelerators; blank figures left out so
+    the estimator's documented defaults apply."""
+    device: dict[str, Any] = {
+        "memory_gb": accelerator.memory_gb,
+        "bandwidth_gbps": accelerator.bandwidth_gbps,
+        "count": count,
+        "memory_kind": accelerator.memory_kind,
+        "vendor": estimator_vendor(accelerator),
+        "name": accelerator.name,
+        # Only the segment says HBM reliably; the name heuristic misses non-NVIDIA parts.
+        "device_class": "datacenter" if accelerator.segment == Segment.DATACENTER else "consumer",
+    }
+    optional = {
+        "fp16_tflops": accelerator.fp16_tflops,
+        "fp8_tflops": accelerator.fp8_tflops,
+        "int8_tops": accelerator.int8_tops,
+        "interconnect_gbps": accelerator.interconnect_gbps,
+    }
+    device.update({k: v for k, v in optional.items() if v})
+    return device
+
+
+def device_spec(accelerator: Accelerator) -> Device:
+    """One accelerator as the estimator's Device (for sweeps over the catalog)."""
+    return parse_request({"model": {"hf_config": {}}, "device": device_section(accelerator)}).device
+
+
+def measured_weights(model: LLMModel) -> dict[str, ModelWeights]:
+    """The model's weights rows with a measured file size, by quant (prefetched rows)."""
+    return {w.quant: w for w in model.weights.all() if w.file_bytes}
+
+
+def weights_section(quant: str, measured: Mapping[str, ModelWeights]) -> dict[str, Any]:
+    if not is_gguf(quant):
+        return {"format": "hf", "dtype": quant}
+    section: dict[str, Any] = {"format": "gguf", "quant": quant}
+    row = measured.get(quant)
+    if row is not None and row.format == "gguf":
+        section["file_bytes"] = row.file_bytes
+    return section
+
+
+def configurator_request(
+    *,
+    model: LLMModel,
+    accelerator: Accelerator,
+    setup: Setup,
+    measured: Mapping[str, ModelWeights],
+) -> dict[str, Any]:
+    """The estimator request for one configuration. llama.cpp splits layers over several
+    GPUs (-ts); vLLM-like engines use tensor parallelism over all of them."""
+    llama = setup.engine in LLAMA_FAMILY
+    return {
+        "model": {"hf_config": model.config},
+        "weights": weights_section(setup.quant, measured),
+        "device": device_section(accelerator, count=setup.gpus),
+        "engine": {"name": setup.engine},
+        "workload": {
+            "context_tokens": setup.context_tokens,
+            "concurrent_sequences": setup.sequences,
+            "prompt_tokens": setup.prompt_tokens,
+            "output_tokens": setup.output_tokens,
+            "kv_cache_dtype": setup.kv,
+            "tensor_parallel": 1 if llama else setup.gpus,
+            "offload": {"fraction": setup.offload_percent / 100},
+        },
+    }
+
+
+def model_context_limit(model: LLMModel) -> int:
+    """The longest context the estimator accepts for this model (its config's maximum)."""
+    return parsed_model(parse_request({"model": {"hf_config": model.config}})).max_context_tokens
+
+
+def parsed_model(request: Request) -> ModelSpec:
+    """The cached tensor inventory of a parsed request's model."""
+    return estimator_cache.model_spec(request.model.hf_config_json)
+
+
+def offloaded_layers(request: Request) -> tuple[int, int]:
+    """(layers in host memory, layers in the model) as the estimator places them."""
+    spec = parsed_model(request)
+    return offloaded_layer_count(request, spec), spec.n_layers
+
+
+def estimate_result(request: dict[str, Any]) -> dict[str, Any]:
+    """estimator.api.estimate; raises RequestError naming the field at fault."""
+    return estimate(request)
+
+
+def default_quant(request: dict[str, Any]) -> str:
+    """The least-compressed quant that fits (estimator.recommend's ladder and floor).
+
+    One GPU without offload is exactly what sweep evaluates, so the ladder costs one sweep;
+    other setups take recommend.best_quant, which runs a full estimate per rung.
+    Falls back to Q4_K_M (bf16 for vLLM-like engines) when nothing fits.
+    """
+    parsed = parse_request(request)
+    llama = parsed.engine.name in LLAMA_FAMILY and parsed.engine.name != "mlx"
+    ladder = recommend.GGUF_LADDER if llama else recommend.HF_LADDER
+    fallback = "Q4_K_M" if llama else "bf16"
+    names = [name for name, bits in ladder if bits >= recommend.DEFAULT_MIN_BITS]
+    if parsed.device.count == 1 and parsed.workload.offload.fraction == 0:
+        try:
+            rows = sweep(parsed, [parsed.device], names)
+        except RequestError:
+            return fallback
+        fits = {row.quant for row in rows if row.verdict != "does_not_fit"}
+        return next((name for name in names if name in fits), fallback)
+    request = {**request, "weights": weights_section(fallback, {})}
+    choice = recommend.best_quant(parse_request(request), run_estimate)
+    return choice.name if choice else fallback
+
+
+def quant_matrix(
+    request: dict[str, Any], measured: Mapping[str, ModelWeights]
+) -> list[dict[str, Any]]:
+    """Every quant of the request's family on one of its accelerators (estimator.api.sweep:
+    one card, no offload). Quants with a measured file are estimated with that file size."""
+    parsed = parse_request(request)
+    gguf = parsed.weights.format == "gguf"
+    quants = MATRIX_GGUF_QUANTS if gguf else HF_FORMATS
+    single = replace(
+        parsed,
+        device=replace(parsed.device, count=1),
+        workload=replace(parsed.workload, offload=Offload()),
+    )
+    rows = [
+        {
+            "quant": row.quant,
+            "weights_bytes": row.weights_bytes,
+            "per_device_bytes": row.per_device_bytes,
+            "verdict": row.verdict,
+            "decode_tokens_per_s": row.decode_tokens_per_s,
+            "measured": False,
+        }
+        for row in sweep(single, [single.device], _sizeable(single, quants))
+    ]
+    for row in rows:
+        if gguf and row["quant"] in measured:
+            spec = WeightsSpec(
+                "gguf", quant=row["quant"], file_bytes=measured[row["quant"]].file_bytes
+            )
+            result = run_estimate(replace(single, weights=spec))
+            row.update(
+                weights_bytes=result.weights_bytes,
+                per_device_bytes=result.per_device_bytes,
+                verdict=result.fit.verdict,
+                decode_tokens_per_s=result.decode_tokens_per_s.estimate,
+                measured=True,
+            )
+    return rows
+
+
+def _sizeable(request: Request, quants: Sequence[str]) -> list[str]:
+    """The quants the estimator can size for this model (MXFP4_MOE needs experts)."""
+    out = []
+    for quant in quants:
+        spec = (
+            WeightsSpec("gguf", quant=quant)
+            if request.weights.format == "gguf"
+            else WeightsSpec("hf", dtype=quant)
+        )
+        try:
+            estimator_cache.weights(request.model.hf_config_json, spec)
+        except ValueError:
+            continue
+        out.append(quant)
+    return out
+
+
+def catalog_sweep(
+    request: dict[str, Any], accelerators: Sequence[Accelerator]
+) -> list[dict[str, Any]]:
+    """The request's model, quant and workload on each accelerator (one card each, no
+    offload): estimator.api.sweep rows with the accelerator attached."""
+    sizable = [a for a in accelerators if can_size_accelerator(a)]
+    parsed = parse_request(request)
+    parsed = replace(
+        parsed,
+        device=replace(parsed.device, count=1),
+        workload=replace(parsed.workload, offload=Offload()),
+    )
+    rows = sweep(parsed, [device_spec(a) for a in sizable], [parsed.weights.name])
+    return [
+        {
+            "accelerator": sizable[row.device_index],
+            "per_device_bytes": row.per_device_bytes,
+            "usable_bytes_per_device": row.usable_bytes_per_device,
+            "verdict": row.verdict,
+            "decode_tokens_per_s": row.decode_tokens_per_s,
+        }
+        for row in rows
+    ]
+
+
+def context_points(limit: int, start: int = 4096) -> list[int]:
+    """4K, 8K, ... (powers of two) below the model's maximum, which closes the list."""
+    points = []
+    tokens = start
+    while tokens < limit:
+        points.append(tokens)
+        tokens *= 2
+    return [*points, limit]
+
+
+def memory_by_context(request: dict[str, Any], limit: int) -> list[dict[str, Any]]:
+    """Per-device memory at each context point. One card without offload is exactly what
+    sweep computes; other setups need the full estimate at each point."""
+    parsed = parse_request(request)
+    single = parsed.device.count == 1 and parsed.workload.offload.fraction == 0
+    out = []
+    for tokens in context_points(limit):
+        at = replace(parsed, workload=replace(parsed.workload, context_tokens=tokens))
+        if single:
+            row = sweep(at, [parsed.device], [parsed.weights.name])[0]
+            need, usable, verdict = row.per_device_bytes, row.usable_bytes_per_device, row.verdict
+        else:
+            result = run_estimate(at)
+            need, usable = result.per_device_bytes, result.usable_bytes_per_device
+            verdict = result.fit.verdict
+        out.append(
+            {
+                "context_tokens": tokens,
+                "per_device_bytes": need,
+                "usable_bytes_per_device": usable,
+                "verdict": verdict,
+            }
+        )
+    return out
+
+
+def kv_alternatives(request: dict[str, Any], result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The same configuration with a quantized KV cache: q8_0 and q4_0 for llama.cpp-family
+    engines, fp8 for vLLM-like ones (the dtypes each engine accepts)."""
+    engine = request["engine"]["name"]
+    options = KV_ALTERNATIVES["llama" if engine in LLAMA_FAMILY else "server"]
+    out = []
+    for dtype in options:
+        if dtype == request["workload"]["kv_cache_dtype"]:
+            continue
+        workload = {**request["workload"], "kv_cache_dtype": dtype}
+        other = estimate_or_error({**request, "workload": workload})
+        if "error" in other:
+            continue
+        out.append(
+            {
+                "kv": dtype,
+                "kv_cache_bytes": other["kv_cache_bytes"],
+                "saved_bytes": result["kv_cache_bytes"] - other["kv_cache_bytes"],
+                "verdict": other["fit"]["verdict"],
+                "max_context_tokens": other["max_context_tokens"],
+                "max_concurrent_sequences": other["max_concurrent_sequences"],
+            }
+        )
+    return out
+
+
+def finetune_memory(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """Training memory for QLoRA, LoRA and full fine-tuning on this configuration's devices
+    (the estimator's "finetune" section at its defaults: rank 16, batch 1, 2,048 tokens)."""
+    out = []
+    for method in FINETUNE_METHODS:
+        result = estimate_or_error({**request, "finetune": {"method": method}})
+        if "finetune" in result:
+            out.append(result["finetune"])
+    return out
+
+
+def make_it_fit(request: dict[str, Any]) -> dict[str, Any]:
+    """The estimator's recommendations: best quant and the ranked "make it fit" plan."""
+    result = estimate({**request, "recommend": True})
+    recommendations: dict[str, Any] = result.get("recommendations", {})
+    return recommendations
+
+
+# Cross-card sweeps (explore pages)
+#
+# The explore pages ask one question of many (model, card) pairs: the least-compressed quant
+# at or above a quality floor that fits one card, and its decode speed, with the
+# configurator's request (configurator_request) at its defaults: llama.cpp, one sequence,
+# computed weight sizes. Each model is swept over all cards at once with
+# estimator.api.sweep and the answer is kept per model, context, ladder and card list, so a
+# filter change or a second visitor costs a dictionary lookup.
+
+# Enough for the (model, context, floor) combinations a busy hour asks for; an entry holds
+# one small CardFit per card.
+_SWEEP_CACHE_SIZE = 512
+_sweep_cache: collections.OrderedDict[tuple[Any, ...], tuple[CardFit, ...]] = (
+    collections.OrderedDict()
+)
+
+
+@dataclass(frozen=True)
+class CardFit:
+    """One model on one card. `quant` is the least-compressed quant of the ladder that fits
+    (None when none does); verdict and need_bytes are that quant's, or the most compressed
+    ladder quant's when none fits. The speed is the decode tok/s of one sequence with the
+    calibration group's low/high, None when nothing fits."""
+
+    quant: str | None
+    verdict: str
+    need_bytes: int
+    usable_bytes: int
+    decode_tokens_per_s: Range | None
+
+
+def explore_request(
+    model: LLMModel, accelerator: Accelerator, *, quant: str, context_tokens: int, gpus: int = 1
+) -> dict[str, Any]:
+    """The request an explore row stands for (configurator defaults, computed sizes)."""
+    setup = Setup(quant=quant, context_tokens=context_tokens, gpus=gpus)
+    return configurator_request(model=model, accelerator=accelerator, setup=setup, measured={})
+
+
+def sizeable_quants(hf_config_json: str, quants: Sequence[str]) -> list[str]:
+    """The quants the estimator can size for this model (MXFP4_MOE needs experts)."""
+    out = []
+    for quant in quants:
+        try:
+            estimator_cache.weights(hf_config_json, WeightsSpec("gguf", quant=quant))
+        except RequestError:
+            continue
+        out.append(quant)
+    return out
+
+
+def model_on_cards(
+    model: LLMModel,
+    accelerators: Sequence[Accelerator],
+    *,
+    quants: Sequence[str],
+    context_tokens: int,
+) -> list[CardFit]:
+    """One CardFit per accelerator (each must pass can_size_accelerator); `quants` least
+    compressed first. Raises estimator.api.RequestError for a context the model rejects."""
+    devices = tuple(Device(**device_section(accelerator)) for accelerator in accelerators)
+    key = (model.pk, model.updated, context_tokens, tuple(quants), devices)
+    cached = _sweep_cache.get(key)
+    if cached is None:
+        cached = tuple(_sweep_cards(model, accelerators, devices, list(quants), context_tokens))
+        _sweep_cache[key] = cached
+        if len(_sweep_cache) > _SWEEP_CACHE_SIZE:
+            _sweep_cache.popitem(last=False)
+    else:
+        _sweep_cache.move_to_end(key)
+    return list(cached)
+
+
+def _sweep_cards(
+    model: LLMModel,
+    accelerators: Sequence[Accelerator],
+    devices: Sequence[Device],
+    quants: list[str],
+    context_tokens: int,
+) -> list[CardFit]:
+    # The backend follows the vendor and a sweep has one engine: one sweep per vendor.
+    by_vendor: dict[str, list[int]] = {}
+    for index, device in enumerate(devices):
+        by_vendor.setdefault(device.vendor, []).append(index)
+    fits: dict[int, CardFit] = {}
+    for indices in by_vendor.values():
+        probe = accelerators[indices[0]]
+        request = parse_request(
+            explore_request(model, probe, quant=quants[0], context_tokens=context_tokens)
+        )
+        usable = sizeable_quants(request.model.hf_config_json, quants)
+        rows = sweep(request, [devices[i] for i in indices], usable) if usable else []
+        moe = parsed_model(request).is_moe
+        for position, index in enumerate(indices):
+            own = rows[position * len(usable) : (position + 1) * len(usable)]
+            fits[index] = _best_fit(own, request, devices[index], moe)
+    return [fits[index] for index in range(len(devices))]
+
+
+def _best_fit(rows: Sequence[SweepRow], request: Request, device: Device, moe: bool) -> CardFit:
+    if not rows:
+        return CardFit(None, "does_not_fit", 0, 0, None)
+    for row in rows:
+        if row.verdict != "does_not_fit":
+            # speed.decode_speed's bounds: the estimate times the group's held-out ratio
+            # quantiles; sweep gives the estimate only.
+            factors = speed.resolve_factors(
+                request.engine.name,
+                request.engine.backend,
+                device_for_speed(device).device_class,
+                moe,
+            )
+            unit = Range(1.0, factors.decode_ratio_low, factors.decode_ratio_high)
+            return CardFit(
+                row.quant,
+                row.verdict,
+                row.per_device_bytes,
+                row.usable_bytes_per_device,
+                unit.scaled(row.decode_tokens_per_s),
+            )
+    last = rows[-1]
+    return CardFit(None, last.verdict, last.per_device_bytes, last.usable_bytes_per_device, None)
+
+
+def usd_per_token_per_s(price_usd: float | None, fit: CardFit) -> float | None:
+    """Purchase price per decode tok/s of one sequence (lower is better); None without a
+    price or a fit."""
+    if not price_usd or fit.decode_tokens_per_s is None:
+        return None
+    return price_usd / fit.decode_tokens_per_s.estimate
