@@ -267,7 +267,7 @@ def quant_matrix(
         device=replace(parsed.device, count=1),
         workload=replace(parsed.workload, offload=Offload()),
     )
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "quant": row.quant,
             "weights_bytes": row.weights_bytes,
