@@ -518,3 +518,21 @@ def max_context_that_fits(
         middle = (low + high) // 2
         low, high = (middle, high) if fits(middle) else (low, middle)
     return low
+
+
+def kv_read_split(
+    model: ModelSpec, *, kv_dtype: str = "f16", v_dtype: str | None = None
+) -> tuple[int, int, int]:
+    """(full-attention K+V bytes per token, sliding-window K+V bytes per token, largest
+    window), summed over layers for one sequence: what one decode step reads per position
+    of context. Sliding and chunked layers read at most their window; the speed model
+    caps them there (speed.DecodeWork)."""
+    full = windowed = window = 0
+    for layer in model.layers:
+        k_bytes, v_bytes = layer_bytes_per_token(model, layer, kv_dtype=kv_dtype, v_dtype=v_dtype)
+        if layer.attention in ("sliding", "chunked") and layer.window_tokens:
+            windowed += k_bytes + v_bytes
+            window = max(window, layer.window_tokens)
+        else:
+            full += k_bytes + v_bytes
+    return full, windowed, window

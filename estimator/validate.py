@@ -38,6 +38,7 @@ from estimator.calibration.rows import (
     parse_test,
     split_device,
 )
+from estimator.model import csv_configs
 from estimator.speed import normalize_backend
 from estimator.units import GB, GIB, MIB
 
@@ -45,15 +46,6 @@ DATA = Path(__file__).resolve().parent / "data" / "validation"
 CONFIGS = DATA / "configs"
 BIG_DEVICE_GB = 100_000.0  # memory for speed/size rows, so fit never limits them
 
-# Models rebuilt from model_configs.csv columns: model_type and the keys the CSV notes
-# give in words (same table as tests/estimator/test_model.py).
-REBUILT: dict[str, tuple[str, dict[str, Any]]] = {
-    "Gemma-2-27B-it": ("gemma2", {}),
-    "Gemma-3-4B-it": ("gemma3_text", {}),
-    "Gemma-3-27B-it": ("gemma3_text", {}),
-    "Qwen3-Next-80B-A3B": ("qwen3_next", {"shared_expert_intermediate_size": 512}),
-    "GLM-4.5-Air": ("glm4_moe", {"attention_bias": True, "use_qk_norm": False}),
-}
 # DeepSeek-V2-Lite (and its Coder variant) is in llamacpp_memory.csv, vllm_memory.csv and
 # throughput.csv but has no config fixture. These are its config.json values; the log
 # columns of row L014 confirm layers (27), heads (16) and the 128 + 64 / 128 head dims.
@@ -78,23 +70,9 @@ DEEPSEEK_V2_LITE: dict[str, Any] = {
     "max_position_embeddings": 163840,
     "tie_word_embeddings": False,
 }
-CSV_KEYS = {
-    "num_hidden_layers": "num_hidden_layers",
-    "hidden_size": "hidden_size",
-    "num_attention_heads": "num_attention_heads",
-    "num_key_value_heads": "num_key_value_heads",
-    "head_dim": "head_dim",
-    "vocab_size": "vocab_size",
-    "max_position_embeddings": "max_position_embeddings",
-    "moe_intermediate_size": "moe_intermediate_size",
-    "sliding_window": "sliding_window",
-    "experts_per_token": "num_experts_per_tok",
-    "shared_experts": "n_shared_experts",
-    "first_k_dense_replace": "first_k_dense_replace",
-    "intermediate_size": "intermediate_size",
-}
 
-# Lower-case substrings of the data sets' model names -> config file stem or REBUILT key.
+# Lower-case substrings of the data sets' model names -> config file stem or a
+# csv_configs.CSV_REBUILDS key.
 # First match wins, so longer names come first. Same-architecture stand-ins are noted.
 MODEL_ALIASES: tuple[tuple[str, str], ...] = (
     ("llama 3 70b", "meta-llama__Llama-3.1-70B-Instruct"),
@@ -222,18 +200,8 @@ def _csv_configs() -> dict[str, dict[str, str]]:
 
 
 def rebuilt_config(name: str) -> dict[str, Any]:
-    """A config.json dict rebuilt from a model_configs.csv row (see REBUILT)."""
-    row = _csv_configs()[name]
-    model_type, extra = REBUILT[name]
-    config: dict[str, Any] = {"model_type": model_type}
-    for column, key in CSV_KEYS.items():
-        if row[column]:
-            config[key] = int(row[column])
-    config["tie_word_embeddings"] = row["tie_word_embeddings"] == "true"
-    if row["num_experts"]:
-        key = "n_routed_experts" if model_type == "glm4_moe" else "num_experts"
-        config[key] = int(row["num_experts"])
-    return config | extra
+    """A config.json dict rebuilt from a model_configs.csv row (model.csv_configs)."""
+    return csv_configs.rebuilt_config(_csv_configs()[name])
 
 
 @cache
@@ -245,7 +213,7 @@ def config_for(model_name: str) -> str | None:
         return calibration_config(model_name)
     if stem == "DeepSeek-V2-Lite":
         return json.dumps(DEEPSEEK_V2_LITE)
-    if stem in REBUILT:
+    if stem in csv_configs.CSV_REBUILDS:
         return json.dumps(rebuilt_config(stem))
     return (CONFIGS / f"{stem}.json").read_text(encoding="utf-8")
 

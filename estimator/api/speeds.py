@@ -31,20 +31,9 @@ class Speeds:
 
 
 def kv_read_bytes_per_token(model: ModelSpec, request: Request) -> tuple[int, int, int]:
-    """(full-attention bytes/token, sliding-window bytes/token, largest window) summed over
-    layers for one sequence on all devices; the K/V rows of kv.layer_bytes_per_token."""
+    """kv.kv_read_split at the request's cache types."""
     kv_dtype = request.engine.type_k or request.workload.kv_cache_dtype
-    full = windowed = window = 0
-    for layer in model.layers:
-        k_bytes, v_bytes = kvmod.layer_bytes_per_token(
-            model, layer, kv_dtype=kv_dtype, v_dtype=request.engine.type_v
-        )
-        if layer.attention in ("sliding", "chunked") and layer.window_tokens:
-            windowed += k_bytes + v_bytes
-            window = max(window, layer.window_tokens)
-        else:
-            full += k_bytes + v_bytes
-    return full, windowed, window
+    return kvmod.kv_read_split(model, kv_dtype=kv_dtype, v_dtype=request.engine.type_v)
 
 
 def decode_work(

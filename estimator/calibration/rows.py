@@ -330,17 +330,8 @@ def work_for(row: dict[str, str], active_bytes: float, shape: Shape | None) -> D
 
 
 def kv_widths(spec: ModelSpec) -> tuple[int, int, int]:
-    """(full-attention, sliding-window K+V bytes per token, largest window) at f16, summed
-    over layers: the same split as api/speeds.kv_read_bytes_per_token."""
-    full = windowed = window = 0
-    for layer in spec.layers:
-        k_bytes, v_bytes = kvmod.layer_bytes_per_token(spec, layer, kv_dtype="f16")
-        if layer.attention in ("sliding", "chunked") and layer.window_tokens:
-            windowed += k_bytes + v_bytes
-            window = max(window, layer.window_tokens)
-        else:
-            full += k_bytes + v_bytes
-    return full, windowed, window
+    """kv.kv_read_split at f16: the same split the product uses (api/speeds)."""
+    return kvmod.kv_read_split(spec, kv_dtype="f16")
 
 
 def work_from_config(row: dict[str, str], engine: str, file_bytes: float) -> DecodeWork | None:

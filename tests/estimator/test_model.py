@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from estimator.model import ConfigError, ModelSpec, parse_hf_config
+from estimator.model.csv_configs import CSV_REBUILDS, config_from_csv_row
 
 DATA = Path(__file__).resolve().parents[2] / "estimator" / "data" / "validation"
 CONFIGS = DATA / "configs"
@@ -120,70 +121,12 @@ def test_it_counts_every_tensor_element_once(spec: ModelSpec | None = None) -> N
     assert all(t.n_elements == math.prod(t.shape) for t in spec.tensors)
 
 
-# Rows without a verbatim config: model_type and the config keys model_configs.csv does
-# not carry (taken from the row's notes column).
-RECONSTRUCTED: dict[str, tuple[str, dict[str, Any]]] = {
-    "Llama-3.1-405B": ("llama", {}),
-    "Llama-3.2-1B": ("llama", {}),
-    "Qwen2.5-14B-Instruct": ("qwen2", {}),
-    "Qwen2.5-32B-Instruct": ("qwen2", {}),
-    "Qwen3-1.7B": ("qwen3", {}),
-    "Qwen3-4B": ("qwen3", {}),
-    "Qwen3-14B": ("qwen3", {}),
-    "Mistral-Small-24B-Instruct-2501": ("mistral", {"sliding_window": None}),
-    "Gemma-2-27B-it": ("gemma2", {}),
-    "Gemma-3-1B-it": ("gemma3_text", {}),
-    "Gemma-3-4B-it": ("gemma3_text", {}),
-    "Gemma-3-12B-it": ("gemma3_text", {}),
-    "Gemma-3-27B-it": ("gemma3_text", {}),
-    "Mixtral-8x22B-Instruct-v0.1": ("mixtral", {}),
-    # notes: "attention_bias true", "use_qk_norm true" (4.5) / "false" (Air)
-    "GLM-4.5": ("glm4_moe", {"attention_bias": True, "use_qk_norm": True}),
-    "GLM-4.5-Air": ("glm4_moe", {"attention_bias": True, "use_qk_norm": False}),
-    # notes: Scout interleave_moe_layer_step 1, Maverick 2 with intermediate_size_mlp 16384
-    "Llama-4-Scout-17B-16E": ("llama4_text", {"interleave_moe_layer_step": 1}),
-    "Llama-4-Maverick-17B-128E": ("llama4_text", {"interleave_moe_layer_step": 2}),
-    "Qwen3-Next-80B-A3B": ("qwen3_next", {"shared_expert_intermediate_size": 512}),
-}
-
-CSV_KEYS = {
-    "num_hidden_layers": "num_hidden_layers",
-    "hidden_size": "hidden_size",
-    "num_attention_heads": "num_attention_heads",
-    "num_key_value_heads": "num_key_value_heads",
-    "head_dim": "head_dim",
-    "vocab_size": "vocab_size",
-    "max_position_embeddings": "max_position_embeddings",
-    "moe_intermediate_size": "moe_intermediate_size",
-    "sliding_window": "sliding_window",
-    "experts_per_token": "num_experts_per_tok",
-    "shared_experts": "n_shared_experts",
-    "first_k_dense_replace": "first_k_dense_replace",
-}
+RECONSTRUCTED = CSV_REBUILDS
 
 
 def config_from_row(row: dict[str, str], model_type: str, extra: dict[str, Any]) -> dict[str, Any]:
     """A config.json dict rebuilt from model_configs.csv columns."""
-    config: dict[str, Any] = {"model_type": model_type}
-    for column, key in CSV_KEYS.items():
-        if row[column]:
-            config[key] = int(row[column])
-    if row["intermediate_size"]:
-        config["intermediate_size"] = int(row["intermediate_size"])
-    config["tie_word_embeddings"] = row["tie_word_embeddings"] == "true"
-    if row["num_experts"]:
-        experts_key = {
-            "mixtral": "num_local_experts",
-            "llama4_text": "num_local_experts",
-            "glm4_moe": "n_routed_experts",
-        }.get(model_type, "num_experts")
-        config[experts_key] = int(row["num_experts"])
-    if model_type == "mixtral":
-        config["intermediate_size"] = int(row["moe_intermediate_size"])
-    if model_type == "llama4_text":
-        config["intermediate_size_mlp"] = int(row["intermediate_size"])
-        config["intermediate_size"] = int(row["moe_intermediate_size"])
-    return config | extra
+    return config_from_csv_row(row, model_type, extra)
 
 
 @pytest.mark.parametrize("row_name", sorted(RECONSTRUCTED))
