@@ -209,9 +209,20 @@ def configurator_request(
     }
 
 
-def model_context_limit(model: LLMModel) -> int:
-    """The longest context the estimator accepts for this model (its config's maximum)."""
-    return parsed_model(parse_request({"model": {"hf_config": model.config}})).max_context_tokens
+def model_context_limit(model: LLMModel) -> int | None:
+    """The longest context the estimator accepts for this model (its config's maximum);
+    None when the estimator cannot parse the config."""
+    probe = {"memory_gb": 1, "bandwidth_gbps": 1}  # parse_request needs a device
+    try:
+        request = parse_request({"model": {"hf_config": model.config}, "device": probe})
+        return parsed_model(request).max_context_tokens
+    except RequestError:
+        return None
+
+
+def parsed_request(request: dict[str, Any]) -> Request:
+    """The estimator's validated, defaulted request (raises RequestError)."""
+    return parse_request(request)
 
 
 def parsed_model(request: Request) -> ModelSpec:
@@ -237,20 +248,21 @@ def default_quant(request: dict[str, Any]) -> str:
     other setups take recommend.best_quant, which runs a full estimate per rung.
     Falls back to Q4_K_M (bf16 for vLLM-like engines) when nothing fits.
     """
-    parsed = parse_request(request)
-    llama = parsed.engine.name in LLAMA_FAMILY and parsed.engine.name != "mlx"
+    engine = request["engine"]["name"]
+    llama = engine in LLAMA_FAMILY and engine != "mlx"
     ladder = recommend.GGUF_LADDER if llama else recommend.HF_LADDER
     fallback = "Q4_K_M" if llama else "bf16"
+    request = {**request, "weights": weights_section(fallback, {})}
+    parsed = parse_request(request)
     names = [name for name, bits in ladder if bits >= recommend.DEFAULT_MIN_BITS]
     if parsed.device.count == 1 and parsed.workload.offload.fraction == 0:
         try:
-            rows = sweep(parsed, [parsed.device], names)
+            rows = sweep(parsed, [parsed.device], _sizeable(parsed, names))
         except RequestError:
             return fallback
         fits = {row.quant for row in rows if row.verdict != "does_not_fit"}
         return next((name for name in names if name in fits), fallback)
-    request = {**request, "weights": weights_section(fallback, {})}
-    choice = recommend.best_quant(parse_request(request), run_estimate)
+    choice = recommend.best_quant(parsed, run_estimate)
     return choice.name if choice else fallback
 
 
@@ -546,3 +558,11 @@ def usd_per_token_per_s(price_usd: float | None, fit: CardFit) -> float | None:
     if not price_usd or fit.decode_tokens_per_s is None:
         return None
     return price_usd / fit.decode_tokens_per_s.estimate
+
+
+def explore_context_limit(model: LLMModel) -> int:
+    """The longest context the estimator accepts for this model (its config's maximum);
+    raises RequestError for a config it cannot parse."""
+    probe = {"memory_gb": 1, "bandwidth_gbps": 1}
+    request = parse_request({"model": {"hf_config": model.config}, "device": probe})
+    return parsed_model(request).max_context_tokens

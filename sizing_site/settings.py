@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "simple_history",
     "import_export",
     "catalog",
+    "sizing_site.configurator",
 ]
 
 MIDDLEWARE = [

@@ -30,4 +30,5 @@ urlpatterns += i18n_patterns(
     ),
     path("", include("sizing_site.tenancy.urls")),
     path("", include("catalog.urls")),
+    path("", include("sizing_site.configurator.urls")),
 )

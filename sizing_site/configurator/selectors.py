@@ -1,0 +1,164 @@
+"""Reads for the configurator: the two catalog rows, then every figure from the estimator
+through catalog.adapters. The query count is fixed (model + its weights, accelerator,
+curated accelerators), whatever the catalog's size."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.db.models import Prefetch
+
+from catalog import adapters
+from catalog.models import Accelerator, LLMModel, ModelWeights, Segment
+from sizing_site.configurator import commands
+
+FAQ_CONTEXT_TOKENS = 32768
+
+
+def configuration_rows(*, model_slug: str, accelerator_slug: str) -> tuple[LLMModel, Accelerator]:
+    """Raises LLMModel.DoesNotExist or Accelerator.DoesNotExist."""
+    weights = Prefetch("weights", queryset=ModelWeights.objects.order_by("format", "quant"))
+    model = LLMModel.objects.prefetch_related(weights).get(slug=model_slug)
+    return model, Accelerator.objects.get(slug=accelerator_slug)
+
+
+def curated_accelerators() -> list[Accelerator]:
+    return list(Accelerator.objects.filter(curated=True).order_by("vendor", "name"))
+
+
+def _scale(*sizes: int) -> float:
+    return max(max(sizes), 1) / 100
+
+
+def memory_segments(result: dict[str, Any], usable_bytes: int) -> dict[str, Any]:
+    """The stacked bar: every device's memory plus what stays in host memory, as shares of
+    the larger of that total and the usable memory of all devices (percent of bar width)."""
+    on_device_weights = (
+        result["weights_bytes"] + result["multimodal_bytes"] - result["offloaded_bytes"]
+    )
+    parts = [
+        ("weights", on_device_weights),
+        ("kv", result["kv_cache_bytes"]),
+        ("overhead", result["overhead_bytes"]),
+        ("offloaded", result["offloaded_bytes"]),
+    ]
+    scale = _scale(result["total_bytes"], usable_bytes)
+    return {
+        "parts": [
+            {"key": key, "bytes": size, "percent": round(size / scale, 2)}
+            for key, size in parts
+            if size
+        ],
+        "usable_bytes": usable_bytes,
+        "usable_percent": round(usable_bytes / scale, 2),
+    }
+
+
+def configuration_results(
+    *, model: LLMModel, accelerator: Accelerator, setup: adapters.Setup
+) -> dict[str, Any]:
+    """The main estimate and what is read straight off it. Raises RequestError."""
+    measured = adapters.measured_weights(model)
+    request = adapters.configurator_request(
+        model=model, accelerator=accelerator, setup=setup, measured=measured
+    )
+    result = adapters.estimate_result(request)
+    parsed = adapters.parsed_request(request)
+    gguf_row = measured.get(setup.quant)
+    launch = commands.launch_config(
+        request,
+        result,
+        hf_repo=model.hf_repo or model.slug,
+        gguf_repo=next(
+            (w.repo for w in model.weights.all() if w.quant == setup.quant and w.repo), ""
+        ),
+        layers=adapters.offloaded_layers(parsed),
+    )
+    usable_all = result["usable_bytes_per_device"] * setup.gpus
+    return {
+        "estimator_request": request,
+        "result": result,
+        "backend": parsed.engine.backend,
+        "measured": gguf_row is not None and adapters.is_gguf(setup.quant),
+        "weights_row": gguf_row,
+        "bar": memory_segments(result, usable_all),
+        "commands": commands.launch_commands(launch),
+    }
+
+
+def _pick(rows: Sequence[dict[str, Any]], key: Any) -> dict[str, Any] | None:
+    fitting = [r for r in rows if r["verdict"] != "does_not_fit"]
+    return min(fitting, key=key) if fitting else None
+
+
+def recommendations(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Best single GPU (fastest that fits), cheapest fit (purchase price), smallest Apple
+    unified-memory machine that fits; rows from adapters.catalog_sweep."""
+    apple = [r for r in rows if r["accelerator"].vendor.lower() == "apple"]
+    priced = [r for r in rows if r["accelerator"].price_usd]
+    return {
+        "fastest": _pick(rows, lambda r: -r["decode_tokens_per_s"]),
+        "cheapest": _pick(priced, lambda r: r["accelerator"].price_usd),
+        "apple": _pick(apple, lambda r: r["accelerator"].memory_gb),
+        "cloud": None,  # filled once pricing has offers
+    }
+
+
+def chart(points: list[dict[str, Any]]) -> dict[str, Any]:
+    """Memory against context as SVG coordinates (viewBox 0..100 x 0..60): one bar per
+    context point, the usable memory as a horizontal line."""
+    usable = points[0]["usable_bytes_per_device"] if points else 0
+    scale = _scale(usable, *(p["per_device_bytes"] for p in points)) / 0.55
+    width = 90 / max(len(points), 1)
+    bars = []
+    for i, point in enumerate(points):
+        height = round(point["per_device_bytes"] / scale, 2)
+        bars.append(
+            {
+                **point,
+                "x": round(8 + i * width + width * 0.15, 2),
+                "width": round(width * 0.7, 2),
+                "height": height,
+                "y": round(58 - height, 2),
+                "label_x": round(8 + i * width + width / 2, 2),
+            }
+        )
+    return {"bars": bars, "usable_bytes": usable, "usable_y": round(58 - usable / scale, 2)}
+
+
+def configuration_analysis(
+    *,
+    model: LLMModel,
+    accelerator: Accelerator,
+    setup: adapters.Setup,
+    results: dict[str, Any],
+    max_context_tokens: int,
+) -> dict[str, Any]:
+    """The deeper sections: quant matrix, memory by context, recommendations, make-it-fit,
+    KV tuning, fine-tuning, FAQ. Several estimates each, so the page loads them after the
+    main figures (an HTMX partial; inline without JavaScript)."""
+    request, result = results["estimator_request"], results["result"]
+    measured = adapters.measured_weights(model)
+    points = adapters.memory_by_context(request, max_context_tokens)
+    at_faq = next((p for p in points if p["context_tokens"] == FAQ_CONTEXT_TOKENS), None)
+    fits = result["fit"]["verdict"] != "does_not_fit"
+    return {
+        "matrix": adapters.quant_matrix(request, measured),
+        "chart": chart(points),
+        "recommended": recommendations(adapters.catalog_sweep(request, curated_accelerators())),
+        "plan": [] if fits else adapters.make_it_fit(request).get("make_it_fit", []),
+        "kv_alternatives": adapters.kv_alternatives(request, result),
+        "finetune": adapters.finetune_memory(request),
+        "faq_point": at_faq,
+        "faq_context_tokens": FAQ_CONTEXT_TOKENS,
+        "datacenter": accelerator.segment == Segment.DATACENTER,
+    }
+
+
+def default_quant(*, model: LLMModel, accelerator: Accelerator, setup: adapters.Setup) -> str:
+    """The least-compressed quant that fits this setup (Q4_K_M or bf16 when none does)."""
+    request = adapters.configurator_request(
+        model=model, accelerator=accelerator, setup=setup, measured={}
+    )
+    return adapters.default_quant(request)

@@ -1,0 +1,248 @@
+"""The configurator page: login, HTMX partials, the estimator's numbers, bad parameters,
+flat query counts, four languages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import translation
+
+from catalog.models import Accelerator, LLMModel, Segment
+from estimator.api import estimate
+from estimator.units import GIB
+from estimator.validate import rebuilt_config
+from tests.cast import CastTestCase
+
+GLM_AIR = rebuilt_config("GLM-4.5-Air")
+
+
+def mlu590() -> dict[str, Any]:
+    # The issue's MLU590: 80 GB HBM, 2,048 GB/s, 314 FP16 TFLOPS (catalog/data/accelerators.json)
+    return {
+        "vendor": "Cambricon",
+        "name": "MLU590",
+        "slug": "cambricon-mlu590",
+        "memory_gb": 80,
+        "bandwidth_gbps": 2048,
+        "fp16_tflops": 314,
+        "segment": Segment.DATACENTER,
+        "curated": True,
+    }
+
+
+def add_cards(n: int, start: int = 0) -> None:
+    Accelerator.objects.bulk_create(
+        Accelerator(
+            vendor="NVIDIA" if i % 2 else "Apple",
+            name=f"Card {i}",
+            slug=f"card-{i}",
+            memory_gb=16 + i,
+            bandwidth_gbps=500 + i,
+            memory_kind="unified" if i % 2 == 0 else "discrete",
+            curated=i % 3 == 0,
+            price_usd=1000 + i,
+        )
+        for i in range(start, start + n)
+    )
+
+
+class ConfiguratorPage(CastTestCase):
+    model: LLMModel
+    card: Accelerator
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()
+        cls.model = LLMModel.objects.create(
+            name="GLM-4.5-Air", slug="glm-4-5-air", hf_repo="zai-org/GLM-4.5-Air", config=GLM_AIR
+        )
+        cls.card = Accelerator.objects.create(**mlu590())
+
+    def setUp(self) -> None:
+        translation.activate("en")
+        self.addCleanup(translation.deactivate)
+        self.client.force_login(self.bob)
+
+    def url(
+        self, lang: str = "en", model: str = "glm-4-5-air", card: str = "cambricon-mlu590"
+    ) -> str:
+        with translation.override(lang):
+            return reverse("configurator:configure", args=[model, card])
+
+    def expected(self, ctx: int) -> dict[str, Any]:
+        return estimate(
+            {
+                "model": {"hf_config": GLM_AIR},
+                "weights": {"format": "gguf", "quant": "Q4_K_M"},
+                "device": {
+                    "memory_gb": 80,
+                    "bandwidth_gbps": 2048,
+                    "fp16_tflops": 314,
+                    "vendor": "other",
+                    "name": "Cambricon MLU590",
+                    "device_class": "datacenter",
+                    "memory_kind": "discrete",
+                },
+                "engine": {"name": "llama.cpp"},
+                "workload": {"context_tokens": ctx},
+            }
+        )
+
+    def test_it_requires_login(self) -> None:
+        self.client.logout()
+        response = self.client.get(self.url())
+        assert response.status_code == 302
+        assert "/accounts/login/" in response["Location"]
+
+    def test_the_url_lives_under_the_language_prefix(self) -> None:
+        assert self.url("it") == "/it/models/glm-4-5-air/on/cambricon-mlu590/"
+
+    def test_the_full_page_is_a_document_and_htmx_gets_only_the_results(self) -> None:
+        full = self.client.get(self.url(), {"quant": "Q4_K_M"})
+        assert full.status_code == 200
+        assert b"<html" in full.content and b'id="analysis"' in full.content
+        partial = self.client.get(self.url(), {"quant": "Q4_K_M"}, HTTP_HX_REQUEST="true")
+        body = partial.content.decode()
+        assert partial.status_code == 200
+        assert "<html" not in body and body.lstrip().startswith('<div id="results"')
+        # the slower sections load after, from their own partial with a real link beside
+        assert 'hx-get="/en/models/glm-4-5-air/on/cambricon-mlu590/?' in body
+        assert "part=analysis" in body
+        analysis = self.client.get(
+            self.url(), {"quant": "Q4_K_M", "part": "analysis"}, HTTP_HX_REQUEST="true"
+        ).content.decode()
+        assert analysis.lstrip().startswith('<div id="analysis"') and "<html" not in analysis
+
+    def test_the_form_changes_the_results_in_place_and_works_without_javascript(self) -> None:
+        body = self.client.get(self.url()).content.decode()
+        assert 'action="/en/models/glm-4-5-air/on/cambricon-mlu590/"' in body
+        assert 'method="get"' in body
+        assert 'hx-trigger="change"' in body and 'hx-push-url="true"' in body
+        for name in ("quant", "ctx", "gpus", "seqs", "kv", "engine", "offload", "prompt", "output"):
+            assert f'name="{name}"' in body and f'<label for="id_{name}"' in body
+
+    def test_the_numbers_match_the_estimator_at_8k(self) -> None:
+        response = self.client.get(self.url(), {"quant": "Q4_K_M", "ctx": "8192"})
+        result = response.context["result"]
+        expected = self.expected(8192)
+        for key in ("kv_cache_bytes", "weights_bytes", "per_device_bytes", "max_context_tokens"):
+            assert result[key] == expected[key], key
+        assert result["decode_tokens_per_s"] == expected["decode_tokens_per_s"]
+        # 46 layers x 2 x 8 KV heads x 128 x 2 B x 8,192 tokens = 1,543,503,872 B = 1.4375 GiB
+        assert result["kv_cache_bytes"] == 46 * 2 * 8 * 128 * 2 * 8192 == int(1.4375 * GIB)
+        body = response.content.decode()
+        assert '<td class="num">1.44</td>' in body  # the KV row of the memory table, in GiB
+        decode = f"{expected['decode_tokens_per_s']['estimate']:.1f}"
+        assert f"<strong>{decode}</strong>" in body
+
+    def test_the_numbers_match_the_estimator_at_32k(self) -> None:
+        response = self.client.get(self.url(), {"quant": "Q4_K_M", "ctx": "32768"})
+        expected = self.expected(32768)
+        result = response.context["result"]
+        # 4 x the 8K cache: 5.75 GiB
+        assert result["kv_cache_bytes"] == expected["kv_cache_bytes"] == int(5.75 * GIB)
+        assert result["fit"] == expected["fit"]
+        assert '<td class="num">5.75</td>' in response.content.decode()
+
+    def test_the_default_quant_is_the_least_compressed_that_fits(self) -> None:
+        response = self.client.get(self.url())
+        # 80 GB at 8K: Q5_K_S (76.6 GB) is the first rung of the ladder that fits
+        assert response.context["setup"].quant == "Q5_K_S"
+        assert response.context["setup"].context_tokens == 8192
+
+    def test_bad_parameters_give_a_form_error_not_a_500(self) -> None:
+        cases = {
+            "ctx=-5": "ctx",
+            "quant=Q9_X": "quant",
+            "gpus=0": "gpus",
+            "ctx=999999": "ctx",
+            "kv=zz": "kv",
+            "kv=fp8": "kv",  # llama.cpp has no fp8 cache: the estimator says so
+            "prompt=9000&output=9000": "prompt",
+            "offload=150": "offload",
+            "seqs=abc": "seqs",
+        }
+        for query, field in cases.items():
+            response = self.client.get(f"{self.url()}?{query}")
+            assert response.status_code == 400, query
+            assert field in response.context["form"].errors, query
+            assert 'class="card error-summary"' in response.content.decode(), query
+            htmx = self.client.get(f"{self.url()}?{query}", HTTP_HX_REQUEST="true")
+            assert htmx.status_code == 400 and "<html" not in htmx.content.decode()
+
+    def test_the_context_error_names_the_models_maximum(self) -> None:
+        response = self.client.get(self.url(), {"ctx": 200000})
+        assert "131072" in " ".join(response.context["form"].errors["ctx"])
+
+    def test_unknown_slugs_are_404(self) -> None:
+        assert self.client.get(self.url(model="nope")).status_code == 404
+        assert self.client.get(self.url(card="nope")).status_code == 404
+
+    def test_a_model_without_config_gets_a_message(self) -> None:
+        LLMModel.objects.create(name="Bare", slug="bare")
+        response = self.client.get(self.url(model="bare"))
+        assert response.status_code == 200
+        assert "no usable config.json" in response.content.decode()
+
+    def _queries(self, **params: str) -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            assert self.client.get(self.url(), params).status_code == 200
+        return len(ctx.captured_queries)
+
+    def test_query_counts_stay_flat_as_the_catalog_grows(self) -> None:
+        add_cards(10)
+        few = self._queries(quant="Q4_K_M")
+        add_cards(90, start=10)
+        assert self._queries(quant="Q4_K_M") == few
+        with self.assertNumQueries(few):
+            self.client.get(self.url(), {"quant": "Q4_K_M"})
+
+    def test_every_section_is_on_the_full_page(self) -> None:
+        add_cards(6)
+        response = self.client.get(self.url(), {"quant": "Q4_K_M", "ctx": "8192"})
+        body = response.content.decode()
+        for text in (
+            "Fits",
+            "Weights on the GPUs",
+            "Token speed simulator",
+            "llama-server",
+            "vllm serve",
+            "OLLAMA_CONTEXT_LENGTH=8192",
+            "sglang.launch_server",
+            "How this was computed",
+            "Recommendations",
+            "Cloud prices are not available yet.",
+            "KV cache tuning",
+            "Fine-tuning memory",
+            "Quantization matrix",
+            "Memory by context",
+            "<svg",
+            "Can the MLU590 run GLM-4.5-Air?",
+            "How much VRAM at 32K?",
+        ):
+            assert text in body, text
+        chart = response.context["chart"]["bars"]
+        # 4K, 8K, ..., 128K = 131,072, the model's maximum
+        assert [b["context_tokens"] for b in chart] == [4096, 8192, 16384, 32768, 65536, 131072]
+
+    def test_a_configuration_that_does_not_fit_gets_a_plan(self) -> None:
+        response = self.client.get(self.url(), {"quant": "Q8_0", "ctx": "8192"})
+        assert response.context["result"]["fit"]["verdict"] == "does_not_fit"
+        plan = response.context["plan"]
+        assert plan and plan[0]["fits"]
+        assert "Make it fit" in response.content.decode()
+
+    def test_it_renders_in_all_four_languages_with_localized_numbers(self) -> None:
+        for lang, decimal in (("en", "1.44"), ("de", "1,44"), ("it", "1,44"), ("zh-hans", "1.44")):
+            response = self.client.get(self.url(lang), {"quant": "Q4_K_M", "ctx": "8192"})
+            body = response.content.decode()
+            assert response.status_code == 200, lang
+            assert f'<html lang="{lang}"' in body, lang
+            assert f'<td class="num">{decimal}</td>' in body, lang
+        german = self.client.get(self.url("de"), {"quant": "Q4_K_M", "ctx": "8192"})
+        # style widths and data attributes stay machine-readable in every language
+        assert 'style="width: ' in german.content.decode()
+        assert "," not in german.content.decode().split('data-tokens-per-s="')[1].split('"')[0]
