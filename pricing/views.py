@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+from functools import partial
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+
+from pricing import selectors, services
+from pricing.forms import FeedUploadForm, OfferFilterForm
+from pricing.tasks import refresh_prices
+from sizing_site.tenancy.access import tenant_for
+from sizing_site.tenancy.models import Role
+from sizing_site.tenancy.selectors import membership_list_for_user
+
+
+@login_required
+def prices(request: HttpRequest) -> HttpResponse:
+    form = OfferFilterForm(request.GET)
+    filters = form.cleaned_data if form.is_valid() else {}
+    # Negotiated feed prices only of the viewer's own organisations.
+    organizations = [m.organization for m in membership_list_for_user(user=request.user)]
+    offers = selectors.offer_list(organizations=organizations, **filters)
+    context = {
+        "form": form,
+        "groups": selectors.offers_by_accelerator(offers),
+        "stale_after_hours": settings.PRICES_STALE_AFTER_HOURS,
+    }
+    template = "pricing/prices.html"
+    if getattr(request, "htmx", False):
+        template += "#results"
+    return render(request, template, context)
+
+
+@login_required
+def org_feed(request: HttpRequest, org_slug: str) -> HttpResponse:
+    tenant = tenant_for(request.user, org_slug)
+    form = FeedUploadForm()
+    if request.method == "POST":
+        tenant = tenant_for(request.user, org_slug, min_role=Role.ADMIN)
+        form = FeedUploadForm(request.POST, request.FILES)
+        if form.is_valid():
+            data = form.cleaned_data
+            source = services.org_feed_save(
+                tenant=tenant,
+                provider=data["provider"],
+                url=data["url"] or "",
+                content=data.get("content", ""),
+            )
+            # Uploaded text is parsed now; a URL is fetched by the worker once committed.
+            if source.base_url:
+                transaction.on_commit(partial(refresh_prices.delay, source.pk))
+                messages.success(request, _("Feed saved; it will be fetched shortly."))
+            else:
+                run = services.price_source_refresh(source_id=source.pk)
+                messages.success(
+                    request,
+                    _("Feed loaded: %(n)d offers, %(s)d rows skipped.")
+                    % {"n": run.offers_seen, "s": len(run.skipped)},
+                )
+            return redirect("pricing:org-feed", org_slug=org_slug)
+    context = {
+        "tenant": tenant,
+        "form": form,
+        "sources": selectors.org_feed_sources(tenant=tenant),
+        "offers": selectors.org_feed_offers(tenant=tenant),
+        "runs": selectors.org_feed_runs(tenant=tenant),
+    }
+    return render(request, "pricing/org_feed.html", context, status=400 if form.errors else 200)
