@@ -176,3 +176,11 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
+
+# Cloud prices (pricing app). A price not confirmed for this long is shown as stale.
+PRICES_STALE_AFTER_HOURS = env_int("PRICES_STALE_AFTER_HOURS", 72, minimum=1)
+PRICES_HTTP_TIMEOUT_S = env_int("PRICES_HTTP_TIMEOUT_S", 30, minimum=1)
+# Keys for the price sources that need one; a source stays disabled until its key is set.
+RUNPOD_API_KEY = env_str("RUNPOD_API_KEY")
+LAMBDA_API_KEY = env_str("LAMBDA_API_KEY")
+VAST_API_KEY = env_str("VAST_API_KEY")

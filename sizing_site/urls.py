@@ -30,5 +30,6 @@ urlpatterns += i18n_patterns(
     ),
     path("", include("sizing_site.tenancy.urls")),
     path("", include("catalog.urls")),
+    path("", include("pricing.urls")),
     path("", include("sizing_site.configurator.urls")),
 )

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from catalog.services import CatalogError
