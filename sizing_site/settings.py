@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
@@ -42,6 +43,7 @@ INSTALLED_APPS = [
     "simple_history",
     "import_export",
     "catalog",
+    "pricing",
     "sizing_site.configurator",
 ]
 
@@ -115,7 +117,14 @@ CELERY_TASK_ACKS_LATE = False
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_RESULT_EXPIRES = 3600
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    # Hourly at :17, off the top of the hour when cron jobs everywhere (and the providers'
+    # APIs) peak; each price source then runs only when its own refresh_hours has passed.
+    "refresh-due-prices": {
+        "task": "pricing.tasks.refresh_due_prices",
+        "schedule": crontab(minute=17),
+    },
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -44,3 +44,4 @@ class Command(BaseCommand):
                 f"rejected {len(c.rejected)}" + (f", removed {c.removed}" if c.removed else "")
             )
         self.stdout.write(f"catalog loaded in {time.monotonic() - started:.1f} s")
+        call_command("load_prices", stdout=self.stdout, stderr=self.stderr)  # pricing/data
