@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "catalog",
     "pricing",
     "sizing_site.configurator",
+    "sizing_site.explore",
 ]
 
 MIDDLEWARE = [

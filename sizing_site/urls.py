@@ -4,7 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from sizing_site.core import views as core_views
-from sizing_site.tenancy import views as tenancy_views
+from sizing_site.explore import views as explore_views
 from sizing_site.tenancy.urls import api_urlpatterns
 
 urlpatterns = [
@@ -15,7 +15,7 @@ urlpatterns = [
 ]
 
 urlpatterns += i18n_patterns(
-    path("", tenancy_views.home, name="home"),
+    path("", explore_views.home, name="home"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path(
@@ -32,4 +32,5 @@ urlpatterns += i18n_patterns(
     path("", include("catalog.urls")),
     path("", include("pricing.urls")),
     path("", include("sizing_site.configurator.urls")),
+    path("", include("sizing_site.explore.urls")),
 )

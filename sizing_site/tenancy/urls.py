@@ -5,6 +5,7 @@ from sizing_site.tenancy import api, views
 app_name = "tenancy"
 
 urlpatterns = [
+    path("orgs/", views.orgs, name="orgs"),
     path("o/<slug:org_slug>/", views.dashboard, name="dashboard"),
     path("o/<slug:org_slug>/members/", views.members, name="members"),
     path("o/<slug:org_slug>/members/<uuid:code>/role/", views.member_role, name="member-role"),

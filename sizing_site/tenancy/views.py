@@ -16,7 +16,7 @@ from sizing_site.tenancy.selectors import membership_list, membership_list_for_u
 
 
 @login_required
-def home(request: HttpRequest) -> HttpResponse:
+def orgs(request: HttpRequest) -> HttpResponse:
     memberships = membership_list_for_user(user=request.user)
     if len(memberships) == 1:
         return redirect("tenancy:dashboard", org_slug=memberships[0].organization.slug)

@@ -95,8 +95,8 @@ class MembershipViewTests(CastTestCase):
         assert "at least one admin" in response.content.decode()
         assert Membership.objects.for_organization(self.org_a).filter(user=self.alice).exists()
 
-    def test_home_lists_the_orgs_and_redirects_when_there_is_one(self) -> None:
+    def test_the_org_list_redirects_when_there_is_one(self) -> None:
         self.client.force_login(self.bob)
-        response = self.client.get(reverse("home"))
+        response = self.client.get(reverse("tenancy:orgs"))
         assert response.status_code == 302
         assert response["Location"].endswith("/o/org-a/")

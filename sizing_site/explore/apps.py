@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ExploreConfig(AppConfig):
+    name = "sizing_site.explore"
+    label = "explore"

@@ -1,0 +1,222 @@
+"""Filter forms of the explore pages: GET parameters in, validated values out.
+
+Every field may be left out (its default applies), so a bare URL is a valid page; a bad
+value is a form error shown on the page with status 400, never a 500.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django import forms
+from django.core.validators import MaxValueValidator
+from django.http import QueryDict
+from django.utils import formats
+from django.utils.translation import gettext_lazy as _
+
+from catalog.adapters import GGUF_QUANTS
+from sizing_site.explore.selectors import Rung, default_floor
+
+DEFAULT_CONTEXT_TOKENS = 8192
+# The configurator's default prompt (512) and output (256) tokens must fit in the context.
+MIN_CONTEXT_TOKENS = 1024
+DEFAULT_COMPARE_QUANT = "Q4_K_M"
+
+CARD_SORT_CHOICES = [
+    ("-speed", _("Fastest first")),
+    ("speed", _("Slowest first")),
+    ("memory", _("Least memory first")),
+    ("-memory", _("Most memory first")),
+    ("-bandwidth", _("Most bandwidth first")),
+    ("bandwidth", _("Least bandwidth first")),
+    ("-release", _("Newest first")),
+    ("release", _("Oldest first")),
+    ("need", _("Least memory needed first")),
+    ("-need", _("Most memory needed first")),
+    ("price", _("Lowest price per tok/s first")),
+    ("-price", _("Highest price per tok/s first")),
+    ("name", _("Name A-Z")),
+    ("-name", _("Name Z-A")),
+    ("vendor", _("Vendor A-Z")),
+    ("-vendor", _("Vendor Z-A")),
+    ("-quant", _("Quant Z-A")),
+    ("quant", _("Quant A-Z")),
+]
+MODEL_SORT_CHOICES = [
+    ("-speed", _("Fastest first")),
+    ("speed", _("Slowest first")),
+    ("need", _("Least memory needed first")),
+    ("-need", _("Most memory needed first")),
+    ("-params", _("Largest first")),
+    ("params", _("Smallest first")),
+    ("name", _("Name A-Z")),
+    ("-name", _("Name Z-A")),
+    ("quant", _("Quant A-Z")),
+    ("-quant", _("Quant Z-A")),
+]
+
+
+class ExploreForm(forms.Form):
+    ctx = forms.IntegerField(label=_("Context (tokens)"), min_value=MIN_CONTEXT_TOKENS)
+    quality = forms.ChoiceField(
+        label=_("Minimum quality"),
+        help_text=_("The most compressed quantization you accept."),
+    )
+    q = forms.CharField(label=_("Search"), required=False, max_length=100)
+    show_all = forms.BooleanField(required=False)
+    sort = forms.ChoiceField(label=_("Sort"))
+
+    sort_choices: Sequence[tuple[str, Any]] = ()
+
+    def __init__(
+        self, data: QueryDict, *, ladder: Sequence[Rung], max_context: int, **kw: Any
+    ) -> None:
+        # Missing parameters take their defaults in the data itself, so the page's form
+        # shows the values the table was computed with.
+        data = data.copy()
+        for name, value in self.defaults(ladder, max_context).items():
+            if not data.get(name):
+                data[name] = value
+        super().__init__(data, **kw)
+        self.ladder = ladder
+        self.max_context = max_context
+        self.fields["quality"].choices = [  # type: ignore[attr-defined]
+            (
+                r.name,
+                _("%(quant)s (%(bits)s bits per weight)")
+                % {
+                    "quant": r.name,
+                    "bits": formats.number_format(r.bits_per_weight, use_l10n=True),
+                },
+            )
+            for r in ladder
+        ]
+        self.fields["sort"].choices = self.sort_choices  # type: ignore[attr-defined]
+        if max_context:
+            self.fields["ctx"].validators.append(
+                MaxValueValidator(
+                    max_context,
+                    message=_("This model reads at most %(limit_value)s tokens of context."),
+                )
+            )
+
+    @staticmethod
+    def defaults(ladder: Sequence[Rung], max_context: int) -> dict[str, str]:
+        ctx = min(DEFAULT_CONTEXT_TOKENS, max_context) if max_context else DEFAULT_CONTEXT_TOKENS
+        return {"ctx": str(ctx), "quality": default_floor(ladder), "sort": "-speed"}
+
+
+class ModelCardsForm(ExploreForm):
+    """§2: one model on every card."""
+
+    vendor = forms.ChoiceField(label=_("Vendor"), required=False)
+    memory_min_gb = forms.FloatField(label=_("Memory at least (GB)"), required=False, min_value=0)
+    sort_choices = CARD_SORT_CHOICES
+
+    def __init__(self, *args: Any, vendors: Sequence[str], **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.fields["show_all"].label = _("Show cards that cannot run it")
+        self.fields["vendor"].choices = [  # type: ignore[attr-defined]
+            ("", _("All")),
+            *((v, v) for v in vendors),
+        ]
+
+
+class CardModelsForm(ExploreForm):
+    """§3: one card across every model; a model with a shorter maximum context is skipped."""
+
+    sort_choices = MODEL_SORT_CHOICES
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, max_context=0, **kw)
+        self.fields["show_all"].label = _("Show models it cannot run")
+
+
+class SearchForm(forms.Form):
+    q = forms.CharField(label=_("Model or GPU"), required=False, max_length=100, strip=True)
+
+
+MAX_COLUMNS = 4
+MAX_GPUS = 8
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """One compare column as written in the URL: c1=<model>:<accelerator>:<quant>:<gpus>."""
+
+    model_slug: str
+    accelerator_slug: str
+    quant: str
+    gpus: int
+
+    @property
+    def param(self) -> str:
+        return f"{self.model_slug}:{self.accelerator_slug}:{self.quant}:{self.gpus}"
+
+
+class CompareForm(forms.Form):
+    """Columns c1..c4 in the readable form model:accelerator:quant:gpus (quant and gpus may
+    be left out: Q4_K_M, one GPU), plus one shared context. The edit form sends the parts
+    as m1/a1/q1/g1 ..., which the view folds into c1 ... and redirects to."""
+
+    ctx = forms.IntegerField(label=_("Context (tokens)"), min_value=MIN_CONTEXT_TOKENS)
+
+    def __init__(self, data: QueryDict, **kw: Any) -> None:
+        data = data.copy()
+        if not data.get("ctx"):
+            data["ctx"] = str(DEFAULT_CONTEXT_TOKENS)
+        super().__init__(data, **kw)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        columns = []
+        for i in range(1, MAX_COLUMNS + 1):
+            raw = (self.data.get(f"c{i}") or "").strip()
+            if raw:
+                column = self._column(raw, i)
+                if column:
+                    columns.append(column)
+        cleaned["columns"] = columns
+        return cleaned
+
+    def _column(self, raw: str, i: int) -> ColumnSpec | None:
+        parts = raw.split(":")
+        if len(parts) < 2 or len(parts) > 4 or not all(parts[:2]):
+            self.add_error(None, _("Column %(n)s: write model:accelerator:quant:gpus.") % {"n": i})
+            return None
+        quant = parts[2] if len(parts) > 2 and parts[2] else DEFAULT_COMPARE_QUANT
+        if quant not in GGUF_QUANTS:
+            self.add_error(
+                None, _("Column %(n)s: unknown quantization %(q)s.") % {"n": i, "q": quant}
+            )
+            return None
+        gpus_text = parts[3] if len(parts) > 3 and parts[3] else "1"
+        if not gpus_text.isdigit() or not 1 <= int(gpus_text) <= MAX_GPUS:
+            self.add_error(
+                None,
+                _("Column %(n)s: the GPU count must be a whole number from 1 to %(max)s.")
+                % {"n": i, "max": MAX_GPUS},
+            )
+            return None
+        return ColumnSpec(parts[0], parts[1], quant, int(gpus_text))
+
+
+def compare_params_from_parts(data: QueryDict) -> dict[str, str] | None:
+    """The canonical c1..cN parameters from the edit form's m1/a1/q1/g1 fields; None when
+    the request carries no such fields (it is already canonical)."""
+    if not any(f"m{i}" in data for i in range(1, MAX_COLUMNS + 1)):
+        return None
+    params: dict[str, str] = {}
+    n = 0
+    for i in range(1, MAX_COLUMNS + 1):
+        model, card = data.get(f"m{i}", "").strip(), data.get(f"a{i}", "").strip()
+        if model and card:
+            n += 1
+            quant = data.get(f"q{i}", "").strip() or DEFAULT_COMPARE_QUANT
+            gpus = data.get(f"g{i}", "").strip() or "1"
+            params[f"c{n}"] = f"{model}:{card}:{quant}:{gpus}"
+    if data.get("ctx"):
+        params["ctx"] = data.get("ctx", "")
+    return params

@@ -1,0 +1,12 @@
+from django.urls import path
+
+from sizing_site.explore import views
+
+app_name = "explore"
+
+urlpatterns = [
+    path("models/<slug:model_slug>/gpus/", views.model_gpus, name="model-gpus"),
+    path("gpus/<slug:accelerator_slug>/", views.gpu_models, name="gpu-models"),
+    path("search/", views.search, name="search"),
+    path("compare/", views.compare, name="compare"),
+]
