@@ -1,0 +1,141 @@
+"""Median server time of the explore pages beside a trivial view, with ~1,000 accelerators.
+
+    python benchmarks/explore_bench.py [--cards 1000] [--runs 30]
+
+Builds a throw-away SQLite database (migrations, the quant formats of the seed data, every
+config in catalog/data/configs as a model, `--cards` synthetic accelerators) and times
+requests through Django's test client: middleware, view, sweep and template, without a
+network. The first request of each URL is left out (it fills the estimator's and the
+sweep's caches); the cold time is printed apart. Target: the model-on-every-GPU page
+under 150 ms at the median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+_DB = Path(tempfile.mkdtemp()) / "bench.sqlite3"
+os.environ["DATABASE_URL"] = f"sqlite:///{_DB}"
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sizing_site.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.contrib.auth.models import User  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.http import HttpRequest, HttpResponse  # noqa: E402
+from django.test import Client, override_settings  # noqa: E402
+from django.urls import path  # noqa: E402
+
+from catalog.models import Accelerator, LLMModel, QuantFormat  # noqa: E402
+from sizing_site import urls as site_urls  # noqa: E402
+
+DATA = ROOT / "catalog/data"
+
+
+def trivial(request: HttpRequest) -> HttpResponse:
+    return HttpResponse("ok")
+
+
+urlpatterns = [*site_urls.urlpatterns, path("trivial/", trivial)]
+
+
+def seed(cards: int) -> None:
+    call_command("migrate", verbosity=0)
+    with (DATA / "quant_formats.csv").open() as f:
+        QuantFormat.objects.bulk_create(
+            QuantFormat(
+                name=row["name"],
+                slug=f"{row['family']}-{row['name']}".lower(),
+                family=row["family"],
+                bits_per_weight=float(row["bits_per_weight"]),
+                quality_rank=int(row["quality_rank"]),
+            )
+            for row in csv.DictReader(f)
+        )
+    for config in sorted((DATA / "configs").glob("*.json")):
+        slug = config.stem.split("__")[-1].lower().replace(".", "-")
+        data = json.loads(config.read_text())
+        try:
+            json.dumps(data, allow_nan=False)
+        except ValueError:
+            continue  # a config with NaN is not valid JSON for the database
+        LLMModel.objects.create(name=slug, slug=slug, config=data)
+    vendors = ["NVIDIA", "AMD", "Apple", "Intel", "Huawei"]
+    Accelerator.objects.bulk_create(
+        Accelerator(
+            vendor=vendors[i % 5],
+            name=f"Card {i}",
+            slug=f"card-{i}",
+            memory_gb=8 + (i % 24) * 8,
+            bandwidth_gbps=200 + (i * 37) % 7800,
+            fp16_tflops=20 + (i * 13) % 2000,
+            memory_kind="unified" if vendors[i % 5] == "Apple" else "discrete",
+            curated=i % 14 == 0,
+            price_usd=500 + i,
+        )
+        for i in range(cards)
+    )
+    User.objects.create_user("bench", password="bench-pw-123")
+
+
+def timed(client: Client, url: str, runs: int, **headers: str) -> tuple[float, float]:
+    """(cold ms, median warm ms)."""
+    start = time.perf_counter()
+    assert client.get(url, **headers).status_code == 200, url
+    cold = time.perf_counter() - start
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        response = client.get(url, **headers)
+        times.append(time.perf_counter() - start)
+        assert response.status_code == 200, (url, response.status_code)
+    return cold * 1000, statistics.median(times) * 1000
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cards", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=30)
+    args = parser.parse_args()
+    with override_settings(ROOT_URLCONF=__name__, ALLOWED_HOSTS=["testserver"], DEBUG=False):
+        seed(args.cards)
+        client = Client()
+        client.force_login(User.objects.get(username="bench"))
+        model = "/en/models/llama-3-1-8b-instruct/gpus/"
+        pages = [
+            ("trivial view", "/trivial/", {}),
+            ("model on every GPU, full page", model, {}),
+            ("model on every GPU, table (HTMX)", model + "?sort=name", {"HTTP_HX_REQUEST": "true"}),
+            ("model on every GPU, 32K, all cards", model + "?ctx=32768&show_all=on", {}),
+            ("GPU across every model", "/en/gpus/card-3/", {}),
+            ("home", "/en/", {}),
+            ("search suggestions (HTMX)", "/en/search/?q=card+1", {"HTTP_HX_REQUEST": "true"}),
+            (
+                "compare, 3 columns",
+                "/en/compare/?c1=llama-3-1-8b-instruct:card-1:Q4_K_M:1"
+                "&c2=llama-3-1-8b-instruct:card-2:Q4_K_M:2&c3=qwen3-8b:card-3",
+                {},
+            ),
+        ]
+        rows = [(name, *timed(client, url, args.runs, **headers)) for name, url, headers in pages]
+    print(f"{Accelerator.objects.count()} accelerators, {LLMModel.objects.count()} models,")
+    print(f"median of {args.runs} warm runs (first, cold request apart)")
+    for name, cold, warm in rows:
+        print(f"  {name:<40} {warm:8.1f} ms   (cold {cold:8.1f} ms)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
