@@ -36,7 +36,10 @@ class FeedUploadForm(forms.Form):
         label=_("Provider"), queryset=CloudProvider.objects.order_by("name")
     )
     url = forms.URLField(
-        label=_("Feed URL"), required=False, help_text=_("CSV or JSON, fetched on schedule.")
+        label=_("Feed URL"),
+        required=False,
+        assume_scheme="https",
+        help_text=_("CSV or JSON, fetched on schedule."),
     )
     file = forms.FileField(
         label=_("Or upload a file"), required=False, help_text=_("CSV or JSON, up to 2 MB.")
