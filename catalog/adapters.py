@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from catalog.models import Accelerator, Architecture, LLMModel, ModelWeights, Segment
-from estimator import recommend, speed
+from estimator import recommend
 from estimator.api import (
     Device,
     Offload,
@@ -25,7 +25,6 @@ from estimator.api import (
 from estimator.api import cache as estimator_cache
 from estimator.api.run import offloaded_layer_count
 from estimator.api.schema import LLAMA_FAMILY
-from estimator.api.speeds import device_for_speed
 from estimator.model import ModelSpec, parse_hf_config
 from estimator.units import Range
 from estimator.weights import (
@@ -270,7 +269,7 @@ def quant_matrix(
     request: dict[str, Any], measured: Mapping[str, ModelWeights]
 ) -> list[dict[str, Any]]:
     """Every quant of the request's family on one of its accelerators (estimator.api.sweep:
-    one card, no offload). Quants with a measured file are estimated with that file size."""
+    one card, no offload). Quants with a measured file are sized from that file."""
     parsed = parse_request(request)
     gguf = parsed.weights.format == "gguf"
     quants = MATRIX_GGUF_QUANTS if gguf else HF_FORMATS
@@ -279,31 +278,27 @@ def quant_matrix(
         device=replace(parsed.device, count=1),
         workload=replace(parsed.workload, offload=Offload()),
     )
-    rows: list[dict[str, Any]] = [
+    sizes = measured_bytes(measured) if gguf else {}
+    return [
         {
             "quant": row.quant,
             "weights_bytes": row.weights_bytes,
             "per_device_bytes": row.per_device_bytes,
             "verdict": row.verdict,
             "decode_tokens_per_s": row.decode_tokens_per_s,
-            "measured": False,
+            "measured": row.quant in sizes,
         }
-        for row in sweep(single, [single.device], _sizeable(single, quants))
+        for row in sweep(single, [single.device], _sizeable(single, quants), measured_bytes=sizes)
     ]
-    for row in rows:
-        if gguf and row["quant"] in measured:
-            spec = WeightsSpec(
-                "gguf", quant=row["quant"], file_bytes=measured[row["quant"]].file_bytes
-            )
-            result = run_estimate(replace(single, weights=spec))
-            row.update(
-                weights_bytes=result.weights_bytes,
-                per_device_bytes=result.per_device_bytes,
-                verdict=result.fit.verdict,
-                decode_tokens_per_s=result.decode_tokens_per_s.estimate,
-                measured=True,
-            )
-    return rows
+
+
+def measured_bytes(measured: Mapping[str, ModelWeights]) -> dict[str, int]:
+    """GGUF quant -> measured file size, for estimator.api.sweep."""
+    return {
+        quant: row.file_bytes
+        for quant, row in measured.items()
+        if row.format == "gguf" and row.file_bytes
+    }
 
 
 def _sizeable(request: Request, quants: Sequence[str]) -> list[str]:
@@ -462,21 +457,11 @@ class CardFit:
 def explore_request(
     model: LLMModel, accelerator: Accelerator, *, quant: str, context_tokens: int, gpus: int = 1
 ) -> dict[str, Any]:
-    """The request an explore row stands for (configurator defaults, computed sizes)."""
+    """The request an explore row stands for (configurator defaults, measured sizes)."""
     setup = Setup(quant=quant, context_tokens=context_tokens, gpus=gpus)
-    return configurator_request(model=model, accelerator=accelerator, setup=setup, measured={})
-
-
-def sizeable_quants(hf_config_json: str, quants: Sequence[str]) -> list[str]:
-    """The quants the estimator can size for this model (MXFP4_MOE needs experts)."""
-    out = []
-    for quant in quants:
-        try:
-            estimator_cache.weights(hf_config_json, WeightsSpec("gguf", quant=quant))
-        except RequestError:
-            continue
-        out.append(quant)
-    return out
+    return configurator_request(
+        model=model, accelerator=accelerator, setup=setup, measured=measured_weights(model)
+    )
 
 
 def model_on_cards(
@@ -509,6 +494,7 @@ def _sweep_cards(
     context_tokens: int,
 ) -> list[CardFit]:
     # The backend follows the vendor and a sweep has one engine: one sweep per vendor.
+    sizes = measured_bytes(measured_weights(model))
     by_vendor: dict[str, list[int]] = {}
     for index, device in enumerate(devices):
         by_vendor.setdefault(device.vendor, []).append(index)
@@ -518,35 +504,26 @@ def _sweep_cards(
         request = parse_request(
             explore_request(model, probe, quant=quants[0], context_tokens=context_tokens)
         )
-        usable = sizeable_quants(request.model.hf_config_json, quants)
-        rows = sweep(request, [devices[i] for i in indices], usable) if usable else []
-        moe = parsed_model(request).is_moe
+        usable = _sizeable(request, quants)
+        targets = [devices[i] for i in indices]
+        rows = sweep(request, targets, usable, measured_bytes=sizes) if usable else []
         for position, index in enumerate(indices):
             own = rows[position * len(usable) : (position + 1) * len(usable)]
-            fits[index] = _best_fit(own, request, devices[index], moe)
+            fits[index] = _best_fit(own)
     return [fits[index] for index in range(len(devices))]
 
 
-def _best_fit(rows: Sequence[SweepRow], request: Request, device: Device, moe: bool) -> CardFit:
+def _best_fit(rows: Sequence[SweepRow]) -> CardFit:
+    """The first fitting row (rows come least compressed first), with its decode range."""
     if not rows:
         return CardFit(None, "does_not_fit", 0, 0, None)
     for row in rows:
         if row.verdict != "does_not_fit":
-            # speed.decode_speed's bounds: the estimate times the group's held-out ratio
-            # quantiles; sweep gives the estimate only.
-            factors = speed.resolve_factors(
-                request.engine.name,
-                request.engine.backend,
-                device_for_speed(device).device_class,
-                moe,
+            decode = Range(
+                row.decode_tokens_per_s, row.decode_low_tokens_per_s, row.decode_high_tokens_per_s
             )
-            unit = Range(1.0, factors.decode_ratio_low, factors.decode_ratio_high)
             return CardFit(
-                row.quant,
-                row.verdict,
-                row.per_device_bytes,
-                row.usable_bytes_per_device,
-                unit.scaled(row.decode_tokens_per_s),
+                row.quant, row.verdict, row.per_device_bytes, row.usable_bytes_per_device, decode
             )
     last = rows[-1]
     return CardFit(None, last.verdict, last.per_device_bytes, last.usable_bytes_per_device, None)

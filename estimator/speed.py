@@ -349,6 +349,16 @@ def decode_step_seconds(
     return step, memory >= compute
 
 
+def decode_bounds(tokens_per_s: float, factors: SpeedFactors) -> Range:
+    """A decode estimate with its bounds: estimate x the group's held-out ratio quantiles
+    (measured / predicted, calibration.json), so about 80 % of measurements fall inside."""
+    return Range(
+        tokens_per_s,
+        tokens_per_s * factors.decode_ratio_low,
+        tokens_per_s * factors.decode_ratio_high,
+    )
+
+
 def overhead_scale(n_layers: int) -> float:
     """n_layers / OVERHEAD_REFERENCE_LAYERS (1 when the layer count is unknown).
 
@@ -409,8 +419,7 @@ def decode_speed(
         host_bandwidth_gbps=host_bandwidth_gbps,
         host_share=host_share,
     )
-    per_seq = 1.0 / step
-    per_seq_range = Range(per_seq, per_seq * fac.decode_ratio_low, per_seq * fac.decode_ratio_high)
+    per_seq_range = decode_bounds(1.0 / step, fac)
     return DecodeSpeed(
         per_sequence_tokens_per_s=per_seq_range,
         aggregate_tokens_per_s=per_seq_range.scaled(batch),

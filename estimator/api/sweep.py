@@ -9,7 +9,7 @@ prefill, recommendations).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -30,19 +30,35 @@ class SweepRow:
     usable_bytes_per_device: int
     verdict: str
     decode_tokens_per_s: float
+    decode_low_tokens_per_s: float = 0.0  # speed.decode_bounds, as run_estimate gives them
+    decode_high_tokens_per_s: float = 0.0
 
 
-def _weights_spec(request: Request, quant: str) -> WeightsSpec:
+def _weights_spec(request: Request, quant: str, file_bytes: int | None = None) -> WeightsSpec:
     if request.weights.format == "gguf":
-        return WeightsSpec("gguf", quant=quant, imatrix=request.weights.imatrix)
-    return WeightsSpec("hf", dtype=quant, group_size=request.weights.group_size)
+        return WeightsSpec(
+            "gguf", quant=quant, imatrix=request.weights.imatrix, file_bytes=file_bytes
+        )
+    return WeightsSpec(
+        "hf", dtype=quant, group_size=request.weights.group_size, file_bytes=file_bytes
+    )
 
 
-def sweep(request: Request, devices: Sequence[Device], quants: Sequence[str]) -> list[SweepRow]:
+def sweep(
+    request: Request,
+    devices: Sequence[Device],
+    quants: Sequence[str],
+    *,
+    measured_bytes: Mapping[str, int] | None = None,
+) -> list[SweepRow]:
     """Evaluate `request` on every single device (count 1, no offload, no tensor parallelism)
     for every quant: per_device = weights + KV + engine overhead; verdict by
     memory.fit_verdict; decode by speed.decode_speed. Raises RequestError like run_estimate.
+
+    measured_bytes: quant -> measured file size; those quants are sized from the measured
+    file (as a request with weights.file_bytes is), the others are computed.
     """
+    measured = measured_bytes or {}
     single = replace(request, workload=replace(request.workload, tensor_parallel=1))
     model = cache.model_spec(request.model.hf_config_json)
     check_model(single, model)
@@ -58,7 +74,8 @@ def sweep(request: Request, devices: Sequence[Device], quants: Sequence[str]) ->
     )
     per_quant = []
     for quant in quants:
-        wb = cache.weights(request.model.hf_config_json, _weights_spec(single, quant))
+        spec = _weights_spec(single, quant, measured.get(quant))
+        wb = cache.weights(request.model.hf_config_json, spec)
         per_quant.append((quant, wb.total_bytes, decode_work(model, wb, single, 0)))
     depth = speed.mean_decode_depth(workload.prompt_tokens, workload.output_tokens)
     rows = []
@@ -77,6 +94,7 @@ def sweep(request: Request, devices: Sequence[Device], quants: Sequence[str]) ->
             step, _ = speed.decode_step_seconds(
                 work, target, factors, batch=workload.concurrent_sequences, depth_tokens=depth
             )
+            decode = speed.decode_bounds(1.0 / step, factors)
             rows.append(
                 SweepRow(
                     index,
@@ -85,7 +103,9 @@ def sweep(request: Request, devices: Sequence[Device], quants: Sequence[str]) ->
                     need,
                     usable,
                     memory.fit_verdict(need, usable).verdict,
-                    1.0 / step,
+                    decode.estimate,
+                    decode.low,
+                    decode.high,
                 )
             )
     return rows

@@ -106,11 +106,14 @@ def accelerator_count() -> int:
 
 def explore_model(*, slug: str) -> LLMModel:
     """A model with a config.json; raises LLMModel.DoesNotExist."""
-    return LLMModel.objects.exclude(config={}).only(*MODEL_FIELDS).get(slug=slug)
+    # Measured file sizes feed the sweep (adapters.measured_weights): prefetch them.
+    models = LLMModel.objects.exclude(config={}).only(*MODEL_FIELDS).prefetch_related("weights")
+    return models.get(slug=slug)
 
 
 def explore_models() -> list[LLMModel]:
-    return list(LLMModel.objects.exclude(config={}).only(*MODEL_FIELDS).order_by("family", "name"))
+    models = LLMModel.objects.exclude(config={}).only(*MODEL_FIELDS).prefetch_related("weights")
+    return list(models.order_by("family", "name"))
 
 
 def explore_accelerator(*, slug: str) -> Accelerator:

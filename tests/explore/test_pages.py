@@ -277,5 +277,5 @@ class QueryCounts(CastTestCase):
         many = [self.queries(url) for url in urls]
         assert many == few
         # Session, user and the header's memberships, then the page's own reads: the
-        # model, the quant ladder and all cards, one query each.
-        assert few[2] == 6
+        # model, its measured weights, the quant ladder and all cards, one query each.
+        assert few[2] == 7
