@@ -42,12 +42,4 @@
     var button = event.target.closest && event.target.closest(".sim-start");
     if (button) { start(button.closest(".simulator")); }
   });
-
-  // A bad parameter answers 400 with the error summary: show it instead of ignoring it.
-  document.addEventListener("htmx:beforeSwap", function (event) {
-    if (event.detail.xhr && event.detail.xhr.status === 400) {
-      event.detail.shouldSwap = true;
-      event.detail.isError = false;
-    }
-  });
 })();
