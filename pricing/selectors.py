@@ -56,7 +56,11 @@ def offer_list(
 
 def offer_accelerators() -> QuerySet[Accelerator]:
     """Accelerators that have at least one public offer (the filter's choices)."""
-    return Accelerator.objects.filter(cloud_offers__organization__isnull=True).distinct()
+    # cloud_offers__isnull=False makes the join inner: without it every accelerator
+    # (no offer, so a NULL organization) would match.
+    return Accelerator.objects.filter(
+        cloud_offers__isnull=False, cloud_offers__organization__isnull=True
+    ).distinct()
 
 
 def offer_providers() -> QuerySet[CloudProvider]:

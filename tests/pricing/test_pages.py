@@ -56,6 +56,12 @@ class PricesTests(CastTestCase):
         assert p5.on_demand_per_gpu_hour == Decimal("6.88")
         assert b"stale" in response.content  # seed prices are weeks old
 
+    def test_the_accelerator_filter_offers_only_accelerators_with_offers(self) -> None:
+        Accelerator.objects.create(vendor="X", name="No Offers", slug="no-offers")
+        choices = set(selectors.offer_accelerators())
+        assert self.h100 in choices
+        assert not any(a.slug == "no-offers" for a in choices)
+
     def test_charlie_never_sees_org_as_negotiated_offers(self) -> None:
         self.client.force_login(self.charlie)
         response = self.client.get(reverse("pricing:prices"))
