@@ -343,6 +343,50 @@ def catalog_sweep(
     ]
 
 
+@dataclass(frozen=True)
+class CardChoice:
+    """Which catalog card a figure recommends: per quant, the card with the least memory
+    that fits it; and every card's usable bytes, to place other memory figures."""
+
+    by_quant: dict[str, Accelerator]
+    usable: list[tuple[Accelerator, int]]  # (card, usable bytes) by ascending memory
+
+    def smallest_holding(self, need_bytes: int) -> Accelerator | None:
+        """The card with the least memory whose usable bytes hold `need_bytes`."""
+        return next((card for card, usable in self.usable if usable >= need_bytes), None)
+
+
+def smallest_cards(
+    request: dict[str, Any],
+    accelerators: Sequence[Accelerator],
+    measured: Mapping[str, ModelWeights],
+) -> CardChoice:
+    """The request's model and workload on every accelerator (one card, no offload) for
+    every quant of its family, by estimator.api.sweep."""
+    sizable = [a for a in accelerators if can_size_accelerator(a)]
+    parsed = parse_request(request)
+    gguf = parsed.weights.format == "gguf"
+    single = replace(
+        parsed,
+        device=replace(parsed.device, count=1),
+        workload=replace(parsed.workload, offload=Offload()),
+    )
+    quants = _sizeable(single, MATRIX_GGUF_QUANTS if gguf else HF_FORMATS)
+    sizes = measured_bytes(measured) if gguf else {}
+    rows = sweep(single, [device_spec(a) for a in sizable], quants, measured_bytes=sizes)
+    order = {id(card): (card.memory_gb, card.price_usd or float("inf")) for card in sizable}
+    by_quant: dict[str, Accelerator] = {}
+    usable: dict[int, int] = {}
+    for row in rows:
+        card = sizable[row.device_index]
+        usable[row.device_index] = row.usable_bytes_per_device
+        best = by_quant.get(row.quant)
+        if row.verdict != "does_not_fit" and (best is None or order[id(card)] < order[id(best)]):
+            by_quant[row.quant] = card
+    pairs = sorted(((sizable[i], u) for i, u in usable.items()), key=lambda p: order[id(p[0])])
+    return CardChoice(by_quant, pairs)
+
+
 def context_points(limit: int, start: int = 4096) -> list[int]:
     """4K, 8K, ... (powers of two) below the model's maximum, which closes the list."""
     points = []

@@ -143,13 +143,22 @@ def configuration_analysis(
     points = adapters.memory_by_context(request, max_context_tokens)
     at_faq = next((p for p in points if p["context_tokens"] == FAQ_CONTEXT_TOKENS), None)
     fits = result["fit"]["verdict"] != "does_not_fit"
+    curated = curated_accelerators()
+    cards = adapters.smallest_cards(request, curated, measured)
+    finetune = [
+        {**row, "card": cards.smallest_holding(row["per_device_bytes"])}
+        for row in adapters.finetune_memory(request)
+    ]
     return {
-        "matrix": adapters.quant_matrix(request, measured),
+        "matrix": [
+            {**row, "card": cards.by_quant.get(row["quant"])}
+            for row in adapters.quant_matrix(request, measured)
+        ],
         "chart": chart(points),
-        "recommended": recommendations(adapters.catalog_sweep(request, curated_accelerators())),
+        "recommended": recommendations(adapters.catalog_sweep(request, curated)),
         "plan": [] if fits else adapters.make_it_fit(request).get("make_it_fit", []),
         "kv_alternatives": adapters.kv_alternatives(request, result),
-        "finetune": adapters.finetune_memory(request),
+        "finetune": finetune,
         "faq_point": at_faq,
         "faq_context_tokens": FAQ_CONTEXT_TOKENS,
         "datacenter": accelerator.segment == Segment.DATACENTER,
