@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import collections
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from catalog.models import Accelerator, Architecture, LLMModel, ModelWeights, Segment
-from estimator import recommend
+from estimator import cost, recommend
 from estimator.api import (
     Device,
     Offload,
@@ -34,6 +34,9 @@ from estimator.weights import (
     WeightsFormat,
     weights_breakdown,
 )
+
+if TYPE_CHECKING:
+    from pricing.models import CloudOffer
 
 
 def spec_from_config(config: Mapping[str, Any]) -> ModelSpec:
@@ -587,3 +590,54 @@ def explore_context_limit(model: LLMModel) -> int:
     probe = {"memory_gb": 1, "bandwidth_gbps": 1}
     request = parse_request({"model": {"hf_config": model.config}, "device": probe})
     return parsed_model(request).max_context_tokens
+
+
+# --- cost: cloud offers and owning the hardware (estimator.cost) --------------------------
+
+
+def _per_million(usd_per_hour: float, tokens_per_s: float | None) -> float | None:
+    if not tokens_per_s or tokens_per_s <= 0:
+        return None
+    return cost.usd_per_million_tokens(usd_per_hour, tokens_per_s)
+
+
+def offer_costs(offers: Iterable[CloudOffer], result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each offer's hourly price per 1M output tokens (estimator.cost.usd_per_million_tokens)
+    at the result's decode speed of one sequence and at its aggregate speed over the
+    configured concurrency, cheapest at that concurrency first. Prices stay in the offer's
+    currency (the formula is currency-neutral); offers must have an on-demand price."""
+    one = result["decode_tokens_per_s"]["estimate"]
+    many = result["aggregate_decode_tokens_per_s"]["estimate"]
+    rows = []
+    for offer in offers:
+        per_hour = float(offer.on_demand_per_hour or 0)
+        rows.append(
+            {
+                "offer": offer,
+                "per_hour": per_hour,
+                "per_million_one": _per_million(per_hour, one),
+                "per_million_all": _per_million(per_hour, many),
+            }
+        )
+    return sorted(rows, key=lambda r: (r["per_million_all"] is None, r["per_million_all"] or 0))
+
+
+def rent_vs_buy(
+    *,
+    purchase_usd: float,
+    power_w: float,
+    usd_per_kwh: float,
+    pue: float,
+    hours_per_day: float,
+    rent_usd_per_hour: float,
+) -> dict[str, Any]:
+    """estimator.cost.rent_vs_buy: monthly energy, amortisation (36 months) and rent for the
+    same hours, and the months after which buying has cost less (None: never)."""
+    own = cost.Ownership(
+        purchase_usd=purchase_usd,
+        power_w=power_w,
+        electricity_usd_per_kwh=usd_per_kwh,
+        pue=pue,
+        hours_per_day=hours_per_day,
+    )
+    return asdict(cost.rent_vs_buy(own, rent_usd_per_hour))
