@@ -101,3 +101,58 @@ class ConfigureForm(forms.Form):
             prompt_tokens=data["prompt"],
             output_tokens=data["output"],
         )
+
+
+# Rent vs buy. The host is what a GPU needs around it to serve: CPU, board, memory, power
+# supply, storage, case. Basis (an assumption, list prices of a current workstation
+# platform without GPU): 16-core desktop CPU ~550 USD, board ~300, 128 GB DDR5 ~350,
+# 1,200 W PSU ~200, 2 TB NVMe ~150, case and cooling ~200 = ~1,750, rounded up to 2,000 USD;
+# while the GPUs decode the host draws ~150 W (the CPU mostly idles). A multi-GPU server
+# costs more: the field is there to be overwritten.
+HOST_ALLOWANCE_USD = 2000
+HOST_POWER_W = 150
+# An assumption, the estimator's own default; for scale, the US residential average was
+# about 0.16 USD/kWh in 2024 (EIA, Electric Power Monthly, table 5.3).
+DEFAULT_USD_PER_KWH = 0.15
+DEFAULT_HOURS_PER_DAY = 8  # a working day of use, an assumption
+DEFAULT_PUE = 1.0  # a desk: no cooling plant on top of the machine's own draw
+
+
+class RentBuyForm(forms.Form):
+    """Owning the configuration's hardware against renting the cheapest fitting offer.
+    Its own GET parameters beside the configurator's; defaults come from the catalog."""
+
+    hours = forms.FloatField(label=_("Active hours per day"), min_value=1, max_value=24)
+    hw_usd = forms.FloatField(label=_("Hardware price (USD)"), min_value=0, max_value=1e9)
+    power_w = forms.FloatField(label=_("Power draw (W)"), min_value=0, max_value=1e6)
+    kwh_usd = forms.FloatField(label=_("Electricity (USD per kWh)"), min_value=0, max_value=10)
+    pue = forms.FloatField(label=_("PUE"), min_value=1, max_value=5)
+    # for the page's note on where the defaults come from
+    host_allowance_usd = HOST_ALLOWANCE_USD
+    host_power_w = HOST_POWER_W
+    default_usd_per_kwh = DEFAULT_USD_PER_KWH
+
+    @classmethod
+    def for_configuration(
+        cls, data: Mapping[str, Any], *, price_usd: float | None, tdp_w: int | None, gpus: int
+    ) -> RentBuyForm:
+        """Bound to the query merged over the defaults; unbound (nothing to compare yet)
+        while the catalog lacks a default and the visitor has not sent the form."""
+        defaults: dict[str, Any] = {
+            "hours": DEFAULT_HOURS_PER_DAY,
+            "hw_usd": price_usd * gpus + HOST_ALLOWANCE_USD if price_usd else None,
+            "power_w": tdp_w * gpus + HOST_POWER_W if tdp_w else None,
+            "kwh_usd": DEFAULT_USD_PER_KWH,
+            "pue": DEFAULT_PUE,
+        }
+        sent = any(name in data for name in cls.base_fields)
+        if not sent and None in defaults.values():
+            return cls(initial=defaults)
+        known = {k: str(v) for k, v in defaults.items() if v is not None}
+        return cls({**known, **{k: data[k] for k in cls.base_fields if k in data}})
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, field in self.fields.items():
+            field.widget.attrs["aria-describedby"] = f"err-{name}"
+            field.widget.attrs["step"] = "any"

@@ -11,7 +11,9 @@ from django.db.models import Prefetch
 
 from catalog import adapters
 from catalog.models import Accelerator, LLMModel, ModelWeights, Segment
+from pricing import selectors as pricing_selectors
 from sizing_site.configurator import commands
+from sizing_site.configurator.forms import RentBuyForm
 
 FAQ_CONTEXT_TOKENS = 32768
 
@@ -101,7 +103,7 @@ def recommendations(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "fastest": _pick(rows, lambda r: -r["decode_tokens_per_s"]),
         "cheapest": _pick(priced, lambda r: r["accelerator"].price_usd),
         "apple": _pick(apple, lambda r: r["accelerator"].memory_gb),
-        "cloud": None,  # filled once pricing has offers
+        "cloud": None,  # configuration_costs fills it: cloud offers need the GPU count
     }
 
 
@@ -134,10 +136,11 @@ def configuration_analysis(
     setup: adapters.Setup,
     results: dict[str, Any],
     max_context_tokens: int,
+    rent: RentBuyForm,
 ) -> dict[str, Any]:
-    """The deeper sections: quant matrix, memory by context, recommendations, make-it-fit,
-    KV tuning, fine-tuning, FAQ. Several estimates each, so the page loads them after the
-    main figures (an HTMX partial; inline without JavaScript)."""
+    """The deeper sections: quant matrix, memory by context, recommendations, cloud offers
+    and rent vs buy, make-it-fit, KV tuning, fine-tuning, FAQ. Several estimates each, so
+    the page loads them after the main figures (an HTMX partial; inline without JavaScript)."""
     request, result = results["estimator_request"], results["result"]
     measured = adapters.measured_weights(model)
     points = adapters.memory_by_context(request, max_context_tokens)
@@ -149,13 +152,19 @@ def configuration_analysis(
         {**row, "card": cards.smallest_holding(row["per_device_bytes"])}
         for row in adapters.finetune_memory(request)
     ]
+    costs = configuration_costs(accelerator=accelerator, setup=setup, result=result, rent=rent)
+    recommended = {
+        **recommendations(adapters.catalog_sweep(request, curated)),
+        "cloud": costs["cloud"],
+    }
     return {
+        **costs,
         "matrix": [
             {**row, "card": cards.by_quant.get(row["quant"])}
             for row in adapters.quant_matrix(request, measured)
         ],
         "chart": chart(points),
-        "recommended": recommendations(adapters.catalog_sweep(request, curated)),
+        "recommended": recommended,
         "plan": [] if fits else adapters.make_it_fit(request).get("make_it_fit", []),
         "kv_alternatives": adapters.kv_alternatives(request, result),
         "finetune": finetune,
@@ -171,3 +180,31 @@ def default_quant(*, model: LLMModel, accelerator: Accelerator, setup: adapters.
         model=model, accelerator=accelerator, setup=setup, measured={}
     )
     return adapters.default_quant(request)
+
+
+def configuration_costs(
+    *, accelerator: Accelerator, setup: adapters.Setup, result: dict[str, Any], rent: RentBuyForm
+) -> dict[str, Any]:
+    """Public cloud offers of this accelerator with at least the configured GPUs (one
+    query) and their cost per 1M output tokens; the cheapest hourly USD offer; owning the
+    hardware against renting that offer for the same hours. Nothing runs a configuration
+    that does not fit, so it gets no offers."""
+    if result["fit"]["verdict"] == "does_not_fit":
+        return {"offers": [], "cloud": None, "rent": rent, "rent_vs_buy": None}
+    offers = adapters.offer_costs(
+        pricing_selectors.offers_for(accelerator=accelerator, gpu_count=setup.gpus), result
+    )
+    usd = [row for row in offers if row["offer"].currency == "USD"]
+    cloud = min(usd, key=lambda row: row["per_hour"]) if usd else None
+    compared = None
+    if cloud is not None and rent.is_bound and rent.is_valid():
+        data = rent.cleaned_data
+        compared = adapters.rent_vs_buy(
+            purchase_usd=data["hw_usd"],
+            power_w=data["power_w"],
+            usd_per_kwh=data["kwh_usd"],
+            pue=data["pue"],
+            hours_per_day=data["hours"],
+            rent_usd_per_hour=cloud["per_hour"],
+        )
+    return {"offers": offers, "cloud": cloud, "rent": rent, "rent_vs_buy": compared}

@@ -11,7 +11,7 @@ from catalog import adapters
 from catalog.models import Accelerator, LLMModel
 from estimator.api import RequestError
 from sizing_site.configurator import selectors
-from sizing_site.configurator.forms import ConfigureForm, field_for
+from sizing_site.configurator.forms import ConfigureForm, RentBuyForm, field_for
 
 TEMPLATE = "configurator/configure.html"
 
@@ -35,7 +35,8 @@ def configure(request: HttpRequest, model_slug: str, accelerator_slug: str) -> H
     template = TEMPLATE
     if getattr(request, "htmx", False):
         template += "#analysis" if _wants_analysis(request) else "#results"
-    return render(request, template, context, status=400 if form.errors else 200)
+    bad = form.errors or ("rent" in sizing and sizing["rent"].errors)
+    return render(request, template, context, status=400 if bad else 200)
 
 
 def _urls(request: HttpRequest, form: ConfigureForm) -> dict[str, str]:
@@ -66,12 +67,16 @@ def _sizing(
         results = selectors.configuration_results(model=model, accelerator=accelerator, setup=setup)
         if not analysis:
             return {"setup": setup, **results}
+        rent = RentBuyForm.for_configuration(
+            form.data, price_usd=accelerator.price_usd, tdp_w=accelerator.tdp_w, gpus=setup.gpus
+        )
         more = selectors.configuration_analysis(
             model=model,
             accelerator=accelerator,
             setup=setup,
             results=results,
             max_context_tokens=limit,
+            rent=rent,
         )
     except RequestError as exc:
         form.add_error(field_for(exc.field), exc.message)

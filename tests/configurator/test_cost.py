@@ -1,0 +1,199 @@
+"""Cost on the configurator (issue 6 §5): the cloud offers that fit, "Cloud from $X/h" and
+rent vs buy, every figure from estimator.cost through catalog.adapters."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone, translation
+
+from catalog import adapters
+from catalog.models import Accelerator, LLMModel
+from estimator import cost
+from pricing.models import CloudOffer, CloudProvider
+from tests.cast import CastTestCase
+from tests.configurator.test_views import GLM_AIR, mlu590
+
+Q = {"quant": "Q4_K_M", "ctx": "8192"}
+
+
+class ConfiguratorCost(CastTestCase):
+    model: LLMModel
+    card: Accelerator
+    other: Accelerator
+    acme: CloudProvider
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()
+        cls.model = LLMModel.objects.create(
+            name="GLM-4.5-Air", slug="glm-4-5-air", hf_repo="zai-org/GLM-4.5-Air", config=GLM_AIR
+        )
+        cls.card = Accelerator.objects.create(**mlu590(), price_usd=10000, tdp_w=350)
+        cls.other = Accelerator.objects.create(
+            vendor="NVIDIA", name="Other", slug="other", memory_gb=80, bandwidth_gbps=2000
+        )
+        cls.acme = CloudProvider.objects.create(name="Acme GPU", slug="acme")
+
+    def setUp(self) -> None:
+        translation.activate("en")
+        self.addCleanup(translation.deactivate)
+        self.client.force_login(self.bob)
+
+    def offer(self, sku: str, per_hour: str | None, gpus: int = 1, **extra: Any) -> CloudOffer:
+        fields: dict[str, Any] = {
+            "provider": self.acme,
+            "sku": sku,
+            "accelerator": self.card,
+            "gpu_count": gpus,
+            "on_demand_per_hour": Decimal(per_hour) if per_hour is not None else None,
+            "checked_at": timezone.now(),
+            **extra,
+        }
+        offer: CloudOffer = CloudOffer.all_orgs.create(**fields)
+        return offer
+
+    def url(self) -> str:
+        return reverse("configurator:configure", args=["glm-4-5-air", "cambricon-mlu590"])
+
+    def get(self, **params: str) -> Any:
+        return self.client.get(self.url(), {**Q, **params})
+
+    def test_the_offers_table_prices_each_fitting_offer_by_the_estimators_formula(self) -> None:
+        self.offer("acme-1", "0.44")
+        self.offer("acme-8", "3.00", gpus=8)
+        self.offer("acme-spot-only", None, spot_per_hour=Decimal("0.10"))  # no on-demand price
+        self.offer("acme-other", "0.10", accelerator=self.other)  # another GPU
+        self.offer("acme-org", "0.05", organization=self.org_a)  # negotiated, not public
+        response = self.get(seqs="4")
+        assert response.status_code == 200
+        result = response.context["result"]
+        one = result["decode_tokens_per_s"]["estimate"]
+        four = result["aggregate_decode_tokens_per_s"]["estimate"]
+        assert four > one  # four sequences decode more tokens per second in all
+        rows = response.context["offers"]
+        assert [r["offer"].sku for r in rows] == ["acme-1", "acme-8"]
+        body = response.content.decode()
+        for row, price in zip(rows, (0.44, 3.00), strict=True):
+            # USD/h / (tok/s x 3,600) x 1e6, e.g. 0.44 / (99.8 x 3,600) x 1e6 = 1.22 at 99.8 tok/s
+            assert row["per_million_one"] == cost.usd_per_million_tokens(price, one)
+            assert row["per_million_all"] == cost.usd_per_million_tokens(price, four)
+            assert f'<td class="num">{row["per_million_all"]:.2f} USD</td>' in body
+            assert f'<td class="num">{row["per_million_one"]:.2f} USD</td>' in body
+        assert "Per 1M output tokens at 4 sequences" in body
+
+    def test_the_issues_worked_example_is_one_dollar_twenty_two(self) -> None:
+        offer = CloudOffer(on_demand_per_hour=Decimal("0.44"), gpu_count=1)
+        speed = {"estimate": 99.8, "low": 90.0, "high": 110.0}
+        result = {"decode_tokens_per_s": speed, "aggregate_decode_tokens_per_s": speed}
+        [row] = adapters.offer_costs([offer], result)
+        # 0.44 / (99.8 x 3,600) x 1,000,000 = 0.44 / 359,280 x 1e6 = 1.2247 USD
+        assert row["per_million_all"] == pytest.approx(1.2247, abs=1e-4)
+
+    def test_offers_need_at_least_the_configured_gpus(self) -> None:
+        self.offer("acme-1", "0.44")
+        self.offer("acme-2", "1.00", gpus=2)
+        rows = self.get(gpus="2").context["offers"]
+        assert [r["offer"].sku for r in rows] == ["acme-2"]
+
+    def test_the_recommendation_shows_the_cheapest_fitting_offer(self) -> None:
+        self.offer("acme-1", "0.44")
+        self.offer("acme-1b", "0.60")
+        self.offer("acme-cheap-other", "0.10", accelerator=self.other)
+        response = self.get()
+        assert response.context["recommended"]["cloud"]["offer"].sku == "acme-1"
+        assert "Cloud from $0.44/h" in response.content.decode()
+
+    def test_without_offers_the_page_says_so(self) -> None:
+        body = self.get().content.decode()
+        assert "No public cloud offer with these GPUs runs this configuration." in body
+        assert "There is no cloud offer to compare with." in body
+
+    def test_stale_prices_are_flagged_with_their_age(self) -> None:
+        self.offer("acme-old", "0.44", checked_at=timezone.now() - timedelta(days=10))
+        self.offer("acme-new", "0.50")
+        body = self.get().content.decode()
+        assert body.count("stale: 1\xa0week, 3\xa0days old") == 1  # timesince uses no-break spaces
+
+    def test_rent_vs_buy_worked_example(self) -> None:
+        self.offer("acme-1", "2.00")
+        self.offer("acme-1-dear", "5.00")
+        params = {
+            "hours": "10",
+            "hw_usd": "20000",
+            "power_w": "1000",
+            "kwh_usd": "0.2",
+            "pue": "1.2",
+        }
+        response = self.get(**params)
+        assert response.status_code == 200
+        compared = response.context["rent_vs_buy"]
+        # electricity: 1 kW x 1.2 PUE x 10 h x 365/12 days = 365 kWh x 0.20 USD = 73.00 USD
+        assert compared["monthly_energy_usd"] == pytest.approx(73.0)
+        # rent: the cheapest offer, 2.00 USD/h x 10 h x 365/12 days = 608.33 USD
+        assert compared["monthly_rent_usd"] == pytest.approx(608.3333, abs=1e-4)
+        # break even: 20,000 / (608.33 - 73.00) = 20,000 / 535.33 = 37.36 months
+        assert compared["break_even_months"] == pytest.approx(37.36, abs=0.01)
+        body = response.content.decode()
+        for text in ("73.00 USD", "608.33 USD", "37.4 months", "Acme GPU acme-1 at 2.00 USD/h"):
+            assert text in body, text
+
+    def test_rent_vs_buy_defaults_come_from_the_catalog(self) -> None:
+        self.offer("acme-2", "4.00", gpus=2)
+        rent = self.get(gpus="2").context["rent"]
+        # 2 x 10,000 USD + the 2,000 USD host allowance; 2 x 350 W TDP + 150 W for the host
+        assert rent["hw_usd"].value() == "22000.0"
+        assert rent["power_w"].value() == "850"
+        assert rent["kwh_usd"].value() == "0.15" and rent["pue"].value() == "1.0"
+
+    def test_rent_vs_buy_without_a_catalog_price_asks_for_one(self) -> None:
+        Accelerator.objects.filter(pk=self.card.pk).update(price_usd=None)
+        self.offer("acme-1", "2.00")
+        response = self.get()
+        assert response.status_code == 200 and response.context["rent_vs_buy"] is None
+        assert "enter them to compare" in response.content.decode()
+
+    def test_bad_rent_vs_buy_inputs_are_a_form_error_not_a_500(self) -> None:
+        self.offer("acme-1", "2.00")
+        cases = [
+            ("hours", "abc"),
+            ("hours", "25"),
+            ("hours", "0"),
+            ("hw_usd", "-1"),
+            ("hw_usd", ""),
+            ("power_w", "inf"),
+            ("kwh_usd", "-0.1"),
+            ("pue", "0.5"),
+        ]
+        for name, value in cases:
+            response = self.get(**{name: value})
+            assert response.status_code == 400, (name, value)
+            assert name in response.context["rent"].errors, (name, value)
+            assert response.context["rent_vs_buy"] is None
+            body = response.content.decode()
+            assert f'id="err-{name}"></span>' not in body  # the error is shown by its field
+            htmx = self.client.get(
+                self.url(), {**Q, name: value, "part": "analysis"}, HTTP_HX_REQUEST="true"
+            )
+            assert htmx.status_code == 400 and htmx.content.decode().lstrip().startswith(
+                '<div id="analysis"'
+            )
+
+    def _queries(self) -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            assert self.get(seqs="2").status_code == 200
+        return len(ctx.captured_queries)
+
+    def test_the_page_query_count_stays_flat_as_offers_grow(self) -> None:
+        self.offer("acme-0", "1.00")
+        few = self._queries()
+        for i in range(1, 40):
+            self.offer(f"acme-{i}", f"{1 + i / 10:.2f}", gpus=1 + i % 8)
+        assert len(self.get(seqs="2").context["offers"]) == 40
+        assert self._queries() == few
