@@ -55,5 +55,6 @@ def test_each_quant_gets_the_least_memory_card_the_estimator_says_fits() -> None
     assert choice.by_quant["Q8_0"].slug == "c12"
     assert "F16" not in choice.by_quant
     # Equal memory: the cheaper card is preferred.
-    assert choice.smallest_holding(13 * 10**9).slug == "c16b"
+    holder = choice.smallest_holding(13 * 10**9)
+    assert holder is not None and holder.slug == "c16b"
     assert choice.smallest_holding(10**15) is None
