@@ -4,9 +4,6 @@ real Redis broker against the local fake provider."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +15,7 @@ from django.db import connection
 from pricing.fetchers.base import TransientFetchError
 from pricing.models import CloudOffer, PriceSnapshot
 from pricing.tasks import refresh_due_prices, refresh_prices
+from tests.celery_worker import celery_worker
 from tests.pricing.fakeprovider import FakeProvider
 from tests.pricing.helpers import source
 
@@ -59,37 +57,8 @@ def worker_on_test_db() -> Iterator[str]:
     if connection.vendor != "postgresql":
         pytest.skip("the worker process cannot see an in-memory SQLite test database")
     url = f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
-    queue = f"test-{uuid.uuid4().hex[:8]}"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "sizing_site",
-            "worker",
-            "-Q",
-            queue,
-            "--pool",
-            "solo",
-            "--without-gossip",
-            "--without-mingle",
-            "--loglevel",
-            "INFO",
-        ],
-        cwd=ROOT,
-        env={**os.environ, "DATABASE_URL": url},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
+    with celery_worker({"DATABASE_URL": url}) as queue:
         yield queue
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.mark.redis

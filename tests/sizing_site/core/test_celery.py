@@ -1,10 +1,7 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +9,7 @@ import pytest
 
 from sizing_site.celery import app
 from sizing_site.core.tasks import ping
+from tests.celery_worker import celery_worker
 
 ROOT = Path(__file__).resolve().parents[3]
 needs_redis = pytest.mark.skipif(
@@ -38,38 +36,8 @@ def test_ping_runs_in_process_without_redis(settings: object) -> None:
 @pytest.fixture
 def worker_queue() -> Iterator[str]:
     """A real `celery worker` process on the real Redis broker, on a queue of its own."""
-    queue = f"test-{uuid.uuid4().hex[:8]}"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "sizing_site",
-            "worker",
-            "-Q",
-            queue,
-            "--pool",
-            "solo",
-            "--without-gossip",
-            "--without-mingle",
-            "--loglevel",
-            "INFO",
-        ],
-        cwd=ROOT,
-        env=os.environ.copy(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
+    with celery_worker() as queue:
         yield queue
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @needs_redis
