@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +17,6 @@ from pricing.tasks import refresh_due_prices, refresh_prices
 from tests.celery_worker import celery_worker
 from tests.pricing.fakeprovider import FakeProvider
 from tests.pricing.helpers import source
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_task_retries_only_transient_errors_with_backoff_and_limits() -> None:

@@ -3,7 +3,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -11,7 +10,6 @@ from sizing_site.celery import app
 from sizing_site.core.tasks import ping
 from tests.celery_worker import celery_worker
 
-ROOT = Path(__file__).resolve().parents[3]
 needs_redis = pytest.mark.skipif(
     not os.environ.get("REDIS_URL"), reason="REDIS_URL is not set: no real broker to test"
 )
