@@ -15,40 +15,16 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
-import statistics
-import sys
-import tempfile
-import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-_DB = Path(tempfile.mkdtemp()) / "bench.sqlite3"
-os.environ["DATABASE_URL"] = f"sqlite:///{_DB}"
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sizing_site.settings")
+from _harness import ROOT, synthetic_cards, timed  # sets up Django first
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.test import Client, override_settings
 
-import django  # noqa: E402
+from catalog.models import Accelerator, LLMModel, QuantFormat
 
-django.setup()
-
-from django.contrib.auth.models import User  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-from django.http import HttpRequest, HttpResponse  # noqa: E402
-from django.test import Client, override_settings  # noqa: E402
-from django.urls import path  # noqa: E402
-
-from catalog.models import Accelerator, LLMModel, QuantFormat  # noqa: E402
-from sizing_site import urls as site_urls  # noqa: E402
-
+HARNESS = "_harness"
 DATA = ROOT / "catalog/data"
-
-
-def trivial(request: HttpRequest) -> HttpResponse:
-    return HttpResponse("ok")
-
-
-urlpatterns = [*site_urls.urlpatterns, path("trivial/", trivial)]
 
 
 def seed(cards: int) -> None:
@@ -72,36 +48,8 @@ def seed(cards: int) -> None:
         except ValueError:
             continue  # a config with NaN is not valid JSON for the database
         LLMModel.objects.create(name=slug, slug=slug, config=data)
-    vendors = ["NVIDIA", "AMD", "Apple", "Intel", "Huawei"]
-    Accelerator.objects.bulk_create(
-        Accelerator(
-            vendor=vendors[i % 5],
-            name=f"Card {i}",
-            slug=f"card-{i}",
-            memory_gb=8 + (i % 24) * 8,
-            bandwidth_gbps=200 + (i * 37) % 7800,
-            fp16_tflops=20 + (i * 13) % 2000,
-            memory_kind="unified" if vendors[i % 5] == "Apple" else "discrete",
-            curated=i % 14 == 0,
-            price_usd=500 + i,
-        )
-        for i in range(cards)
-    )
+    synthetic_cards(cards)
     User.objects.create_user("bench", password="bench-pw-123")
-
-
-def timed(client: Client, url: str, runs: int, **headers: str) -> tuple[float, float]:
-    """(cold ms, median warm ms)."""
-    start = time.perf_counter()
-    assert client.get(url, **headers).status_code == 200, url
-    cold = time.perf_counter() - start
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        response = client.get(url, **headers)
-        times.append(time.perf_counter() - start)
-        assert response.status_code == 200, (url, response.status_code)
-    return cold * 1000, statistics.median(times) * 1000
 
 
 def main() -> int:
@@ -109,7 +57,7 @@ def main() -> int:
     parser.add_argument("--cards", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=30)
     args = parser.parse_args()
-    with override_settings(ROOT_URLCONF=__name__, ALLOWED_HOSTS=["testserver"], DEBUG=False):
+    with override_settings(ROOT_URLCONF=HARNESS, ALLOWED_HOSTS=["testserver"], DEBUG=False):
         seed(args.cards)
         client = Client()
         client.force_login(User.objects.get(username="bench"))

@@ -12,39 +12,16 @@ estimator and template, without a network. Target: the results partial under 30 
 from __future__ import annotations
 
 import argparse
-import os
-import statistics
-import sys
-import tempfile
-import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-_DB = Path(tempfile.mkdtemp()) / "bench.sqlite3"
-os.environ["DATABASE_URL"] = f"sqlite:///{_DB}"
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sizing_site.settings")
+from _harness import synthetic_cards, timed  # sets up Django first
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.test import Client, override_settings
 
-import django  # noqa: E402
+from catalog.models import Accelerator, LLMModel, Segment
+from estimator.validate import rebuilt_config
 
-django.setup()
-
-from django.contrib.auth.models import User  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-from django.http import HttpRequest, HttpResponse  # noqa: E402
-from django.test import Client, override_settings  # noqa: E402
-from django.urls import path  # noqa: E402
-
-from catalog.models import Accelerator, LLMModel, Segment  # noqa: E402
-from estimator.validate import rebuilt_config  # noqa: E402
-from sizing_site import urls as site_urls  # noqa: E402
-
-
-def trivial(request: HttpRequest) -> HttpResponse:
-    return HttpResponse("ok")
-
-
-urlpatterns = [*site_urls.urlpatterns, path("trivial/", trivial)]
+HARNESS = "_harness"
 
 
 def seed(cards: int) -> None:
@@ -65,33 +42,8 @@ def seed(cards: int) -> None:
         segment=Segment.DATACENTER,
         curated=True,
     )
-    vendors = ["NVIDIA", "AMD", "Apple", "Intel", "Huawei"]
-    Accelerator.objects.bulk_create(
-        Accelerator(
-            vendor=vendors[i % 5],
-            name=f"Card {i}",
-            slug=f"card-{i}",
-            memory_gb=8 + (i % 24) * 8,
-            bandwidth_gbps=200 + (i * 37) % 7800,
-            fp16_tflops=20 + (i * 13) % 2000,
-            memory_kind="unified" if vendors[i % 5] == "Apple" else "discrete",
-            curated=i % 14 == 0,
-            price_usd=500 + i,
-        )
-        for i in range(cards)
-    )
+    synthetic_cards(cards)
     User.objects.create_user("bench", password="bench-pw-123")
-
-
-def median_ms(client: Client, url: str, runs: int, **headers: str) -> float:
-    client.get(url, **headers)  # warm: estimator caches, template loading
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        response = client.get(url, **headers)
-        times.append(time.perf_counter() - start)
-        assert response.status_code == 200, (url, response.status_code)
-    return statistics.median(times) * 1000
 
 
 def main() -> int:
@@ -99,21 +51,21 @@ def main() -> int:
     parser.add_argument("--cards", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=30)
     args = parser.parse_args()
-    with override_settings(ROOT_URLCONF=__name__, ALLOWED_HOSTS=["testserver"], DEBUG=False):
+    with override_settings(ROOT_URLCONF=HARNESS, ALLOWED_HOSTS=["testserver"], DEBUG=False):
         seed(args.cards)
         client = Client()
         client.force_login(User.objects.get(username="bench"))
         page = "/en/models/glm-4-5-air/on/cambricon-mlu590/?quant=Q4_K_M&ctx=8192"
         rows = [
-            ("trivial view", median_ms(client, "/trivial/", args.runs)),
-            ("configurator, full page", median_ms(client, page, args.runs)),
+            ("trivial view", timed(client, "/trivial/", args.runs)[1]),
+            ("configurator, full page", timed(client, page, args.runs)[1]),
             (
                 "configurator, results partial (HTMX)",
-                median_ms(client, page, args.runs, HTTP_HX_REQUEST="true"),
+                timed(client, page, args.runs, HTTP_HX_REQUEST="true")[1],
             ),
             (
                 "configurator, analysis partial (HTMX)",
-                median_ms(client, page + "&part=analysis", args.runs, HTTP_HX_REQUEST="true"),
+                timed(client, page + "&part=analysis", args.runs, HTTP_HX_REQUEST="true")[1],
             ),
         ]
     print(f"{Accelerator.objects.count()} accelerators, median of {args.runs} runs")
