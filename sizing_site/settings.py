@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "pricing",
     "sizing_site.configurator",
     "sizing_site.explore",
+    "sizing_site.reports",
 ]
 
 MIDDLEWARE = [

@@ -33,4 +33,5 @@ urlpatterns += i18n_patterns(
     path("", include("pricing.urls")),
     path("", include("sizing_site.configurator.urls")),
     path("", include("sizing_site.explore.urls")),
+    path("", include("sizing_site.reports.urls")),
 )

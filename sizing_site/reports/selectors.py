@@ -1,0 +1,202 @@
+"""Reads for saved configurations: lists, the frozen report, today's recompute and the
+changes between them, share links and the activity log. Tenant rows only through a Tenant."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from django.db.models import Q, QuerySet
+from django.http import Http404
+from django.utils import timezone
+
+from catalog import adapters
+from catalog.models import Accelerator, LLMModel
+from estimator.api import RequestError
+from sizing_site.configurator import selectors as configurator
+from sizing_site.configurator.forms import ConfigureForm
+from sizing_site.reports.models import ActivityEntry, SavedConfiguration, ShareLink, SharePolicy
+from sizing_site.tenancy.access import Tenant
+
+SORTS = {
+    "new": "-created",
+    "old": "created",
+    "name": "name",
+    "-name": "-name",
+}
+# The figures a report compares, as paths into the estimator result (estimator.md).
+FIGURES = (
+    "weights_bytes",
+    "kv_cache_bytes",
+    "overhead_bytes",
+    "offloaded_bytes",
+    "total_bytes",
+    "per_device_bytes",
+    "usable_bytes_per_device",
+    "fit.utilisation",
+    "decode_tokens_per_s.estimate",
+    "aggregate_decode_tokens_per_s.estimate",
+    "prefill_tokens_per_s.estimate",
+    "ttft_s.estimate",
+    "max_context_tokens",
+    "max_concurrent_sequences",
+)
+
+
+class SnapshotError(ValueError):
+    """The configurator state cannot be sized (unknown rows or invalid parameters)."""
+
+
+def saved_configuration_list(
+    *, tenant: Tenant, mine_of: Any = None, search: str = "", sort: str = "new"
+) -> QuerySet[SavedConfiguration]:
+    """One query, whatever the number of rows (created_by joined)."""
+    rows = tenant.scoped(SavedConfiguration).select_related("created_by")
+    if mine_of is not None:
+        rows = rows.filter(created_by=mine_of)
+    if search:
+        rows = rows.filter(
+            Q(name__icontains=search) | Q(notes__icontains=search) | Q(tags__icontains=search)
+        )
+    return rows.order_by(SORTS.get(sort, "-created"), "-id")
+
+
+def saved_configurations_by_codes(*, tenant: Tenant, codes: list[str]) -> list[SavedConfiguration]:
+    """2-4 configurations by code, in the order given; unknown codes are 404."""
+    try:
+        rows = {str(r.code): r for r in tenant.scoped(SavedConfiguration).filter(code__in=codes)}
+    except Exception as exc:  # malformed UUIDs: same answer as an unknown one
+        raise Http404 from exc
+    if len(rows) != len(set(codes)):
+        raise Http404
+    return [rows[c] for c in dict.fromkeys(codes)]
+
+
+def configuration_snapshot(
+    *, model_slug: str, accelerator_slug: str, query: dict[str, str]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
+    """(estimator request, frozen snapshot, the query as sized) for one configurator state,
+    computed the way the configurator page computes it. Raises SnapshotError."""
+    try:
+        model, accelerator = configurator.configuration_rows(
+            model_slug=model_slug, accelerator_slug=accelerator_slug
+        )
+    except (LLMModel.DoesNotExist, Accelerator.DoesNotExist) as exc:
+        raise SnapshotError("unknown model or accelerator") from exc
+    limit = adapters.model_context_limit(model) if model.config else None
+    if limit is None or not adapters.can_size_accelerator(accelerator):
+        raise SnapshotError("this configuration cannot be sized")
+    form = ConfigureForm(query, max_context_tokens=limit)
+    if not form.is_valid():
+        raise SnapshotError("invalid configurator parameters")
+    try:
+        quant = form.cleaned_data["quant"] or configurator.default_quant(
+            model=model, accelerator=accelerator, setup=form.setup(quant="Q4_K_M")
+        )
+        setup = form.setup(quant=quant)
+        results = configurator.configuration_results(
+            model=model, accelerator=accelerator, setup=setup
+        )
+    except RequestError as exc:
+        raise SnapshotError(exc.message) from exc
+    sized = {**{k: str(v) for k, v in form.data.items() if k != "part"}, "quant": quant}
+    weights = results["weights_row"]
+    snapshot = {
+        "result": results["result"],
+        "bar": results["bar"],
+        "backend": results["backend"],
+        "setup": {f: getattr(setup, f) for f in setup.__dataclass_fields__},
+        "model": {
+            "name": model.name,
+            "slug": model.slug,
+            "hf_repo": model.hf_repo,
+            "params_total": model.params_total,
+            "params_active": model.params_active,
+            "config_hash": _config_hash(model.config),
+        },
+        "accelerator": {
+            "name": str(accelerator),
+            "slug": accelerator.slug,
+            **{
+                k: getattr(accelerator, k)
+                for k in ("memory_gb", "bandwidth_gbps", "fp16_tflops", "price_usd", "tdp_w")
+            },
+        },
+        "measured_weights_bytes": weights.file_bytes if results["measured"] else None,
+        "computed_at": timezone.now().isoformat(),
+    }
+    return results["estimator_request"], snapshot, sized
+
+
+def _config_hash(config: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def figure(result: dict[str, Any], path: str) -> float | None:
+    value: Any = result
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, dict) else None
+    return value if isinstance(value, (int, float)) else None
+
+
+def configuration_changes(
+    *, configuration: SavedConfiguration
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """Today's snapshot of the saved configuration (None when it cannot be sized any more)
+    and, for each report figure, the saved value, today's, and the change in percent."""
+    try:
+        _, today, _ = configuration_snapshot(
+            model_slug=configuration.model_slug,
+            accelerator_slug=configuration.accelerator_slug,
+            query=configuration.query,
+        )
+    except SnapshotError:
+        return None, []
+    rows = []
+    for path in FIGURES:
+        old = figure(configuration.snapshot["result"], path)
+        new = figure(today["result"], path)
+        change = None if not old or new is None else (new - old) / old * 100
+        rows.append({"key": path, "old": old, "new": new, "change": change, "changed": old != new})
+    return today, rows
+
+
+def share_link_list(*, tenant: Tenant) -> QuerySet[ShareLink]:
+    """The org's active links (not revoked, not expired), one query."""
+    now = timezone.now()
+    return (
+        tenant.scoped(ShareLink)
+        .filter(revoked_at__isnull=True)
+        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+        .select_related("configuration", "created_by")
+    )
+
+
+def public_links_allowed(*, tenant: Tenant) -> bool:
+    policy = tenant.scoped(SharePolicy).first()
+    return policy is None or policy.public_links
+
+
+def shared_configuration(*, token: str) -> SavedConfiguration:
+    """The configuration behind a live token; 404 for unknown, revoked or expired tokens
+    and for every token of an org that turned public links off.
+
+    The token is the only credential here, so this is the one lookup not scoped by a
+    Tenant: it looks inside all orgs' links, then scopes the policy to the link's org."""
+    link = (
+        ShareLink.all_tenants.select_related("configuration", "organization")
+        .filter(token=token, revoked_at__isnull=True)
+        .first()
+    )
+    if link is None or (link.expires_at is not None and link.expires_at <= timezone.now()):
+        raise Http404
+    policy = SharePolicy.objects.for_organization(link.organization).first()
+    if policy is not None and not policy.public_links:
+        raise Http404
+    configuration: SavedConfiguration = link.configuration
+    return configuration
+
+
+def activity_list(*, tenant: Tenant, limit: int = 200) -> QuerySet[ActivityEntry]:
+    return tenant.scoped(ActivityEntry).select_related("actor")[:limit]

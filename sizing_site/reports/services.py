@@ -1,0 +1,147 @@
+"""Writes for saved configurations, share links and the sharing policy; each one leaves an
+entry in the org's activity log."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.utils import timezone
+
+from sizing_site.reports import selectors
+from sizing_site.reports.models import (
+    Action,
+    ActivityEntry,
+    SavedConfiguration,
+    ShareLink,
+    SharePolicy,
+)
+from sizing_site.tenancy.access import Tenant
+from sizing_site.tenancy.models import Role
+
+
+def _log(*, tenant: Tenant, actor: Any, action: str, subject: str) -> None:
+    ActivityEntry.all_tenants.create(
+        organization=tenant.organization, actor=actor, action=action, subject=subject[:200]
+    )
+
+
+@transaction.atomic
+def saved_configuration_create(
+    *,
+    tenant: Tenant,
+    user: Any,
+    name: str,
+    notes: str,
+    tags: list[str],
+    model_slug: str,
+    accelerator_slug: str,
+    query: dict[str, str],
+) -> SavedConfiguration:
+    """Size the configurator state now and freeze the result. Raises SnapshotError."""
+    request, snapshot, sized = selectors.configuration_snapshot(
+        model_slug=model_slug, accelerator_slug=accelerator_slug, query=query
+    )
+    configuration = SavedConfiguration.all_tenants.create(
+        organization=tenant.organization,
+        name=name,
+        notes=notes,
+        tags=tags,
+        model_slug=model_slug,
+        accelerator_slug=accelerator_slug,
+        query=sized,
+        estimator_request=request,
+        snapshot=snapshot,
+        created_by=user,
+    )
+    _log(tenant=tenant, actor=user, action=Action.SAVED, subject=name)
+    return configuration
+
+
+@transaction.atomic
+def saved_configuration_duplicate(
+    *, tenant: Tenant, user: Any, configuration: SavedConfiguration, name: str
+) -> SavedConfiguration:
+    """A copy with the same frozen snapshot (not recomputed), saved by `user`."""
+    copy = SavedConfiguration.all_tenants.create(
+        organization=tenant.organization,
+        name=name,
+        notes=configuration.notes,
+        tags=list(configuration.tags),
+        model_slug=configuration.model_slug,
+        accelerator_slug=configuration.accelerator_slug,
+        query=configuration.query,
+        estimator_request=configuration.estimator_request,
+        snapshot=configuration.snapshot,
+        created_by=user,
+    )
+    _log(tenant=tenant, actor=user, action=Action.DUPLICATED, subject=name)
+    return copy
+
+
+@transaction.atomic
+def saved_configuration_rename(
+    *, tenant: Tenant, user: Any, configuration: SavedConfiguration, name: str
+) -> SavedConfiguration:
+    old = configuration.name
+    configuration.name = name
+    configuration.save(update_fields=["name"])
+    _log(tenant=tenant, actor=user, action=Action.RENAMED, subject=f"{old} → {name}")
+    return configuration
+
+
+@transaction.atomic
+def saved_configuration_delete(
+    *, tenant: Tenant, user: Any, configuration: SavedConfiguration
+) -> None:
+    _log(tenant=tenant, actor=user, action=Action.DELETED, subject=configuration.name)
+    configuration.delete()
+
+
+@transaction.atomic
+def share_link_create(
+    *,
+    tenant: Tenant,
+    user: Any,
+    configuration: SavedConfiguration,
+    expires_at: datetime | None,
+) -> ShareLink:
+    # 32 random bytes: 256 bits, far past guessing.
+    link = ShareLink.all_tenants.create(
+        organization=tenant.organization,
+        configuration=configuration,
+        token=secrets.token_urlsafe(32),
+        created_by=user,
+        expires_at=expires_at,
+    )
+    _log(tenant=tenant, actor=user, action=Action.SHARED, subject=configuration.name)
+    return link
+
+
+@transaction.atomic
+def share_link_revoke(*, tenant: Tenant, user: Any, link: ShareLink) -> ShareLink:
+    """Editors revoke their own links; admins any link of the org."""
+    if link.created_by_id != user.pk and not tenant.can(Role.ADMIN):
+        raise PermissionDenied
+    if link.revoked_at is None:
+        link.revoked_at = timezone.now()
+        link.save(update_fields=["revoked_at"])
+        _log(tenant=tenant, actor=user, action=Action.REVOKED, subject=link.configuration.name)
+    return link
+
+
+@transaction.atomic
+def share_policy_update(*, tenant: Tenant, user: Any, public_links: bool) -> SharePolicy:
+    policy, _ = SharePolicy.all_tenants.update_or_create(
+        organization=tenant.organization, defaults={"public_links": public_links}
+    )
+    _log(
+        tenant=tenant,
+        actor=user,
+        action=Action.POLICY,
+        subject="public links on" if public_links else "public links off",
+    )
+    return policy

@@ -1,0 +1,294 @@
+from __future__ import annotations
+
+import csv
+import json
+from typing import Any
+from urllib.parse import parse_qsl
+from uuid import UUID
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+
+from sizing_site.reports import selectors, services
+from sizing_site.reports.forms import NameForm, PolicyForm, SaveForm, ShareForm
+from sizing_site.reports.models import SavedConfiguration, ShareLink
+from sizing_site.tenancy.access import Tenant, get_owned_or_404, tenant_for
+from sizing_site.tenancy.models import Role
+
+LIST = "reports/list.html"
+REPORT = "reports/report.html"
+
+
+def _post_tenant(request: HttpRequest, org_slug: str, role: str = Role.EDITOR) -> Tenant:
+    # Tenant first, method second: outsiders get the same 404 whatever the method.
+    tenant = tenant_for(request.user, org_slug, min_role=role)
+    if request.method != "POST":
+        raise _NotAllowed
+    return tenant
+
+
+class _NotAllowed(Exception):
+    pass
+
+
+def post_only(view: Any) -> Any:
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            response: HttpResponse = view(request, *args, **kwargs)
+        except _NotAllowed:
+            return HttpResponseNotAllowed(["POST"])
+        return response
+
+    return login_required(wrapped)
+
+
+@login_required
+def configuration_list(request: HttpRequest, org_slug: str) -> HttpResponse:
+    tenant = tenant_for(request.user, org_slug)
+    mine = request.GET.get("view") == "mine"
+    search, sort = request.GET.get("q", "").strip()[:100], request.GET.get("sort", "new")
+    rows = selectors.saved_configuration_list(
+        tenant=tenant, mine_of=request.user if mine else None, search=search, sort=sort
+    )
+    context = {
+        "tenant": tenant,
+        "rows": rows,
+        "mine": mine,
+        "search": search,
+        "sort": sort,
+        "can_edit": tenant.can(Role.EDITOR),
+        "public_links": selectors.public_links_allowed(tenant=tenant),
+        "policy_form": PolicyForm(),
+    }
+    template = LIST + "#rows" if getattr(request, "htmx", False) else LIST
+    return render(request, template, context)
+
+
+@post_only
+def configuration_save(request: HttpRequest, org_slug: str) -> HttpResponse:
+    tenant = _post_tenant(request, org_slug)
+    form = SaveForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            saved = services.saved_configuration_create(
+                tenant=tenant,
+                user=request.user,
+                name=data["name"],
+                notes=data["notes"],
+                tags=data["tags"],
+                model_slug=data["model"],
+                accelerator_slug=data["accelerator"],
+                query=dict(parse_qsl(data["query"])),
+            )
+        except selectors.SnapshotError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, _("Saved “%(name)s”.") % {"name": saved.name})
+            return redirect("reports:report", org_slug=org_slug, code=saved.code)
+    # The form comes back with everything the user typed and the errors beside it.
+    context = {"tenant": tenant, "form": form}
+    return render(request, "reports/save.html", context, status=400)
+
+
+def _report_context(tenant: Tenant, configuration: SavedConfiguration) -> dict[str, Any]:
+    return {
+        "tenant": tenant,
+        "c": configuration,
+        "snap": configuration.snapshot,
+        "result": configuration.snapshot["result"],
+        "can_edit": tenant.can(Role.EDITOR),
+        "share_form": ShareForm(),
+        "rename_form": NameForm(initial={"name": configuration.name}),
+    }
+
+
+@login_required
+def report(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
+    tenant = tenant_for(request.user, org_slug)
+    configuration = get_owned_or_404(tenant, SavedConfiguration, code)
+    return render(request, REPORT, _report_context(tenant, configuration))
+
+
+@login_required
+def recompute(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
+    tenant = tenant_for(request.user, org_slug)
+    configuration = get_owned_or_404(tenant, SavedConfiguration, code)
+    today, changes = selectors.configuration_changes(configuration=configuration)
+    context = {
+        **_report_context(tenant, configuration),
+        "recompute": True,
+        "today": today,
+        "changes": changes,
+    }
+    return render(request, REPORT, context)
+
+
+@login_required
+def export_json(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
+    tenant = tenant_for(request.user, org_slug)
+    c = get_owned_or_404(tenant, SavedConfiguration, code)
+    payload = {
+        "code": str(c.code),
+        "name": c.name,
+        "notes": c.notes,
+        "tags": c.tags,
+        "saved_by": c.created_by.get_username() if c.created_by else None,
+        "saved_at": c.created.isoformat(),
+        "query": c.query,
+        "estimator_request": c.estimator_request,
+        "snapshot": c.snapshot,
+    }
+    response = JsonResponse(payload, json_dumps_params={"indent": 2})
+    response["Content-Disposition"] = f'attachment; filename="{c.code}.json"'
+    return response
+
+
+@login_required
+def export_csv(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
+    tenant = tenant_for(request.user, org_slug)
+    c = get_owned_or_404(tenant, SavedConfiguration, code)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{c.code}.csv"'
+    writer = csv.writer(response)
+    writer.writerow(["figure", "value"])
+    for key, value in c.query.items():
+        writer.writerow([f"input.{key}", value])
+    for path in selectors.FIGURES:
+        # Machine-readable: plain numbers, not localised.
+        writer.writerow([path, json.dumps(selectors.figure(c.snapshot["result"], path))])
+    writer.writerow(["fit.verdict", c.snapshot["result"]["fit"]["verdict"]])
+    return response
+
+
+@post_only
+def configuration_rename(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
+    tenant = _post_tenant(request, org_slug)
+    configuration = get_owned_or_404(tenant, SavedConfiguration, code)
+    form = NameForm(request.POST)
+    if not form.is_valid():
+        context = {**_report_context(tenant, configuration), "rename_form": form}
+        return render(request, REPORT, context, status=400)
+    services.saved_configuration_rename(
+        tenant=tenant,
+        user=request.user,
+        configuration=configuration,
+        name=form.cleaned_data["name"],
+    )
+    return redirect("reports:report", org_slug=org_slug, code=code)
+
+
+@post_only
+def configuration_duplicate(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
+    tenant = _post_tenant(request, org_slug)
+    configuration = get_owned_or_404(tenant, SavedConfiguration, code)
+    name = _("Copy of %(name)s") % {"name": configuration.name}
+    copy = services.saved_configuration_duplicate(
+        tenant=tenant, user=request.user, configuration=configuration, name=name[:120]
+    )
+    return redirect("reports:report", org_slug=org_slug, code=copy.code)
+
+
+@post_only
+def configuration_delete(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
+    tenant = _post_tenant(request, org_slug)
+    configuration = get_owned_or_404(tenant, SavedConfiguration, code)
+    services.saved_configuration_delete(
+        tenant=tenant, user=request.user, configuration=configuration
+    )
+    messages.success(request, _("Deleted."))
+    return redirect("reports:list", org_slug=org_slug)
+
+
+@login_required
+def compare(request: HttpRequest, org_slug: str) -> HttpResponse:
+    tenant = tenant_for(request.user, org_slug)
+    codes = request.GET.getlist("c")
+    if not 2 <= len(set(codes)) <= 4:
+        messages.error(request, _("Choose two to four saved configurations to compare."))
+        return redirect("reports:list", org_slug=org_slug)
+    rows = selectors.saved_configurations_by_codes(tenant=tenant, codes=codes)
+    figures = [
+        {"key": path, "values": [selectors.figure(r.snapshot["result"], path) for r in rows]}
+        for path in selectors.FIGURES
+    ]
+    context = {"tenant": tenant, "rows": rows, "figures": figures}
+    return render(request, "reports/compare.html", context)
+
+
+@post_only
+def share_create(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
+    tenant = _post_tenant(request, org_slug)
+    configuration = get_owned_or_404(tenant, SavedConfiguration, code)
+    form = ShareForm(request.POST)
+    if not selectors.public_links_allowed(tenant=tenant):
+        form.add_error(None, _("Public share links are turned off for this organization."))
+    if form.errors or not form.is_valid():
+        context = {**_report_context(tenant, configuration), "share_form": form}
+        return render(request, REPORT, context, status=400)
+    services.share_link_create(
+        tenant=tenant,
+        user=request.user,
+        configuration=configuration,
+        expires_at=form.cleaned_data["expires_at"],
+    )
+    messages.success(request, _("Share link created."))
+    return redirect("reports:links", org_slug=org_slug)
+
+
+@login_required
+def links(request: HttpRequest, org_slug: str) -> HttpResponse:
+    tenant = tenant_for(request.user, org_slug)
+    context = {
+        "tenant": tenant,
+        "links": selectors.share_link_list(tenant=tenant),
+        "is_admin": tenant.can(Role.ADMIN),
+        "can_edit": tenant.can(Role.EDITOR),
+        "public_links": selectors.public_links_allowed(tenant=tenant),
+    }
+    return render(request, "reports/links.html", context)
+
+
+@post_only
+def share_revoke(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
+    tenant = _post_tenant(request, org_slug)
+    link = get_owned_or_404(tenant, ShareLink, code)
+    services.share_link_revoke(tenant=tenant, user=request.user, link=link)
+    messages.success(request, _("Share link revoked."))
+    return redirect("reports:links", org_slug=org_slug)
+
+
+@post_only
+def share_policy(request: HttpRequest, org_slug: str) -> HttpResponse:
+    tenant = _post_tenant(request, org_slug, role=Role.ADMIN)
+    form = PolicyForm(request.POST)
+    form.is_valid()  # a checkbox: absent means off
+    services.share_policy_update(
+        tenant=tenant, user=request.user, public_links=form.cleaned_data.get("public_links", False)
+    )
+    messages.success(request, _("Sharing policy saved."))
+    return redirect("reports:links", org_slug=org_slug)
+
+
+@login_required
+def activity(request: HttpRequest, org_slug: str) -> HttpResponse:
+    tenant = tenant_for(request.user, org_slug, min_role=Role.ADMIN)
+    context = {"tenant": tenant, "entries": selectors.activity_list(tenant=tenant)}
+    return render(request, "reports/activity.html", context)
+
+
+def shared(request: HttpRequest, token: str) -> HttpResponse:
+    configuration = selectors.shared_configuration(token=token)
+    context = {
+        "c": configuration,
+        "snap": configuration.snapshot,
+        "result": configuration.snapshot["result"],
+        "shared": True,
+    }
+    response = render(request, "reports/shared.html", context)
+    response["X-Robots-Tag"] = "noindex, nofollow"
+    response["Referrer-Policy"] = "no-referrer"  # keep the token out of outbound Referers
+    return response

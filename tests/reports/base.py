@@ -1,0 +1,53 @@
+"""The cast plus one catalog model and card, and a helper that saves a configuration the
+way the configurator's Save form does."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import User
+from django.urls import reverse
+from django.utils import translation
+
+from catalog.models import Accelerator, LLMModel
+from sizing_site.reports import services
+from sizing_site.reports.models import SavedConfiguration
+from sizing_site.tenancy.access import tenant_for
+from sizing_site.tenancy.models import Membership, Role
+from tests.cast import CastTestCase
+from tests.configurator.test_views import GLM_AIR, mlu590
+
+QUERY = {"quant": "Q4_K_M", "ctx": "32768", "gpus": "2"}
+
+
+class ReportsTestCase(CastTestCase):
+    model: LLMModel
+    card: Accelerator
+    dave: User
+    saved: SavedConfiguration
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()
+        cls.model = LLMModel.objects.create(
+            name="GLM-4.5-Air", slug="glm-4-5-air", hf_repo="zai-org/GLM-4.5-Air", config=GLM_AIR
+        )
+        cls.card = Accelerator.objects.create(**mlu590())
+        cls.dave = User.objects.create_user("dave", "dave@a.example", "pw-dave-123")
+        Membership.all_tenants.create(user=cls.dave, organization=cls.org_a, role=Role.EDITOR)
+        cls.saved = cls.save_as(cls.alice, "2x MLU590 at 32K")
+
+    @classmethod
+    def save_as(cls, user: User, name: str, org: str = "org-a") -> SavedConfiguration:
+        return services.saved_configuration_create(
+            tenant=tenant_for(user, org, min_role=Role.EDITOR),
+            user=user,
+            name=name,
+            notes="for the budget meeting",
+            tags=["budget"],
+            model_slug="glm-4-5-air",
+            accelerator_slug="cambricon-mlu590",
+            query=QUERY,
+        )
+
+    def url(self, name: str, *args: object, lang: str = "en") -> str:
+        with translation.override(lang):
+            return reverse(f"reports:{name}", args=args)
