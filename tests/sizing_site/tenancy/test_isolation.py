@@ -7,7 +7,10 @@ from collections.abc import Iterator
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import translation
 
-from tests.cast import CastTestCase
+from sizing_site.reports.models import ShareLink
+from sizing_site.reports.services import share_link_create
+from sizing_site.tenancy.access import tenant_for
+from tests.reports.base import ReportsTestCase
 
 
 def tenant_routes() -> Iterator[tuple[str, str, set[str]]]:
@@ -28,10 +31,47 @@ def tenant_routes() -> Iterator[tuple[str, str, set[str]]]:
     yield from walk(get_resolver().url_patterns, "/")
 
 
-class CrossTenantTests(CastTestCase):
+def token_routes() -> Iterator[tuple[str, str, set[str]]]:
+    """Every pattern taking a share `token` (public: the token is the credential)."""
+    for name, route, params in all_routes():
+        if "token" in params:
+            yield name, route, params
+
+
+def all_routes() -> Iterator[tuple[str, str, set[str]]]:
+    def walk(
+        patterns: list[URLPattern | URLResolver], prefix: str
+    ) -> Iterator[tuple[str, str, set[str]]]:
+        for pattern in patterns:
+            route = prefix + str(pattern.pattern)
+            if isinstance(pattern, URLResolver):
+                yield from walk(pattern.url_patterns, route)
+                continue
+            yield pattern.name or route, route, set(pattern.pattern.converters)
+
+    yield from walk(get_resolver().url_patterns, "/")
+
+
+class CrossTenantTests(ReportsTestCase):
+    link: ShareLink
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()
+        tenant = tenant_for(cls.alice, "org-a")
+        cls.link = share_link_create(
+            tenant=tenant, user=cls.alice, configuration=cls.saved, expires_at=None
+        )
+
     def fill(self, route: str, params: set[str]) -> str:
         url = route.replace("<slug:org_slug>", "org-a")
-        url = url.replace("<uuid:code>", str(self.bob_membership.code))
+        # Each code route gets a real row of org A of the kind it expects.
+        code = self.bob_membership.code
+        if "/reports/links/<uuid:code>" in route:
+            code = self.link.code
+        elif "/reports/<uuid:code>" in route:
+            code = self.saved.code
+        url = url.replace("<uuid:code>", str(code))
         assert "<" not in url, f"test does not know how to fill {route}"
         return url
 
@@ -61,3 +101,31 @@ class CrossTenantTests(CastTestCase):
                 response = self.client.get(url)
                 # POST-only routes answer 405 to GET; everything else renders.
                 assert response.status_code in (200, 405), (name, url, response.status_code)
+
+    def test_every_token_route_answers_404_to_a_wrong_or_dead_token(self) -> None:
+        routes = list(token_routes())
+        assert routes, "no route takes a token"
+        other_org = share_link_create(
+            tenant=tenant_for(self.charlie, "org-b"),
+            user=self.charlie,
+            configuration=self.save_as(self.charlie, "B's", org="org-b"),
+            expires_at=None,
+        )
+        with translation.override("en"):
+            for name, route, _params in routes:
+                live = route.replace("<str:token>", self.link.token)
+                assert self.client.get(live).status_code == 200, name
+                for token in ("x" * 43, self.link.token[:-1], str(self.saved.code)):
+                    url = route.replace("<str:token>", token)
+                    for user in (None, self.alice, self.charlie):
+                        if user is not None:
+                            self.client.force_login(user)
+                        assert self.client.get(url).status_code == 404, (name, token)
+                        self.client.logout()
+                # Org B turning public links off hides B's tokens, not A's.
+                self.client.force_login(self.charlie)
+                self.client.post("/en/o/org-b/reports/links/policy/", {})
+                self.client.logout()
+                other = route.replace("<str:token>", other_org.token)
+                assert self.client.get(other).status_code == 404, name
+                assert self.client.get(live).status_code == 200, name
