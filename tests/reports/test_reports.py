@@ -7,9 +7,16 @@ import re
 from typing import Any
 from urllib.parse import urlencode
 
+import pytest
+from django.urls import reverse
+from django.utils import translation
+
 from catalog.models import Accelerator
 from estimator.api import estimate
-from sizing_site.reports.models import ActivityEntry, SavedConfiguration
+from sizing_site.reports import services
+from sizing_site.reports.models import ActivityEntry, SavedConfiguration, ShareLink, SharePolicy
+from sizing_site.tenancy.access import tenant_for
+from sizing_site.tenancy.models import TenantRequired
 from tests.reports.base import QUERY, ReportsTestCase
 
 
@@ -105,19 +112,58 @@ class SnapshotTests(ReportsTestCase):
 class RenderingTests(ReportsTestCase):
     def test_the_report_renders_in_four_languages_with_localised_numbers(self) -> None:
         self.client.force_login(self.bob)
-        per_gpu = self.saved.snapshot["result"]["per_device_bytes"] / 2**30
-        english = f"{per_gpu:.2f}"
-        labels = {"en": "Memory", "de": "Speicher", "it": "Memoria", "zh-hans": "内存"}
+        # The memory table's total over both GPUs, in GiB with two decimals.
+        total = self.saved.snapshot["result"]["total_bytes"] / 2**30
+        english = f"{total:.2f}"
+        labels = {"en": "Memory", "de": "Speicher", "it": "Memoria", "zh-hans": "显存"}
         for lang, label in labels.items():
             response = self.client.get(self.url("report", "org-a", self.saved.code, lang=lang))
             assert response.status_code == 200, lang
             html = response.content.decode()
             assert f'lang="{lang}"' in html
+            assert f"<h2>{label}</h2>" in html, lang
+            # German and Italian write a decimal comma: 12.34 GiB reads "12,34".
             expected = english.replace(".", ",") if lang in ("de", "it") else english
-            assert expected in html, (lang, expected)
-            if lang != "en":
-                # Labels translated where the catalog has them (the lead fills the rest).
-                assert label in html or "Memory" in html
+            assert f'<td class="num">{expected}</td>' in html, (lang, expected)
+
+    def test_the_shared_page_follows_the_language_in_its_address(self) -> None:
+        link = services.share_link_create(
+            tenant=tenant_for(self.alice, "org-a"),
+            user=self.alice,
+            configuration=self.saved,
+            expires_at=None,
+        )
+        with translation.override("de"):
+            url = reverse("reports:shared", args=[link.token])
+        html = self.client.get(url).content.decode()
+        assert url.startswith("/de/r/")
+        assert "<h2>Speicher</h2>" in html
+
+
+class FailClosedTests(ReportsTestCase):
+    def test_every_reports_model_refuses_an_unscoped_query(self) -> None:
+        for model in (SavedConfiguration, ShareLink, SharePolicy, ActivityEntry):
+            with pytest.raises(TenantRequired):
+                model.objects.all()
+            with pytest.raises(TenantRequired):
+                model.objects.for_organization(None)
+
+
+class ConfiguratorSaveFormTests(ReportsTestCase):
+    def configurator(self) -> str:
+        with translation.override("en"):
+            url = reverse("configurator:configure", args=["glm-4-5-air", "cambricon-mlu590"])
+        return self.client.get(url + "?ctx=32768&gpus=2").content.decode()
+
+    def test_an_editor_sees_a_save_button_per_org_they_may_save_in(self) -> None:
+        self.client.force_login(self.dave)
+        html = self.configurator()
+        assert 'formaction="/en/o/org-a/reports/save/"' in html
+        assert 'name="query" value="ctx=32768&amp;gpus=2"' in html
+
+    def test_a_viewer_sees_no_save_form(self) -> None:
+        self.client.force_login(self.bob)
+        assert 'id="save-configuration"' not in self.configurator()
 
 
 class ListTests(ReportsTestCase):
