@@ -100,7 +100,8 @@ def configuration_snapshot(
         )
     except RequestError as exc:
         raise SnapshotError(exc.message) from exc
-    sized = {**{k: str(v) for k, v in form.data.items() if k != "part"}, "quant": quant}
+    # Only the form's own parameters: anything else in the query string is not kept.
+    sized = {k: str(form.data[k]) for k in form.fields if k in form.data} | {"quant": quant}
     weights = results["weights_row"]
     snapshot = {
         "result": results["result"],

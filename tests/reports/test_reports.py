@@ -51,6 +51,15 @@ class SavingTests(ReportsTestCase):
         assert saved.tags == ["a", "b"]
         assert saved.created_by == self.dave
 
+    def test_only_the_configurators_parameters_are_kept(self) -> None:
+        self.post_save(query=urlencode({**QUERY, "evil": "=cmd()", "part": "analysis"}))
+        saved = SavedConfiguration.objects.for_organization(self.org_a).get(name="4090 option")
+        assert set(saved.query) == {"quant", "ctx", "gpus", "seqs", "kv", "engine", "offload"} | {
+            "prompt",
+            "output",
+        }
+        assert saved.query["ctx"] == "32768"
+
     def test_an_empty_name_is_an_error_that_keeps_the_input(self) -> None:
         response = self.post_save(name="", notes="keep me")
         assert response.status_code == 400
