@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+from django.conf import settings
 from django.urls import reverse
 from django.utils import translation
 
@@ -275,3 +276,25 @@ class ExportTests(ReportsTestCase):
         assert "input.ctx,32768" in text
         assert f"total_bytes,{total}" in text
         assert response["Content-Type"].startswith("text/csv")
+
+
+class PageTests(ReportsTestCase):
+    def test_the_list_answers_htmx_with_its_rows_partial(self) -> None:
+        self.client.force_login(self.bob)
+        response = self.client.get(self.url("list", "org-a") + "?q=mlu", HTTP_HX_REQUEST="true")
+        html = response.content.decode()
+        assert html.lstrip().startswith('<div id="rows">')
+        assert "2x MLU590 at 32K" in html
+
+    def test_the_report_loads_a_print_stylesheet_that_hides_navigation_and_forms(self) -> None:
+        self.client.force_login(self.alice)
+        html = self.client.get(self.url("report", "org-a", self.saved.code)).content.decode()
+        assert "reports/report.css" in html
+        css = (settings.BASE_DIR / "static" / "reports" / "report.css").read_text()
+        assert "@media print" in css
+        assert ".topbar, nav, form" in css
+
+    def test_the_org_navigation_links_the_saved_configurations(self) -> None:
+        self.client.force_login(self.bob)
+        html = self.client.get(self.url("list", "org-a")).content.decode()
+        assert f'href="{self.url("list", "org-a")}"' in html
