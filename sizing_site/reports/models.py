@@ -100,7 +100,8 @@ class Action(models.TextChoices):
     DELETED = "deleted", _("deleted")
     SHARED = "shared", _("shared")
     REVOKED = "revoked", _("revoked")
-    POLICY = "policy", _("changed the sharing policy")
+    LINKS_ON = "links_on", _("allowed public share links")
+    LINKS_OFF = "links_off", _("turned public share links off")
 
 
 class ActivityEntry(TenantOwned):

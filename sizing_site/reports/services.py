@@ -141,7 +141,7 @@ def share_policy_update(*, tenant: Tenant, user: Any, public_links: bool) -> Sha
     _log(
         tenant=tenant,
         actor=user,
-        action=Action.POLICY,
-        subject="public links on" if public_links else "public links off",
+        action=Action.LINKS_ON if public_links else Action.LINKS_OFF,
+        subject=tenant.organization.name,
     )
     return policy

@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 from django.utils import timezone, translation
 
-from sizing_site.reports.models import ShareLink
+from sizing_site.reports.models import ActivityEntry, ShareLink
 from tests.reports.base import ReportsTestCase
 
 
@@ -75,6 +75,10 @@ class ShareLifecycleTests(ReportsTestCase):
         self.client.force_login(self.alice)
         self.client.post(self.url("policy", "org-a"), {"public_links": "on"})
         assert self.client.get(self.shared_url(link.token)).status_code == 200
+        actions = ActivityEntry.objects.for_organization(self.org_a).values_list(
+            "action", flat=True
+        )
+        assert list(actions)[:3] == ["links_on", "links_off", "shared"]
 
     def test_no_new_links_while_the_policy_is_off(self) -> None:
         self.client.force_login(self.alice)
