@@ -16,6 +16,7 @@ from catalog.models import Accelerator, LLMModel
 from estimator.api import RequestError
 from sizing_site.configurator import selectors as configurator
 from sizing_site.configurator.forms import ConfigureForm
+from sizing_site.explore import selectors as explore
 from sizing_site.reports.models import ActivityEntry, SavedConfiguration, ShareLink, SharePolicy
 from sizing_site.tenancy.access import Tenant
 
@@ -201,3 +202,21 @@ def shared_configuration(*, token: str) -> SavedConfiguration:
 
 def activity_list(*, tenant: Tenant, limit: int = 200) -> QuerySet[ActivityEntry]:
     return tenant.scoped(ActivityEntry).select_related("actor")[:limit]
+
+
+def saved_compare_rows(*, configurations: list[SavedConfiguration]) -> list[explore.CompareRow]:
+    """The explore compare page's rows (best values marked), from the frozen snapshots:
+    nothing is recomputed, no catalog row is read."""
+    columns = [
+        explore.CompareColumn(
+            model=LLMModel(slug=c.model_slug, name=c.snapshot["model"]["name"]),
+            accelerator=Accelerator(
+                slug=c.accelerator_slug, name=c.snapshot["accelerator"]["name"]
+            ),
+            quant=c.snapshot["setup"]["quant"],
+            gpus=c.snapshot["setup"]["gpus"],
+            result=c.snapshot["result"],
+        )
+        for c in configurations
+    ]
+    return explore.compare_rows(columns)

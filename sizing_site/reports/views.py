@@ -208,14 +208,11 @@ def compare(request: HttpRequest, org_slug: str) -> HttpResponse:
     tenant = tenant_for(request.user, org_slug)
     codes = request.GET.getlist("c")
     # Too few or too many: the page says so (with a way back) rather than guessing.
-    rows = []
+    rows: list[SavedConfiguration] = []
     if 2 <= len(set(codes)) <= 4:
         rows = selectors.saved_configurations_by_codes(tenant=tenant, codes=codes)
-    figures = [
-        {"key": path, "values": [selectors.figure(r.snapshot["result"], path) for r in rows]}
-        for path in selectors.FIGURES
-    ]
-    context = {"tenant": tenant, "rows": rows, "figures": figures}
+    figures = selectors.saved_compare_rows(configurations=rows)
+    context = {"tenant": tenant, "configurations": rows, "rows": figures}
     return render(request, "reports/compare.html", context)
 
 

@@ -220,7 +220,14 @@ class ListTests(ReportsTestCase):
         url = self.url("compare", "org-a") + f"?c={self.saved.code}&c={other.code}"
         response = self.client.get(url)
         assert response.status_code == 200
-        assert [r.name for r in response.context["rows"]] == ["2x MLU590 at 32K", "second"]
+        assert [r.name for r in response.context["configurations"]] == [
+            "2x MLU590 at 32K",
+            "second",
+        ]
+        rows = {row.label: row for row in response.context["rows"]}
+        decode = self.saved.snapshot["result"]["decode_tokens_per_s"]
+        assert rows["decode"].values[0] == decode
+        assert "Needed per GPU" in response.content.decode()
 
     def test_compare_with_a_tampered_code_is_404(self) -> None:
         self.client.force_login(self.bob)
