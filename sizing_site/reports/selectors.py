@@ -164,6 +164,22 @@ def configuration_changes(
     return today, rows
 
 
+def catalog_changes(*, saved: dict[str, Any], today: dict[str, Any]) -> list[dict[str, Any]]:
+    """The catalog figures that differ between the saved snapshot and today's."""
+    pairs = [
+        (f"accelerator.{k}", saved["accelerator"].get(k), today["accelerator"].get(k))
+        for k in today["accelerator"]
+    ]
+    pairs += [
+        (f"model.{k}", saved["model"].get(k), today["model"].get(k))
+        for k in ("params_total", "params_active", "config_hash")
+    ]
+    pairs.append(
+        ("measured_weights_bytes", saved["measured_weights_bytes"], today["measured_weights_bytes"])
+    )
+    return [{"key": key, "old": old, "new": new} for key, old, new in pairs if old != new]
+
+
 def share_link_list(*, tenant: Tenant) -> QuerySet[ShareLink]:
     """The org's active links (not revoked, not expired), one query."""
     now = timezone.now()

@@ -123,6 +123,8 @@ def recompute(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
         "recompute": True,
         "today": today,
         "changes": changes,
+        "catalog_changes": today
+        and selectors.catalog_changes(saved=configuration.snapshot, today=today),
     }
     return render(request, REPORT, context)
 

@@ -114,6 +114,9 @@ class SnapshotTests(ReportsTestCase):
         assert decode["change"] == (decode["new"] - old) / old * 100
         assert not rows["weights_bytes"]["changed"]
         assert b'class="changed"' in response.content
+        assert response.context["catalog_changes"] == [
+            {"key": "accelerator.bandwidth_gbps", "old": 2048, "new": 4096}
+        ]
         # The frozen snapshot itself is untouched.
         self.saved.refresh_from_db()
         assert self.saved.snapshot["result"]["decode_tokens_per_s"]["estimate"] == old
