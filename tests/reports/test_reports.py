@@ -114,6 +114,7 @@ class SnapshotTests(ReportsTestCase):
         assert decode["change"] == (decode["new"] - old) / old * 100
         assert not rows["weights_bytes"]["changed"]
         assert b'class="changed"' in response.content
+        assert "Decode, one sequence (tok/s)" in response.content.decode()
         assert response.context["catalog_changes"] == [
             {"key": "accelerator.bandwidth_gbps", "old": 2048, "new": 4096}
         ]
