@@ -5,10 +5,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.contrib.auth.models import User
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone, translation
 
 from sizing_site.reports.models import ActivityEntry, ShareLink
+from sizing_site.reports.services import share_link_create
+from sizing_site.tenancy.access import tenant_for
 from tests.reports.base import ReportsTestCase
 
 
@@ -114,3 +118,24 @@ class ShareLifecycleTests(ReportsTestCase):
         self.client.force_login(self.alice)
         response = self.client.get(self.url("activity", "org-a"))
         assert [e.action for e in response.context["entries"]] == ["shared", "saved"]
+
+
+class FlatQueryTests(ReportsTestCase):
+    def count(self, url: str) -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            assert self.client.get(url).status_code == 200
+        return len(ctx.captured_queries)
+
+    def test_the_links_and_activity_pages_stay_flat(self) -> None:
+        tenant = tenant_for(self.alice, "org-a")
+        self.client.force_login(self.alice)
+        counts = []
+        for n in (2, 20):
+            while ShareLink.objects.for_organization(self.org_a).count() < n:
+                share_link_create(
+                    tenant=tenant, user=self.alice, configuration=self.saved, expires_at=None
+                )
+            counts.append(
+                (self.count(self.url("links", "org-a")), self.count(self.url("activity", "org-a")))
+            )
+        assert counts[0] == counts[1], counts
