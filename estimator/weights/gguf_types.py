@@ -9,6 +9,7 @@ tensor_allows_quantization, llama_tensor_get_type_impl, tensor_type_fallback
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from estimator.model import ModelSpec, Tensor
 
@@ -176,8 +177,12 @@ def use_more_bits(i: int, n: int) -> bool:
     return i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
 
 
+@lru_cache(maxsize=65536)
 def category(name: str) -> str:
-    """tensor_get_category on a llama.cpp tensor name (without the .weight suffix)."""
+    """tensor_get_category on a llama.cpp tensor name (without the .weight suffix).
+
+    Cached: a catalog sweep asks it for every tensor of every model under every file type,
+    and a name's category never changes."""
     base = name.rsplit(".", 1)[-1] if name.startswith("blk.") else name
     if name in ("output", "token_embd"):
         return name
