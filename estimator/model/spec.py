@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 # Tensor kinds that belong to the multimodal towers, not the text model.
 MULTIMODAL_KINDS = frozenset({"vision", "projector", "audio"})
@@ -104,12 +105,13 @@ class ModelSpec:
     tensors: tuple[Tensor, ...]
     notes: tuple[str, ...]
 
-    @property
+    # Cached: weights sizing reads these once per file type; the fields never change.
+    @cached_property
     def text_tensors(self) -> tuple[Tensor, ...]:
         """Tensors of the text model (everything except vision/audio towers and projectors)."""
         return tuple(t for t in self.tensors if t.kind not in MULTIMODAL_KINDS)
 
-    @property
+    @cached_property
     def multimodal_tensors(self) -> tuple[Tensor, ...]:
         """Vision/audio encoder and projector tensors (llama.cpp's mmproj file)."""
         return tuple(t for t in self.tensors if t.kind in MULTIMODAL_KINDS)

@@ -166,10 +166,15 @@ def make_ctx(model: ModelSpec, ftype: str, imatrix: bool) -> Ctx:
 def allows_quantization(t: Tensor) -> bool:
     """tensor_allows_quantization: 2-D/3-D weights only; not norms, biases, router,
     ssm_conv1d or position embeddings. Those stay as converted (F32)."""
-    if not t.is_matrix or t.name.endswith(".bias"):
+    return t.is_matrix and _quantizable_name(t.name)
+
+
+@lru_cache(maxsize=65536)
+def _quantizable_name(name: str) -> bool:
+    if name.endswith(".bias"):
         return False
     excluded = ("_norm", "ffn_gate_inp", "ssm_conv1d", "position_embd", "patch_embd")
-    return not any(key in t.name for key in excluded)
+    return not any(key in name for key in excluded)
 
 
 def use_more_bits(i: int, n: int) -> bool:
