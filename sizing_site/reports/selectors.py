@@ -10,6 +10,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from catalog import adapters
 from catalog.models import Accelerator, LLMModel
@@ -164,8 +165,25 @@ def configuration_changes(
     return today, rows
 
 
+# Row labels of the catalog-changes table (the same words as the catalog pages).
+CATALOG_FIGURE_LABELS = {
+    "accelerator.name": _("Name"),
+    "accelerator.slug": _("slug"),
+    "accelerator.memory_gb": _("Memory (GB)"),
+    "accelerator.bandwidth_gbps": _("Bandwidth (GB/s)"),
+    "accelerator.fp16_tflops": _("FP16 TFLOPS"),
+    "accelerator.price_usd": _("Price (USD)"),
+    "accelerator.tdp_w": _("TDP (W)"),
+    "model.params_total": _("Parameters (counted)"),
+    "model.params_active": _("Active parameters (counted)"),
+    "model.config_hash": _("config.json"),
+    "measured_weights_bytes": _("measured size (bytes)"),
+}
+
+
 def catalog_changes(*, saved: dict[str, Any], today: dict[str, Any]) -> list[dict[str, Any]]:
-    """The catalog figures that differ between the saved snapshot and today's."""
+    """The catalog figures that differ between the saved snapshot and today's, each with
+    its label (the key itself when a new snapshot field has none yet)."""
     pairs = [
         (f"accelerator.{k}", saved["accelerator"].get(k), today["accelerator"].get(k))
         for k in today["accelerator"]
@@ -177,7 +195,11 @@ def catalog_changes(*, saved: dict[str, Any], today: dict[str, Any]) -> list[dic
     pairs.append(
         ("measured_weights_bytes", saved["measured_weights_bytes"], today["measured_weights_bytes"])
     )
-    return [{"key": key, "old": old, "new": new} for key, old, new in pairs if old != new]
+    return [
+        {"key": key, "label": CATALOG_FIGURE_LABELS.get(key, key), "old": old, "new": new}
+        for key, old, new in pairs
+        if old != new
+    ]
 
 
 def share_link_list(*, tenant: Tenant) -> QuerySet[ShareLink]:

@@ -115,8 +115,16 @@ class SnapshotTests(ReportsTestCase):
         assert not rows["weights_bytes"]["changed"]
         assert b'class="changed"' in response.content
         assert "Decode, one sequence (tok/s)" in response.content.decode()
+        # The changed catalog figure is shown by its label and localised: 2,048 -> 4,096.
+        assert "<th>Bandwidth (GB/s)</th>" in response.content.decode()
+        assert "4,096" in response.content.decode()
         assert response.context["catalog_changes"] == [
-            {"key": "accelerator.bandwidth_gbps", "old": 2048, "new": 4096}
+            {
+                "key": "accelerator.bandwidth_gbps",
+                "label": "Bandwidth (GB/s)",
+                "old": 2048,
+                "new": 4096,
+            }
         ]
         # The frozen snapshot itself is untouched.
         self.saved.refresh_from_db()
