@@ -10,13 +10,21 @@ from django.utils import formats
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from estimator.units import GB, GIB
+
 register = template.Library()
 
 
 @register.filter
-def gb(n_bytes: int | None) -> float | None:
+def gb(n_bytes: int | float | None) -> float | None:
     """Bytes to decimal gigabytes (10^9), as vendors and Hugging Face listings count."""
-    return None if n_bytes is None else n_bytes / 1e9
+    return None if n_bytes is None else n_bytes / GB
+
+
+@register.filter
+def gib(n_bytes: int | float | None) -> float | None:
+    """Bytes to binary gibibytes (2^30), as nvidia-smi and the engines' logs count."""
+    return None if n_bytes is None else n_bytes / GIB
 
 
 @register.filter

@@ -1,18 +1,11 @@
-"""Unit conversions for the configurator; the templates localise the numbers."""
+"""Unit conversions for the configurator (bytes: catalog_units); the templates localise
+the numbers."""
 
 from __future__ import annotations
 
 from django import template
 
 register = template.Library()
-
-GIB = 2**30
-
-
-@register.filter
-def gib(n_bytes: int | float | None) -> float | None:
-    """Bytes to binary gibibytes (2^30), as nvidia-smi and the engines' logs count."""
-    return None if n_bytes is None else n_bytes / GIB
 
 
 @register.filter

@@ -1,4 +1,4 @@
-"""Links and units for the explore pages; the templates localise the numbers."""
+"""Links for the explore pages (units: catalog_units)."""
 
 from __future__ import annotations
 
@@ -20,12 +20,6 @@ def configure_url(model_slug: str, accelerator_slug: str, quant: str | None, ctx
     if quant:
         params["quant"] = quant
     return f"{url}?{urlencode(params)}"
-
-
-@register.filter
-def gib(n_bytes: int | None) -> float | None:
-    """Bytes to binary gibibytes (2^30), as llama.cpp and nvidia-smi report memory."""
-    return None if n_bytes is None else n_bytes / 2**30
 
 
 @register.simple_tag(takes_context=True)
