@@ -577,11 +577,10 @@ def _best_fit(rows: Sequence[SweepRow]) -> CardFit:
 
 
 def usd_per_token_per_s(price_usd: float | None, fit: CardFit) -> float | None:
-    """Purchase price per decode tok/s of one sequence (lower is better); None without a
+    """Purchase price per decode tok/s of one sequence (estimator.cost); None without a
     price or a fit."""
-    if not price_usd or fit.decode_tokens_per_s is None:
-        return None
-    return price_usd / fit.decode_tokens_per_s.estimate
+    speed = fit.decode_tokens_per_s
+    return cost.usd_per_tokens_per_s(price_usd, speed.estimate if speed else None)
 
 
 def explore_context_limit(model: LLMModel) -> int:

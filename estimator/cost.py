@@ -22,6 +22,33 @@ def usd_per_million_tokens(usd_per_hour: float, tokens_per_s: float) -> float:
     return usd_per_hour / (tokens_per_s * 3600) * 1e6
 
 
+def usd_per_tokens_per_s(purchase_usd: float | None, tokens_per_s: float | None) -> float | None:
+    """Purchase price per decode tok/s (lower is better value): purchase_usd / tokens_per_s.
+    None without a price or a speed."""
+    if not purchase_usd or not tokens_per_s:
+        return None
+    return purchase_usd / tokens_per_s
+
+
+# What a GPU needs around it to serve: CPU, board, memory, power supply, storage, case.
+# Basis (an assumption, list prices of a current workstation platform without GPU):
+# 16-core desktop CPU ~550 USD, board ~300, 128 GB DDR5 ~350, 1,200 W PSU ~200, 2 TB NVMe
+# ~150, case and cooling ~200 = ~1,750, rounded up to 2,000 USD; while the GPUs decode the
+# host draws ~150 W (the CPU mostly idles). A multi-GPU server costs more.
+HOST_ALLOWANCE_USD = 2000
+HOST_POWER_W = 150
+
+
+def system_purchase_usd(unit_price_usd: float | None, count: int) -> float | None:
+    """unit price x count + HOST_ALLOWANCE_USD; None without a unit price."""
+    return unit_price_usd * count + HOST_ALLOWANCE_USD if unit_price_usd else None
+
+
+def system_power_w(unit_power_w: float | None, count: int) -> float | None:
+    """unit power (TDP) x count + HOST_POWER_W; None without a unit power."""
+    return unit_power_w * count + HOST_POWER_W if unit_power_w else None
+
+
 @dataclass(frozen=True)
 class Ownership:
     """Owning hardware: purchase, power and how it is used."""

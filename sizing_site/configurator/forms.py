@@ -10,6 +10,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from catalog.adapters import GGUF_QUANTS, Setup
+from estimator import cost
 from estimator.api.schema import KV_DTYPES
 from estimator.weights import HF_FORMATS
 
@@ -103,14 +104,10 @@ class ConfigureForm(forms.Form):
         )
 
 
-# Rent vs buy. The host is what a GPU needs around it to serve: CPU, board, memory, power
-# supply, storage, case. Basis (an assumption, list prices of a current workstation
-# platform without GPU): 16-core desktop CPU ~550 USD, board ~300, 128 GB DDR5 ~350,
-# 1,200 W PSU ~200, 2 TB NVMe ~150, case and cooling ~200 = ~1,750, rounded up to 2,000 USD;
-# while the GPUs decode the host draws ~150 W (the CPU mostly idles). A multi-GPU server
-# costs more: the field is there to be overwritten.
-HOST_ALLOWANCE_USD = 2000
-HOST_POWER_W = 150
+# Rent vs buy: the host allowance and its basis are estimator.cost's (system_purchase_usd,
+# system_power_w); a multi-GPU server costs more, so the fields can be overwritten.
+HOST_ALLOWANCE_USD = cost.HOST_ALLOWANCE_USD
+HOST_POWER_W = cost.HOST_POWER_W
 # An assumption, the estimator's own default; for scale, the US residential average was
 # about 0.16 USD/kWh in 2024 (EIA, Electric Power Monthly, table 5.3).
 DEFAULT_USD_PER_KWH = 0.15
@@ -140,8 +137,8 @@ class RentBuyForm(forms.Form):
         while the catalog lacks a default and the visitor has not sent the form."""
         defaults: dict[str, Any] = {
             "hours": DEFAULT_HOURS_PER_DAY,
-            "hw_usd": price_usd * gpus + HOST_ALLOWANCE_USD if price_usd else None,
-            "power_w": tdp_w * gpus + HOST_POWER_W if tdp_w else None,
+            "hw_usd": cost.system_purchase_usd(price_usd, gpus),
+            "power_w": cost.system_power_w(tdp_w, gpus),
             "kwh_usd": DEFAULT_USD_PER_KWH,
             "pue": DEFAULT_PUE,
         }

@@ -2,7 +2,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from estimator.cost import Ownership, rent_vs_buy, usd_per_million_tokens
+from estimator.cost import (
+    Ownership,
+    rent_vs_buy,
+    system_power_w,
+    system_purchase_usd,
+    usd_per_million_tokens,
+    usd_per_tokens_per_s,
+)
 
 
 def test_it_prices_a_million_output_tokens():
@@ -56,3 +63,16 @@ def test_it_counts_only_the_hours_used():
 @given(st.floats(0.1, 100), st.floats(1, 1e5), st.floats(1.01, 10))
 def test_it_costs_less_per_token_when_faster(price, tps, factor):
     assert usd_per_million_tokens(price, tps * factor) < usd_per_million_tokens(price, tps)
+
+
+def test_the_owned_system_adds_the_host_to_the_gpus() -> None:
+    # 2 x 10,000 USD + 2,000 USD host = 22,000 USD; 2 x 350 W + 150 W host = 850 W
+    assert system_purchase_usd(10_000, 2) == 22_000
+    assert system_power_w(350, 2) == 850
+    assert system_purchase_usd(None, 2) is None and system_power_w(None, 2) is None
+
+
+def test_purchase_price_per_token_per_second() -> None:
+    # 1,600 USD / 128 tok/s = 12.5 USD per tok/s
+    assert usd_per_tokens_per_s(1600, 128) == 12.5
+    assert usd_per_tokens_per_s(None, 128) is None and usd_per_tokens_per_s(1600, None) is None
