@@ -583,14 +583,6 @@ def usd_per_token_per_s(price_usd: float | None, fit: CardFit) -> float | None:
     return cost.usd_per_tokens_per_s(price_usd, speed.estimate if speed else None)
 
 
-def explore_context_limit(model: LLMModel) -> int:
-    """The longest context the estimator accepts for this model (its config's maximum);
-    raises RequestError for a config it cannot parse."""
-    probe = {"memory_gb": 1, "bandwidth_gbps": 1}
-    request = parse_request({"model": {"hf_config": model.config}, "device": probe})
-    return parsed_model(request).max_context_tokens
-
-
 # --- cost: cloud offers and owning the hardware (estimator.cost) --------------------------
 
 

@@ -44,9 +44,11 @@ def _echo(form: ExploreForm) -> dict[str, object]:
 def model_gpus(request: HttpRequest, model_slug: str) -> HttpResponse:
     try:
         model = selectors.explore_model(slug=model_slug)
-        max_context = adapters.explore_context_limit(model)
-    except (LLMModel.DoesNotExist, RequestError):
+    except LLMModel.DoesNotExist:
         raise Http404 from None
+    max_context = adapters.model_context_limit(model)
+    if max_context is None:  # a config the estimator cannot read: nothing to size
+        raise Http404
     cards = selectors.sweep_accelerators()
     ladder = selectors.quant_ladder()
     vendors = sorted({card.vendor for card in cards})
