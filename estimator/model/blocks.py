@@ -82,6 +82,27 @@ class Mamba2:
 
 
 @dataclass(frozen=True)
+class Lightning:
+    """MiniMax lightning attention (MiniMax-Text-01 / MiniMax-M1): linear attention with a
+    per-head exponential decay, n_heads x head_dim for q, k and v alike."""
+
+    n_heads: int
+    head_dim: int
+
+    @property
+    def inner_dim(self) -> int:
+        return self.n_heads * self.head_dim
+
+    @property
+    def state_bytes_per_seq(self) -> int:
+        """Fixed state per sequence: one head_dim x head_dim kv matrix per head, f32 as the
+        reference modeling_minimax_m1.py keeps it (no conv state). MiniMax-M1: 64 x 128 x
+        128 x 4 = 4,194,304 bytes per lightning layer. vLLM keeps it in the model dtype
+        (half of this)."""
+        return self.n_heads * self.head_dim * self.head_dim * F32_BYTES
+
+
+@dataclass(frozen=True)
 class Indexer:
     """DeepSeek sparse attention (DSA) lightning indexer of DeepSeek-V3.2 and GLM-5.
 
@@ -99,11 +120,13 @@ class AttnPlan:
     """Attention projections of one block.
 
     style: "gqa" (separate q/k/v/o), "fused_qkv" (phi3's attn_qkv), "mla", "deltanet",
-    "mamba2" (Mamba2 mixer instead of attention), "none" (no mixer: DeciLM no_op attention,
-    Nemotron-H MLP-only layers).
+    "mamba2" (Mamba2 mixer instead of attention), "lightning" (MiniMax linear attention),
+    "none" (no mixer: DeciLM no_op attention, Nemotron-H MLP-only layers).
     gated_q: Qwen3-Next's full-attention q projection carries an output gate (2x rows).
     k_eq_v: Gemma 4 full-attention layers use K as V (no attn_v tensor).
     linear_o: DeciLM replace_with_linear: a single hidden x hidden matrix, nothing cached.
+    shares_kv: cross-layer attention (Hunyuan CLA): q and o only, K and V reused from an
+    earlier layer, so the block caches nothing of its own.
     """
 
     style: str
@@ -122,6 +145,8 @@ class AttnPlan:
     indexer: Indexer | None = None
     mamba: Mamba2 | None = None
     linear_o: bool = False
+    lightning: Lightning | None = None
+    shares_kv: bool = False
 
 
 @dataclass(frozen=True)
@@ -169,12 +194,15 @@ def _t(name: str, shape: tuple[int, ...], layer: int | None, kind: str) -> Tenso
 
 def _gqa_tensors(i: int, hidden: int, a: AttnPlan) -> list[Tensor]:
     """q (heads x head_dim, x2 when gated), k and v (kv_heads x head_dim) rows of length
-    hidden, attn_output (hidden rows of heads x head_dim_v); optional biases, QK-norm, sinks."""
+    hidden, attn_output (hidden rows of heads x head_dim_v); optional biases, QK-norm, sinks.
+    A shares_kv (CLA) block has no k and v projections."""
     p = f"blk.{i}."
     q_rows = a.n_heads * a.head_dim * (2 if a.gated_q else 1)
     k_rows = a.n_kv_heads * a.head_dim
     v_rows = a.n_kv_heads * a.head_dim_v
-    if a.style == "fused_qkv":
+    if a.shares_kv:
+        out = [_t(p + "attn_q", (q_rows, hidden), i, "attn")]
+    elif a.style == "fused_qkv":
         out = [_t(p + "attn_qkv", (q_rows + k_rows + v_rows, hidden), i, "attn")]
     else:
         out = [
@@ -185,11 +213,12 @@ def _gqa_tensors(i: int, hidden: int, a: AttnPlan) -> list[Tensor]:
             out.append(_t(p + "attn_v", (v_rows, hidden), i, "attn"))
     out.append(_t(p + "attn_output", (hidden, a.n_heads * a.head_dim_v), i, "attn"))
     if a.qkv_bias:
-        out += [
-            _t(p + "attn_q.bias", (q_rows,), i, "bias"),
-            _t(p + "attn_k.bias", (k_rows,), i, "bias"),
-            _t(p + "attn_v.bias", (v_rows,), i, "bias"),
-        ]
+        out.append(_t(p + "attn_q.bias", (q_rows,), i, "bias"))
+        if not a.shares_kv:
+            out += [
+                _t(p + "attn_k.bias", (k_rows,), i, "bias"),
+                _t(p + "attn_v.bias", (v_rows,), i, "bias"),
+            ]
     if a.o_bias:
         out.append(_t(p + "attn_output.bias", (hidden,), i, "bias"))
     if a.qk_norm:
@@ -279,6 +308,21 @@ def _deltanet_tensors(i: int, hidden: int, lin: LinearAttn) -> list[Tensor]:
     ]
 
 
+def _lightning_tensors(i: int, hidden: int, la: Lightning) -> list[Tensor]:
+    """MiniMax lightning attention (modeling_minimax_m1.py MiniMaxM1LightningAttention):
+    qkv_proj (3 x inner rows), output_gate (inner rows, a sigmoid gate on the output), an
+    RMSNorm over all heads (inner), out_proj (hidden x inner); no biases. Named with
+    llama.cpp's generic tensor names; the minimax-01 converter's own names were not checked
+    (element counts do not depend on them)."""
+    p = f"blk.{i}."
+    return [
+        _t(p + "attn_qkv", (3 * la.inner_dim, hidden), i, "attn"),
+        _t(p + "attn_gate", (la.inner_dim, hidden), i, "attn"),
+        _t(p + "attn_sub_norm", (la.inner_dim,), i, "attn_norm"),
+        _t(p + "attn_output", (hidden, la.inner_dim), i, "attn"),
+    ]
+
+
 def _dense_ffn(i: int, hidden: int, f: FfnPlan) -> list[Tensor]:
     """gate and up (width x hidden), down (hidden x width); phi3 fuses gate+up (2 x width)."""
     p = f"blk.{i}."
@@ -353,6 +397,8 @@ def _mixer_tensors(i: int, hidden: int, a: AttnPlan) -> list[Tensor]:
         return _deltanet_tensors(i, hidden, a.linear)
     if a.style == "mamba2" and a.mamba is not None:
         return _mamba_tensors(i, hidden, a.mamba, a.qkv_bias)
+    if a.style == "lightning" and a.lightning is not None:
+        return _lightning_tensors(i, hidden, a.lightning)
     return _gqa_tensors(i, hidden, a)
 
 
@@ -391,9 +437,10 @@ def global_tensors(vocab: int, hidden: int, tied: bool) -> list[Tensor]:
 def layer_spec(i: int, plan: BlockPlan) -> LayerSpec:
     """The LayerSpec of block i (see LayerSpec for the MLA and linear conventions).
 
-    Mamba2 layers are "linear" with their f32 state; layers without attention (DeciLM
-    no_op / replace_with_linear, Nemotron-H MLP and MoE layers) are "linear" with a zero
-    state, so cache sizers give them no cells and no state."""
+    Mamba2 and lightning layers are "linear" with their f32 state; layers without attention
+    (DeciLM no_op / replace_with_linear, Nemotron-H MLP and MoE layers) and CLA layers that
+    read an earlier layer's K and V are "linear" with a zero state, so cache sizers give
+    them no cells and no state."""
     a = plan.attn
     is_moe = plan.ffn.n_experts > 0
     if a.style == "mla" and a.mla is not None:
@@ -405,8 +452,10 @@ def layer_spec(i: int, plan: BlockPlan) -> LayerSpec:
         return LayerSpec(i, "linear", None, 0, 0, 0, is_moe, a.linear.state_bytes_per_seq)
     if a.style == "mamba2" and a.mamba is not None:
         return LayerSpec(i, "linear", None, 0, 0, 0, is_moe, a.mamba.state_bytes_per_seq)
-    if a.style == "none" or a.linear_o:
-        # No mixer that looks back: nothing cached per token or per sequence.
+    if a.style == "lightning" and a.lightning is not None:
+        return LayerSpec(i, "linear", None, 0, 0, 0, is_moe, a.lightning.state_bytes_per_seq)
+    if a.style == "none" or a.linear_o or a.shares_kv:
+        # No mixer that looks back, or one reading another layer's cache: nothing of its own.
         return LayerSpec(i, "linear", None, 0, 0, 0, is_moe, 0)
     return LayerSpec(
         i, plan.attention, plan.window_tokens, a.n_kv_heads, a.head_dim, a.head_dim_v, is_moe

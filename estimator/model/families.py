@@ -76,7 +76,10 @@ def parse_olmo2(cfg: Config, model_type: str) -> TextArch:
 
 
 def parse_smollm3(cfg: Config, model_type: str) -> TextArch:
-    """smollm3: Llama layout; NoPE layers (no_rope_layers) change no weights."""
+    """smollm3: Llama layout; NoPE layers (no_rope_layers) change no weights. An absent
+    tie_word_embeddings means tied (transformers SmolLM3Config default True)."""
+    if cfg.get("tie_word_embeddings") is None:
+        cfg = {**cfg, "tie_word_embeddings": True}
     return replace(dense.parse_llama(cfg, "llama"), model_type=model_type, gguf_arch="smollm3")
 
 

@@ -1,10 +1,13 @@
 """Parsers for hybrid and heterogeneous decoders: qwen3_5 / qwen3_5_moe (Gated DeltaNet +
-gated attention, like qwen3_next), nemotron_h (Mamba2 + attention + MLP/MoE layers) and
-DeciLM / nemotron-nas (per-layer block_configs).
+gated attention, like qwen3_next), nemotron_h (Mamba2 + attention + MLP/MoE layers),
+minimax_m1 (lightning + softmax attention, MoE) and DeciLM / nemotron-nas (per-layer
+block_configs).
 
 Sources: transformers models/qwen3_5, qwen3_next, nemotron_h (NemotronHConfig,
 NemotronHMamba2Mixer, NemotronHMOE), NVIDIA's modeling_decilm.py (DeciLMConfig
-block_configs, _ffn_mult_to_intermediate_size); llama.cpp llama-arch.cpp for gguf names.
+block_configs, _ffn_mult_to_intermediate_size), MiniMax-AI/MiniMax-M1's
+modeling_minimax_m1.py and configuration_minimax_m1.py; llama.cpp llama-arch.cpp for gguf
+names.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from estimator.model import moe
-from estimator.model.blocks import AttnPlan, BlockPlan, FfnPlan, LinearAttn, Mamba2
+from estimator.model.blocks import AttnPlan, BlockPlan, FfnPlan, Lightning, LinearAttn, Mamba2
 from estimator.model.dense import gqa, layer_types
 from estimator.model.fields import Config, get_bool, get_int, get_opt_int, get_str_list, get_sub
 from estimator.model.spec import ConfigError
@@ -29,6 +32,9 @@ NEMOTRON_H = Defaults(
 DECI = Defaults(
     "transformers LlamaConfig (DeciLM is a pruned Llama)", 32000, 4096, 11008, 32, 32, None, 2048
 )
+# MiniMaxM1Config constructor defaults (configuration_minimax_m1.py): vocab 32000, hidden
+# 4096, intermediate 14336, 32 layers, 32 heads, kv 8, max 4096 x 32; 8 experts, top-2.
+MINIMAX_M1 = Defaults("MiniMaxM1Config", 32000, 4096, 14336, 32, 32, 8, 131072)
 NEMOTRON_CHARS = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
 
 
@@ -221,3 +227,47 @@ def parse_deci(cfg: Config, model_type: str) -> TextArch:
     c = replace(c, n_kv_heads=kv or c.n_heads, intermediate=max(b.ffn.width for b in blocks))
     notes = ("per-layer block_configs (no_op attention layers hold no KV cache)",)
     return TextArch(model_type, "deci", c, tuple(blocks), notes=notes)
+
+
+def minimax_attention_kinds(cfg: Config, n_layers: int) -> list[str]:
+    """Per layer "lightning" or "softmax": attn_type_list (0 = lightning, 1 = softmax, as
+    MiniMaxM1Model picks MiniMaxM1LightningAttention / MiniMaxM1FlashAttention2), else
+    layer_types ("linear_attention" / "full_attention")."""
+    codes = cfg.get("attn_type_list")
+    if isinstance(codes, list):
+        kinds = ["softmax" if code == 1 else "lightning" for code in codes]
+    else:
+        kinds = [
+            "lightning" if t == "linear_attention" else "softmax"
+            for t in layer_types(cfg, n_layers) or []
+        ]
+    if len(kinds) != n_layers:
+        raise ConfigError("attn_type_list", f"needs one entry per layer ({n_layers})")
+    return kinds
+
+
+def parse_minimax_m1(cfg: Config, model_type: str) -> TextArch:
+    """minimax_m1 (MiniMax-M1, same layout as MiniMax-Text-01): lightning attention layers
+    (fixed f32 state, no per-token cache) and GQA softmax layers per attn_type_list; every
+    layer MoE (num_local_experts of intermediate_size, top num_experts_per_tok); with
+    shared_intermediate_size > 0 a shared MLP of intermediate_size behind a sigmoid gate.
+    max_position_embeddings is taken as given (10,240,000 in the release config)."""
+    c = read_common(cfg, MINIMAX_M1)
+    n = get_int(cfg, "num_local_experts", 8)
+    k = min(get_int(cfg, "num_experts_per_tok", 2), n)
+    shared = c.intermediate if get_int(cfg, "shared_intermediate_size", 0, minimum=0) else 0
+    ffn = FfnPlan(
+        n_experts=n, expert_width=c.intermediate, shared_width=shared, shared_gate=bool(shared)
+    )
+    lightning = AttnPlan("lightning", 0, 0, 0, 0, lightning=Lightning(c.n_heads, c.head_dim))
+    plans = {
+        "lightning": BlockPlan("linear", None, lightning, ffn),
+        "softmax": BlockPlan("full", None, gqa(c), ffn),
+    }
+    blocks = tuple(plans[kind] for kind in minimax_attention_kinds(cfg, c.n_layers))
+    moe_counts = MoE(n, k, 1 if shared else 0, c.intermediate)
+    notes = (
+        f"defaults: {MINIMAX_M1.source}",
+        "lightning attention state per sequence in f32 (the reference code's kv matrix)",
+    )
+    return TextArch(model_type, "minimax-01", c, blocks, moe_counts, notes=notes)

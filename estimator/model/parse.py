@@ -46,6 +46,7 @@ PARSERS: dict[str, Parser] = {
     "qwen3_5_moe": hybrid.parse_qwen3_5,
     "qwen3_5_moe_text": hybrid.parse_qwen3_5,
     "nemotron_h": hybrid.parse_nemotron_h,
+    "minimax_m1": hybrid.parse_minimax_m1,
     "deci": hybrid.parse_deci,
     "nemotron-nas": hybrid.parse_deci,
     "mimo": families.parse_mimo,
@@ -63,6 +64,7 @@ PARSERS: dict[str, Parser] = {
     "gemma4_text": sparse.parse_gemma4,
     "ernie4_5_moe": sparse.parse_ernie_moe,
     "hunyuan_v1_moe": sparse.parse_hunyuan_moe,
+    "hunyuan": sparse.parse_hunyuan_moe,
 }
 
 # Wrappers whose text model lives under text_config (Gemma3ForConditionalGeneration,

@@ -1,10 +1,11 @@
 """Parsers for newer mixture-of-experts decoders: minimax_m2, glm_moe_dsa and deepseek_v32
 (MLA + DeepSeek sparse-attention indexer), mimo_v2_flash, gemma4, ernie4_5_moe,
-hunyuan_v1_moe.
+hunyuan_v1_moe and hunyuan (its original remote-code name).
 
 Sources: transformers models/<name>/modeling_<name>.py and configuration_<name>.py
 (MiniMaxM2, GlmMoeDsa, Gemma4, Ernie4_5_Moe, HunYuanMoEV1), DeepSeek-V3.2-Exp
-inference/model.py (Indexer), vLLM models/mimo_v2_flash.py; gguf names from llama.cpp
+inference/model.py (Indexer), vLLM models/mimo_v2_flash.py, Tencent's remote-code
+hunyuan.py / modeling_hunyuan.py (Hunyuan-A13B GitHub release); gguf names from llama.cpp
 src/llama-arch.cpp (minimax-m2, glm-dsa, mimo2, gemma4, ernie4_5-moe, hunyuan-moe).
 """
 
@@ -281,24 +282,61 @@ def _per_layer(cfg: Config, key: str, default: int, n_layers: int) -> list[int]:
     return [get_int(cfg, key, default, minimum=0)] * n_layers
 
 
-def parse_hunyuan_moe(cfg: Config, model_type: str) -> TextArch:
-    """hunyuan_v1_moe (Hunyuan-A13B): every layer MoE; num_experts; moe_topk,
-    moe_intermediate_size and num_shared_expert per layer (int or list); shared MLP of
-    num_shared_expert x intermediate_size; QK-norm when use_qk_norm."""
-    c = read_common(cfg, HUNYUAN_MOE)
-    n = get_int(cfg, "num_experts", 64)
-    topk = _per_layer(cfg, "moe_topk", 8, c.n_layers)
-    widths = _per_layer(cfg, "moe_intermediate_size", c.intermediate, c.n_layers)
-    shared = _per_layer(cfg, "num_shared_expert", 1, c.n_layers)
-    attn = gqa(c, qk_norm=get_bool(cfg, "use_qk_norm", True))
-    blocks = tuple(
-        BlockPlan(
-            "full",
-            None,
-            attn,
-            FfnPlan(n_experts=n, expert_width=w, shared_width=s * c.intermediate),
+def _hunyuan_common(cfg: Config) -> Common:
+    """read_common, taking head_dim from attention_head_dim (the original remote-code
+    config's key) when head_dim is absent."""
+    if cfg.get("head_dim") is None and cfg.get("attention_head_dim") is not None:
+        cfg = {**cfg, "head_dim": cfg["attention_head_dim"]}
+    return read_common(cfg, HUNYUAN_MOE)
+
+
+def _cla_layers(cfg: Config, n_layers: int) -> list[bool]:
+    """Cross-layer attention (use_cla): unless i % cla_share_factor == 0, layer i reuses the
+    K and V of the last layer where it is (hunyuan.py HunYuanAttention "cross" layers)."""
+    if not get_bool(cfg, "use_cla", False):
+        return [False] * n_layers
+    factor = get_int(cfg, "cla_share_factor", 1)
+    return [i % factor != 0 for i in range(n_layers)]
+
+
+def _hunyuan_ffn(cfg: Config, c: Common) -> list[FfnPlan]:
+    """Per layer: num_experts of moe_intermediate_size plus, with use_mixed_mlp_moe, a shared
+    MLP of num_shared_expert x that width (hunyuan.py HunYuanMLP is_shared_mlp); the first
+    moe_layer_num_skipped layers are a dense MLP of intermediate_size."""
+    n = c.n_layers
+    experts = _per_layer(cfg, "num_experts", 64, n)
+    widths = _per_layer(cfg, "moe_intermediate_size", c.intermediate, n)
+    mixed = get_bool(cfg, "use_mixed_mlp_moe", True)
+    shared = _per_layer(cfg, "num_shared_expert", 1, n) if mixed else [0] * n
+    skipped = get_int(cfg, "moe_layer_num_skipped", 0, minimum=0)
+    return [
+        FfnPlan(width=c.intermediate)
+        if i < skipped
+        else FfnPlan(
+            n_experts=experts[i], expert_width=widths[i], shared_width=shared[i] * widths[i]
         )
-        for w, s in zip(widths, shared, strict=True)
+        for i in range(n)
+    ]
+
+
+def parse_hunyuan_moe(cfg: Config, model_type: str) -> TextArch:
+    """hunyuan (original remote-code release of Hunyuan-A13B / Hunyuan-Large) and
+    hunyuan_v1_moe (transformers): MoE FFN per _hunyuan_ffn; GQA with QK-norm when
+    use_qk_norm; with use_cla, cross layers hold q and o only and cache nothing.
+    num_experts, moe_topk, moe_intermediate_size and num_shared_expert may be per layer."""
+    c = _hunyuan_common(cfg)
+    topk = _per_layer(cfg, "moe_topk", 8, c.n_layers)
+    ffns = _hunyuan_ffn(cfg, c)
+    attn = gqa(c, qk_norm=get_bool(cfg, "use_qk_norm", True))
+    cross = replace(attn, shares_kv=True)
+    blocks = tuple(
+        BlockPlan("full", None, cross if shares else attn, ffn)
+        for ffn, shares in zip(ffns, _cla_layers(cfg, c.n_layers), strict=True)
     )
-    moe = MoE(n, min(max(topk), n), max(shared), max(widths))
+    # Model-level counts are the largest per-layer ones (every catalog config is uniform).
+    sparse = [f for f in ffns if f.n_experts] or [FfnPlan()]
+    n = max(f.n_experts for f in sparse)
+    width = max(f.expert_width for f in sparse)
+    n_shared = max(f.shared_width // max(1, f.expert_width) for f in sparse)
+    moe = MoE(n, min(max(topk), n), n_shared, width)
     return TextArch(model_type, "hunyuan-moe", c, blocks, moe)

@@ -32,6 +32,9 @@ EXCEPTIONS: dict[str, str] = {
     ),
     "deepseek-ai__DeepSeek-R1-Distill-Qwen-7B.json": "'7B' is the name; Qwen2.5-7B has 7.62B",
     "XiaomiMiMo__MiMo-7B-Base.json": "'7B' is the name; the Qwen2-shaped decoder has 7.62B",
+    "allenai__OLMo-2-1124-13B-Instruct.json": (
+        "'13B' is the name; the checkpoint (5120 wide, 40 layers, 100,352 vocab, untied) has 13.7B"
+    ),
     "Qwen__Qwen3-Next-80B-A3B-Thinking.json": (
         "active 'A3B' is the name: 3.87B with embeddings, 2.63B without"
     ),

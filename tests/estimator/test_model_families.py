@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from estimator.kv import kv_bytes_per_token
 from estimator.model import ConfigError, parse_hf_config
 from estimator.model.hybrid import ffn_mult_to_width
 
@@ -223,3 +224,116 @@ def test_the_generic_fallback_takes_layers_from_a_pattern() -> None:
     assert spec.n_layers == 6
     assert [layer.attention for layer in spec.layers[:2]] == ["sliding", "full"]
     assert spec.layers[0].window_tokens == 512
+
+
+def test_it_reads_the_original_hunyuan_a13b_release_config() -> None:
+    # Remote-code keys: attention_head_dim 128, per-layer moe_topk / moe_intermediate_size /
+    # num_shared_expert lists, use_mixed_mlp_moe true, use_cla false.
+    # Per layer: attention q 4096x4096 + k, v 1024x4096 + o 4096x4096 = 41,943,040, QK-norm
+    # 2 x 128; router 64 x 4096 = 262,144; experts 64 x 3 x 3072 x 4096 = 2,415,919,104;
+    # shared 3 x 3072 x 4096 = 37,748,736; norms 2 x 4096. 32 layers x 2,495,881,472
+    # + tied embedding 128167 x 4096 = 524,972,032 + output_norm 4096 = 80,393,183,232.
+    # Active: minus 56/64 of the experts = 12,747,448,320 (12.22B without embeddings).
+    config = load("tencent__Hunyuan-A13B-Instruct")
+    assert config["model_type"] == "hunyuan"
+    spec = parse_hf_config(config)
+    assert not spec.is_fallback and spec.gguf_arch == "hunyuan-moe"
+    assert spec.params_total == 80_393_183_232
+    assert spec.params_active == 12_747_448_320
+    assert (spec.n_experts, spec.n_experts_per_token, spec.n_shared_experts) == (64, 8, 1)
+    # Published: "a total of 80 billion parameters with 13 billion active parameters"
+    # (github Tencent-Hunyuan/Hunyuan-A13B README.md, Model Introduction; copy at
+    # tianyu1412/Hunyuan-A13B @ 2798f3c8).
+    assert abs(spec.params_total / 80e9 - 1) <= 0.01
+    assert abs(spec.params_active / 13e9 - 1) <= 0.02
+    # No CLA: 32 layers x 2 (K, V) x 8 heads x 128 x 2 B (f16) = 131,072 B per token.
+    assert kv_bytes_per_token(spec) == 131_072
+    assert spec.max_context_tokens == 32_768  # config.json as released; card says 256K
+
+
+def test_hunyuan_cla_layers_reuse_kv_and_cache_nothing() -> None:
+    # 4 layers, cla_share_factor 2: layers 1 and 3 reuse K/V of layers 0 and 2.
+    # hidden 16, 2 heads x 8, 1 KV head; 4 experts of width 8, 1 shared; vocab 10, tied.
+    config = {
+        "model_type": "hunyuan",
+        "hidden_size": 16,
+        "intermediate_size": 8,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 1,
+        "attention_head_dim": 8,
+        "vocab_size": 10,
+        "num_experts": 4,
+        "moe_topk": 2,
+        "moe_intermediate_size": 8,
+        "num_shared_expert": 1,
+        "use_mixed_mlp_moe": True,
+        "use_qk_norm": True,
+        "use_cla": True,
+        "cla_share_factor": 2,
+        "tie_word_embeddings": True,
+    }
+    spec = parse_hf_config(config)
+    names = {t.name for t in spec.tensors}
+    assert {"blk.0.attn_k", "blk.0.attn_v", "blk.2.attn_k", "blk.2.attn_v"} <= names
+    assert not {"blk.1.attn_k", "blk.1.attn_v", "blk.3.attn_k", "blk.3.attn_v"} & names
+    assert "blk.1.attn_q" in names and "blk.1.attn_output" in names
+    assert [layer.n_kv_heads for layer in spec.layers] == [1, 0, 1, 0]
+    assert spec.layers[1].attention == "linear" and spec.layers[1].linear_state_bytes_per_seq == 0
+    # Two caching layers x 2 (K, V) x 1 head x 8 x 2 B = 64 B per token (128 without CLA).
+    assert kv_bytes_per_token(spec) == 64
+    # attention: self layers q 16x16 + k, v 8x16 + o 16x16 = 768, cross layers 512; QK-norm
+    # 2 x 8. FFN: router 4 x 16 + experts 4 x 3 x 8 x 16 + shared 3 x 8 x 16 = 1,984.
+    # norms 2 x 16. 2 x 768 + 2 x 512 + 4 x (16 + 1,984 + 32) + 160 + 16 = 10,864.
+    assert spec.params_total == 10_864
+
+
+def test_hunyuan_without_mixed_mlp_has_no_shared_expert() -> None:
+    spec = parse_hf_config({**HUNYUAN_A13B, "model_type": "hunyuan", "use_mixed_mlp_moe": False})
+    assert not any(t.kind == "shared_expert" for t in spec.tensors)
+    assert spec.n_shared_experts == 0
+
+
+def test_it_splits_minimax_m1_into_lightning_and_softmax_layers() -> None:
+    config = load("MiniMaxAI__MiniMax-M1-80k")
+    spec = parse_hf_config(config)
+    assert not spec.is_fallback and spec.gguf_arch == "minimax-01"
+    softmax = [layer.index for layer in spec.layers if layer.attention == "full"]
+    lightning = [layer for layer in spec.layers if layer.attention == "linear"]
+    assert softmax == [i for i, code in enumerate(config["attn_type_list"]) if code == 1]
+    assert softmax == list(range(7, 80, 8)) and len(lightning) == 70
+    # Lightning state: 64 heads x 128 x 128 x 4 B (f32 kv matrix) = 4,194,304 B per layer.
+    assert {layer.linear_state_bytes_per_seq for layer in lightning} == {4_194_304}
+    # Only the 10 softmax layers cache per token: 10 x 2 x 8 heads x 128 x 2 B = 40,960 B
+    # (the generic fallback sized all 80 layers: 327,680 B).
+    assert kv_bytes_per_token(spec) == 40_960
+    # config.json as released (the README says 1M-token context natively): taken as given.
+    assert spec.max_context_tokens == 10_240_000
+
+
+def test_minimax_m1_matches_its_published_and_checkpoint_sizes() -> None:
+    # Lightning layer: qkv 3 x 8192 x 6144 + output_gate 8192 x 6144 + out_proj 6144 x 8192
+    # + norm 8192 = 251,666,432. Softmax layer: q 8192 x 6144 + k, v 1024 x 6144 + o
+    # = 113,246,208. MoE layer: router 32 x 6144 + 32 experts x 3 x 9216 x 6144
+    # = 5,436,014,592; norms 2 x 6144. 70 x 251,666,432 + 10 x 113,246,208
+    # + 80 x 5,436,026,880 + 2 x 200064 x 6144 (untied) + 6144 = 456,089,655,296.
+    spec = parse_hf_config(load("MiniMaxAI__MiniMax-M1-80k"))
+    assert spec.params_total == 456_089_655_296
+    # The checkpoint index (github MiniMax-AI/MiniMax-M1 model.safetensors.index.json,
+    # total_size 912,210,767,872 B in bf16) holds 456,105,383,936 elements' worth: the
+    # 15,728,640 gap is 80 x 32 x 6144, one router per layer, as if stored in f32.
+    assert 912_210_767_872 // 2 - spec.params_total == 80 * 32 * 6144
+    # Published: "456 billion parameters with 45.9 billion parameters activated per token"
+    # (MiniMax-M1 README, Model Overview; arXiv 2506.13585). 45.9B matches the count
+    # without embeddings: 48,403,306,496 - 2 x 1,229,193,216 = 45,944,920,064.
+    assert abs(spec.params_total / 456e9 - 1) <= 0.01
+    active = spec.params_active - spec.params_embedding
+    assert active == 45_944_920_064
+    assert abs(active / 45.9e9 - 1) <= 0.01
+
+
+def test_minimax_m1_needs_one_attention_type_per_layer() -> None:
+    config = {**load("MiniMaxAI__MiniMax-M1-80k"), "attn_type_list": [0, 1]}
+    with pytest.raises(ConfigError) as err:
+        parse_hf_config(config)
+    assert err.value.field == "attn_type_list"
