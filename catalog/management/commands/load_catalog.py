@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from catalog.services import CatalogError
-from catalog.services.seed import DATA_DIR, catalog_load
+from catalog.services.seed import DATA_DIR, SizingCoverage, catalog_load
 
 
 class Command(BaseCommand):
@@ -45,3 +45,13 @@ class Command(BaseCommand):
             )
         self.stdout.write(f"catalog loaded in {time.monotonic() - started:.1f} s")
         call_command("load_prices", stdout=self.stdout, stderr=self.stderr)  # pricing/data
+        if result.coverage is not None:
+            self._write_coverage(result.coverage)
+
+    def _write_coverage(self, coverage: SizingCoverage) -> None:
+        """Last, so a fresh clone's run ends with what the estimator can and cannot size."""
+        self.stdout.write(f"Sizable models: {coverage.sizable} of {coverage.total}.")
+        if coverage.unsizable:
+            self.stdout.write(f"Not sizable ({len(coverage.unsizable)}):")
+        for model in coverage.unsizable:
+            self.stdout.write(f"  {model.slug} ({model.reason})")
