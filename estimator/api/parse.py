@@ -17,10 +17,12 @@ from estimator.api.schema import (
     ENGINES,
     FINETUNE_METHODS,
     KV_DTYPES,
+    LLAMA_BACKENDS,
     LLAMA_FAMILY,
     LLAMA_KV_TYPES,
     MEMORY_KINDS,
     MLA_LAYOUTS,
+    SERVER_BACKENDS,
     VENDORS,
     Device,
     Engine,
@@ -274,6 +276,19 @@ def _parse_device(data: Mapping[str, Any]) -> Device:
     )
 
 
+def _check_backend(name: str, backend: str, *, explicit: bool) -> None:
+    """Engines run on their own backends only: MLX on Metal, TensorRT-LLM on CUDA, the
+    llama.cpp family on ggml's backends, vLLM/SGLang on theirs (in-tree or plugin)."""
+    if not explicit:
+        return
+    allowed = {
+        "mlx": ("metal", "cuda", "cpu"),
+        "tensorrt-llm": ("cuda",),
+    }.get(name, LLAMA_BACKENDS if name in LLAMA_FAMILY else SERVER_BACKENDS)
+    if backend not in allowed:
+        raise RequestError("engine.backend", f"{name} runs on {', '.join(allowed)}, not {backend}")
+
+
 def _parse_engine(data: Mapping[str, Any], device: Device) -> Engine:
     allowed = {
         "name",
@@ -295,8 +310,7 @@ def _parse_engine(data: Mapping[str, Any], device: Device) -> Engine:
     name = _choice(s, "engine.name", ENGINES, default="llama.cpp") or "llama.cpp"
     default_backend = "metal" if name == "mlx" else DEFAULT_BACKEND_BY_VENDOR[device.vendor]
     backend = _choice(s, "engine.backend", BACKENDS, default=default_backend) or default_backend
-    if name not in LLAMA_FAMILY and "backend" in s and backend not in ("cuda", "rocm"):
-        raise RequestError("engine.backend", f"{name} runs on cuda or rocm, not {backend}")
+    _check_backend(name, backend, explicit="backend" in s)
     if name not in LLAMA_FAMILY and "backend" not in s:
         backend = "rocm" if device.vendor == "amd" else "cuda"
     return Engine(

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from estimator import kv as kvmod
-from estimator import memory
+from estimator import memory, speed
 from estimator.api import cache
 from estimator.api.explain import explanation
 from estimator.api.parse import RequestError
-from estimator.api.schema import LLAMA_FAMILY, Fit, Request, Result
+from estimator.api.schema import LLAMA_FAMILY, Fit, Request, Result, metal_working_set
 from estimator.api.speeds import Speeds, estimate_speeds
 from estimator.model import ModelSpec
 from estimator.units import GB
@@ -208,7 +208,7 @@ def budget(request: Request, model: ModelSpec, place: Placement) -> Budget:
     usable = memory.usable_bytes_per_device(
         engine=request.engine.name,
         total_bytes=round(request.device.memory_gb * GB),
-        unified_memory=request.device.memory_kind == "unified",
+        unified_memory=metal_working_set(request.device),
         gpu_memory_utilization=request.engine.gpu_memory_utilization,
     )
     left = usable - place.per_device_weights_bytes - overhead.total_bytes
@@ -334,11 +334,27 @@ def _warnings(
         out.append("offload ignored: unified memory has no separate host pool")
     if speeds.prefill is None:
         out.append("prefill and TTFT need device.fp16_tflops (and prompt_tokens > 0)")
+    out.extend(_uncalibrated(request, model, speeds))
     if request.weights.format == "gguf" and request.engine.name not in LLAMA_FAMILY:
         out.append(f"{request.engine.name} GGUF support is experimental")
     if place.split == "layer" and request.engine.name not in LLAMA_FAMILY:
         out.append("several devices with tensor_parallel 1: sized as a pipeline split")
     return tuple(out)
+
+
+def _uncalibrated(request: Request, model: ModelSpec, speeds: Speeds) -> tuple[str, ...]:
+    """Say when no published measurement covers this engine on this backend: the speed
+    then uses a wider group's factors (calibration.json), fitted on other hardware."""
+    backend = speed.normalize_backend(request.engine.backend)
+    group = speed.resolve_factors(
+        request.engine.name, backend, speeds.device.device_class, model.n_experts > 0
+    ).group
+    if f"/{backend}" in group:
+        return ()
+    return (
+        f"no published speed measurements for {request.engine.name} on {backend}: "
+        f"speeds use the {group!r} group's factors",
+    )
 
 
 def _weights_notes(request: Request) -> tuple[str, ...]:

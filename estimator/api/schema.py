@@ -16,7 +16,42 @@ from estimator.units import Range
 ENGINES = ("llama.cpp", "ollama", "vllm", "sglang", "tensorrt-llm", "mlx")
 LLAMA_FAMILY = ("llama.cpp", "ollama", "mlx")
 SERVER_FAMILY = ("vllm", "sglang", "tensorrt-llm")
-BACKENDS = ("cuda", "rocm", "metal", "vulkan", "sycl", "cpu")
+# cann: Huawei Ascend; musa: Moore Threads; tpu: Google TPU; hpu: Intel Gaudi; xpu: Intel
+# GPUs under vLLM/SGLang; mlu: Cambricon; maca: MetaX; kunlun: Kunlunxin. Backends without
+# published measurements fall back to the engine's generic speed factors, and the result
+# says so in `warnings`.
+BACKENDS = (
+    "cuda",
+    "rocm",
+    "metal",
+    "vulkan",
+    "sycl",
+    "cpu",
+    "cann",
+    "musa",
+    "tpu",
+    "hpu",
+    "xpu",
+    "mlu",
+    "maca",
+    "kunlun",
+)
+# The backends each engine family has (the catalog's engine_support.json names the hardware).
+LLAMA_BACKENDS = ("cuda", "rocm", "metal", "vulkan", "sycl", "cpu", "cann", "musa")
+SERVER_BACKENDS = (
+    "cuda",
+    "rocm",
+    "cpu",
+    "cann",
+    "musa",
+    "metal",
+    "tpu",
+    "hpu",
+    "xpu",
+    "mlu",
+    "maca",
+    "kunlun",
+)
 KV_DTYPES = ("f16", "bf16", "fp8", "q8_0", "q4_0", "f32")
 # llama.cpp's -ctk/-ctv accept more cache types than the portable kv_cache_dtype list.
 LLAMA_KV_TYPES = ("f32", "f16", "bf16", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl")
@@ -69,6 +104,13 @@ class Device:
     host_bandwidth_gbps: float | None = None
     name: str | None = None
     device_class: str | None = None  # "consumer" | "datacenter"; None = speed.device_class_for
+
+
+def metal_working_set(device: Device) -> bool:
+    """Apple's GPU may wire only the Metal working set of its unified RAM (see
+    memory.apple_gpu_working_set_bytes); other unified-memory devices (DGX Spark, Strix
+    Halo) give engines the total their driver reports, so the caller passes that total."""
+    return device.memory_kind == "unified" and device.vendor == "apple"
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from functools import lru_cache
 from estimator import memory, speed
 from estimator.api import cache
 from estimator.api.run import check_model, engine_overhead, kv_cache
-from estimator.api.schema import Device, Request, WeightsSpec
+from estimator.api.schema import Device, Request, WeightsSpec, metal_working_set
 from estimator.api.speeds import decode_work, device_for_speed
 from estimator.units import GB
 
@@ -83,7 +83,7 @@ def sweep(
         usable = memory.usable_bytes_per_device(
             engine=engine.name,
             total_bytes=round(device.memory_gb * GB),
-            unified_memory=device.memory_kind == "unified",
+            unified_memory=metal_working_set(device),
             gpu_memory_utilization=engine.gpu_memory_utilization,
         )
         target = device_for_speed(device)
