@@ -1,41 +1,176 @@
-"""Launch commands for llama.cpp, vLLM, Ollama and SGLang that match one configuration.
+"""Launch commands that load exactly what the page sized, or the reason an engine cannot.
 
 Every number in a command comes from the estimator's request or result (context, devices,
-KV type, offloaded layers and bytes); this module only spells the engines' flags. Flags as
-documented by each engine: llama.cpp tools/server/README.md, vLLM `vllm serve --help`,
-Ollama docs/faq.md (environment variables) and docs/modelfile.md, SGLang server arguments.
+tensor parallelism, KV type, memory share, offloaded layers and bytes); the weights format
+decides which repository or file each engine loads. Flags as the engines document them:
+
+- llama.cpp, tools/server/README.md: ``-hf <repo>[:quant]``, ``-m``, ``-c``, ``-np``,
+  ``-ngl``, ``-fa on``, ``-ctk``/``-ctv`` (f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0,
+  q5_1), ``-ts/--tensor-split``, ``-cmoe/--cpu-moe``, ``-ncmoe/--n-cpu-moe``.
+- Ollama, docs/faq.md and docs/modelfile.md: OLLAMA_CONTEXT_LENGTH, OLLAMA_NUM_PARALLEL,
+  OLLAMA_FLASH_ATTENTION, OLLAMA_KV_CACHE_TYPE (f16, q8_0, q4_0 only), ``FROM
+  hf.co/<repo>:<quant>``, ``PARAMETER num_ctx`` / ``num_gpu``; docs/gpu: CUDA, ROCm, Metal,
+  Vulkan.
+- vLLM, docs.vllm.ai/en/stable/configuration/engine_args/: ``--max-model-len``,
+  ``--tensor-parallel-size``, ``--dtype``, ``--quantization`` ("If None, we first check the
+  quantization_config attribute in the model config file", so a quantized repo needs no
+  flag), ``--kv-cache-dtype`` (auto = model dtype; fp8; Intel Gaudi uses fp8_inc),
+  ``--gpu-memory-utilization``, ``--max-num-seqs``, ``--cpu-offload-gb`` ("The space in GiB
+  to offload to CPU, per GPU"), ``--cpu-offload-params``. GGUF, features/quantization/gguf:
+  "highly experimental", "only supports loading single-file GGUF models", moved to the
+  vllm-gguf-plugin. TPU: ``uv pip install vllm-tpu`` (docs.vllm.ai/projects/tpu); Ascend:
+  the vllm-ascend plugin; Gaudi: the vllm-gaudi plugin (docs.vllm.ai/projects/gaudi).
+- SGLang, docs/advanced_features/server_arguments.md: ``--model-path``,
+  ``--context-length``, ``--tp``, ``--dtype``, ``--quantization fp8`` ("on a fp16
+  checkpoint or directly load a fp8 checkpoint without specifying any arguments"),
+  ``--kv-cache-dtype fp8_e4m3``, ``--mem-fraction-static``, ``--max-running-requests``,
+  ``--cpu-offload-gb``, ``--device`` (cuda, xpu, hpu, npu, cpu). ``--load-format`` lists
+  gguf but the docs give no GGUF workflow (sgl-project/sglang#4894: a .gguf fails to load).
+- TensorRT-LLM, commands/trtllm-serve: ``trtllm-serve MODEL --backend pytorch --tp_size
+  --max_seq_len --max_batch_size --kv_cache_free_gpu_memory_fraction
+  --extra_llm_api_options``; features/quantization: ``KvCacheConfig(dtype='fp8')``,
+  pre-quantized checkpoints from NVIDIA Model Optimizer.
+- mlx-lm, mlx_lm/server.py: ``mlx_lm.server --model --max-kv-size --kv-bits {4,8}
+  --max-prompt-tokens --decode-concurrency``; ``--max-kv-size`` cannot be combined with
+  ``--kv-bits``. mlx-lm README: ``mlx_lm.convert --hf-path ... -q --q-bits``.
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-# The memory shares the estimator sized the KV cache with, so the command matches the page.
-from estimator.memory import SGLANG_MEM_FRACTION_STATIC, VLLM_GPU_MEMORY_UTILIZATION
+from django.utils.translation import gettext as _
 
+from estimator.api.schema import ENGINES, LLAMA_KV_TYPES
+from estimator.memory import (
+    SGLANG_MEM_FRACTION_STATIC,
+    TRTLLM_FREE_GPU_MEMORY_FRACTION,
+    VLLM_GPU_MEMORY_UTILIZATION,
+)
+
+__all__ = ["ENGINES", "LaunchCommand", "LaunchConfig", "launch_commands", "launch_config"]
+
+ENGINE_NAMES = {
+    "llama.cpp": "llama.cpp",
+    "ollama": "Ollama",
+    "vllm": "vLLM",
+    "sglang": "SGLang",
+    "tensorrt-llm": "TensorRT-LLM",
+    "mlx": "MLX",
+}
+# As catalog/data/engine_support.json (sourced per row), except MLX: its CUDA build is
+# experimental there, and this page offers mlx_lm.server on Apple silicon only.
+BACKENDS = {
+    "llama.cpp": ("cuda", "rocm", "metal", "vulkan", "sycl", "cann", "musa", "cpu"),
+    "ollama": ("cuda", "rocm", "metal", "vulkan", "cpu"),
+    "vllm": (
+        *("cuda", "rocm", "tpu", "cann", "hpu", "xpu", "cpu"),
+        *("metal", "mlu", "maca", "kunlun", "musa"),
+    ),
+    "sglang": ("cuda", "rocm", "cann", "hpu", "xpu", "cpu", "metal", "musa"),
+    "tensorrt-llm": ("cuda",),
+    "mlx": ("metal",),
+}
+# Out-of-tree vLLM platform plugins (engine_support.json "package"; TPU: docs.vllm.ai).
+VLLM_PLUGINS = {
+    "tpu": "vllm-tpu",
+    "cann": "vllm-ascend",
+    "hpu": "vllm-gaudi",
+    "metal": "vllm-metal",
+    "mlu": "vllm-mlu",
+    "maca": "vllm-metax",
+    "kunlun": "vllm-kunlun",
+    "musa": "vllm-musa",
+}
+KV_TYPES = {
+    "llama.cpp": LLAMA_KV_TYPES,
+    "ollama": ("f16", "q8_0", "q4_0"),
+    "vllm": ("f16", "bf16", "fp8", "f32"),
+    "sglang": ("f16", "bf16", "fp8", "f32"),
+    "tensorrt-llm": ("f16", "bf16", "fp8"),
+    "mlx": ("f16", "bf16", "q8_0", "q4_0"),
+}
+# MLX checkpoints (mlx-community naming: <model>-4bit); the estimator has no MLX format.
+MLX_QUANTS = ("mlx-3bit", "mlx-4bit", "mlx-6bit", "mlx-8bit")
+HF_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+# The GGUF file type of about the same bytes per weight (catalog/data/quant_formats.csv).
+SIMILAR_GGUF = {
+    "fp32": "F32",
+    "bf16": "BF16",
+    "fp16": "F16",
+    "fp8": "Q8_0",
+    "w8a8": "Q8_0",
+    "awq-int4": "Q4_K_M",
+    "gptq-int4": "Q4_K_M",
+    "nvfp4": "Q4_K_M",
+    "mxfp4": "MXFP4_MOE",
+}
+# Placeholder repo suffix and the tools that make such a checkpoint ("" = none named).
+CHECKPOINTS = {
+    "bf16": ("BF16", ""),
+    "fp16": ("FP16", ""),
+    "fp32": ("FP32", ""),
+    "fp8": ("FP8", "llm-compressor or NVIDIA Model Optimizer"),
+    "w8a8": ("W8A8", "llm-compressor"),
+    "awq-int4": ("AWQ", "llm-compressor/AutoAWQ"),
+    "gptq-int4": ("GPTQ", "llm-compressor/GPTQModel"),
+    "mxfp4": ("MXFP4", ""),
+    "nvfp4": ("NVFP4", "llm-compressor or NVIDIA Model Optimizer"),
+}
 # llama.cpp's -ngl takes a layer count; any number above the model's layers means "all".
 ALL_LAYERS = 999
-# vLLM's and SGLang's KV flags: their default cache type follows the model dtype ("auto").
-VLLM_KV = {"fp8": "fp8"}
-SGLANG_KV = {"fp8": "fp8_e4m3"}
+GIB = 1024**3
+SERVER_MEMORY_DEFAULTS = {
+    "vllm": VLLM_GPU_MEMORY_UTILIZATION,
+    "sglang": SGLANG_MEM_FRACTION_STATIC,
+    "tensorrt-llm": TRTLLM_FREE_GPU_MEMORY_FRACTION,
+}
+SGLANG_DEVICES = {"cann": "npu", "hpu": "hpu", "xpu": "xpu", "cpu": "cpu"}
+MLX_KV_BITS = {"q8_0": "8", "q4_0": "4"}
 
 
 @dataclass(frozen=True)
 class LaunchConfig:
     hf_repo: str  # the original checkpoint, e.g. "zai-org/GLM-4.5-Air"
     gguf_repo: str  # a repository with GGUF files for this quant, "" when unknown
-    quant: str  # GGUF file type ("Q4_K_M") or HF dtype ("bf16")
-    gguf: bool
+    weights_repo: str  # the catalog's repository for this exact HF/MLX format, "" if unknown
+    weights_format: str  # "gguf" | "hf" | "mlx"
+    quant: str  # GGUF file type ("Q4_K_M"), HF format ("awq-int4") or MLX quant
+    native_dtype: str  # the original checkpoint's format: "bf16", "fp8", "mxfp4", "" unknown
     context_tokens: int
     gpus: int
+    tensor_parallel: int  # devices vLLM-like engines split over (1 = not sized with TP)
     sequences: int
     kv: str
+    backend: str  # cuda, rocm, metal, vulkan, sycl, cann, musa, tpu, hpu, xpu, cpu
+    gpu_memory_utilization: float | None  # the request's value; None = each engine's default
     n_layers: int
     offloaded_layers: int
     offloaded_bytes: int  # all devices together
+    moe_experts: bool  # every routed expert in host memory
+
+
+@dataclass(frozen=True)
+class LaunchCommand:
+    engine: str
+    text: str | None  # None exactly when refused
+    refused: str | None
+    notes: tuple[str, ...] = ()
+
+
+def native_dtype(hf_config: Mapping[str, Any]) -> str:
+    """The checkpoint's own format: its quantization_config.quant_method when that is fp8
+    or mxfp4 (DeepSeek-V3, gpt-oss), else its torch_dtype; "" when neither says."""
+    quantization = hf_config.get("quantization_config")
+    method = quantization.get("quant_method") if isinstance(quantization, Mapping) else None
+    if method in ("fp8", "mxfp4"):
+        return str(method)
+    dtype = hf_config.get("torch_dtype") or hf_config.get("dtype")
+    return TORCH_DTYPES.get(dtype, "") if isinstance(dtype, str) else ""
 
 
 def launch_config(
@@ -44,35 +179,158 @@ def launch_config(
     *,
     hf_repo: str,
     gguf_repo: str,
+    weights_repo: str,
     layers: tuple[int, int],
+    backend: str,
+    native: str | None = None,
 ) -> LaunchConfig:
     """The command inputs from an estimator request and its result; `layers` is
-    (offloaded layers, model layers) as the estimator placed them."""
+    (offloaded layers, model layers) as the estimator placed them; `native` overrides the
+    checkpoint format read from the request's config.json."""
     weights, workload = request["weights"], request["workload"]
+    offload = workload.get("offload") or {}
     gguf = weights["format"] == "gguf"
     return LaunchConfig(
         hf_repo=hf_repo,
         gguf_repo=gguf_repo,
+        weights_repo=weights_repo,
+        weights_format="gguf" if gguf else "hf",
         quant=weights["quant"] if gguf else weights["dtype"],
-        gguf=gguf,
+        native_dtype=native_dtype(request["model"]["hf_config"]) if native is None else native,
         context_tokens=workload["context_tokens"],
         gpus=request["device"]["count"],
+        tensor_parallel=workload.get("tensor_parallel", 1),
         sequences=workload["concurrent_sequences"],
         kv=workload["kv_cache_dtype"],
+        backend=backend,
+        gpu_memory_utilization=request.get("engine", {}).get("gpu_memory_utilization"),
         n_layers=layers[1],
         offloaded_layers=layers[0],
         offloaded_bytes=result["offloaded_bytes"],
+        moe_experts=bool(offload.get("moe_experts", False)),
     )
 
 
-def _gguf_file(config: LaunchConfig) -> str:
-    name = config.hf_repo.rsplit("/", 1)[-1] or "model"
-    return f"{name}-{config.quant}.gguf"
+# --- what each engine can load ----------------------------------------------------------
 
 
-def _offload_gb_per_gpu(config: LaunchConfig) -> int:
-    """vLLM's and SGLang's --cpu-offload-gb is per GPU, in whole GB (rounded up)."""
-    return -(-config.offloaded_bytes // (config.gpus * 10**9))
+def _gguf_only(engine: str, weights_format: str, quant: str) -> str | None:
+    if weights_format == "gguf":
+        return None
+    name = ENGINE_NAMES[engine]
+    if weights_format == "hf" and quant in SIMILAR_GGUF:
+        return _(
+            "%(engine)s loads GGUF files, not Hugging Face %(quant)s checkpoints; choose the "
+            "GGUF quant of similar size, %(gguf)s."
+        ) % {"engine": name, "quant": quant, "gguf": SIMILAR_GGUF[quant]}
+    return _("%(engine)s loads GGUF files, not %(quant)s checkpoints; choose a GGUF quant.") % {
+        "engine": name,
+        "quant": quant,
+    }
+
+
+def _hf_only(engine: str, weights_format: str, quant: str) -> str | None:
+    if weights_format == "hf":
+        return None
+    if engine == "vllm" and weights_format == "gguf":
+        return _(
+            "vLLM's GGUF loader is experimental, loads single-file GGUFs only and now needs "
+            "the vllm-gguf-plugin; choose an HF format such as awq-int4 for vLLM."
+        )
+    if engine == "sglang" and weights_format == "gguf":
+        return _(
+            "SGLang documents no GGUF serving (its gguf load format is untested for most "
+            "models); choose an HF format such as awq-int4 for SGLang."
+        )
+    return _(
+        "%(engine)s loads Hugging Face checkpoints, not %(quant)s files; choose an HF "
+        "format such as awq-int4."
+    ) % {"engine": ENGINE_NAMES[engine], "quant": quant}
+
+
+def _trtllm_format(weights_format: str, quant: str) -> str | None:
+    reason = _hf_only("tensorrt-llm", weights_format, quant)
+    if reason or quant not in ("w8a8", "fp32"):
+        return reason
+    return _(
+        "TensorRT-LLM's quantization recipes cover FP8, NVFP4, AWQ and GPTQ, and this page "
+        "gives it 16-bit or those; choose bf16, fp8 or awq-int4 instead of %(quant)s."
+    ) % {"quant": quant}
+
+
+def _mlx_format(weights_format: str, quant: str) -> str | None:
+    if (weights_format == "hf" and quant in ("bf16", "fp16")) or weights_format == "mlx":
+        return None
+    return _(
+        "MLX loads MLX-format safetensors (bf16/fp16 checkpoints or mlx-community quants), "
+        "not %(quant)s; choose bf16 or an MLX quant."
+    ) % {"quant": quant}
+
+
+FORMAT_RULES: dict[str, Callable[[str, str], str | None]] = {
+    "llama.cpp": lambda fmt, quant: _gguf_only("llama.cpp", fmt, quant),
+    "ollama": lambda fmt, quant: _gguf_only("ollama", fmt, quant),
+    "vllm": lambda fmt, quant: _hf_only("vllm", fmt, quant),
+    "sglang": lambda fmt, quant: _hf_only("sglang", fmt, quant),
+    "tensorrt-llm": _trtllm_format,
+    "mlx": _mlx_format,
+}
+
+
+def _backend_refusal(engine: str, quant: str, backend: str) -> str | None:
+    allowed = BACKENDS[engine]
+    if backend not in allowed:
+        return _("%(engine)s has no %(backend)s backend; it runs on %(backends)s.") % {
+            "engine": ENGINE_NAMES[engine],
+            "backend": backend,
+            "backends": ", ".join(allowed),
+        }
+    if quant == "nvfp4" and backend != "cuda":
+        return _("NVFP4 weights need NVIDIA GPUs (cuda), not %(backend)s.") % {"backend": backend}
+    return None
+
+
+def _kv_refusal(engine: str, quant: str, kv: str) -> str | None:
+    allowed = KV_TYPES[engine]
+    # vLLM and SGLang keep the cache in the model dtype ("auto"): f32 only for fp32 weights.
+    model_dtype_only = engine in ("vllm", "sglang") and kv == "f32" and quant != "fp32"
+    if kv in allowed and not model_dtype_only:
+        return None
+    if model_dtype_only:
+        return _("%(engine)s keeps an f32 KV cache only for fp32 weights.") % {
+            "engine": ENGINE_NAMES[engine]
+        }
+    return _("%(engine)s has no %(kv)s KV cache; it offers %(kvs)s.") % {
+        "engine": ENGINE_NAMES[engine],
+        "kv": kv,
+        "kvs": ", ".join(k for k in allowed if k != "f32"),
+    }
+
+
+def refusal(*, engine: str, weights_format: str, quant: str, backend: str, kv: str) -> str | None:
+    """Why `engine` cannot load `quant` weights on `backend` with a `kv` cache, or None.
+
+    The one place that decides; launch_commands refuses the same combinations, plus
+    offload an engine has no setting for (see _setup_refusal).
+    """
+    if quant in MLX_QUANTS:
+        weights_format = "mlx"
+    return (
+        FORMAT_RULES[engine](weights_format, quant)
+        or _backend_refusal(engine, quant, backend)
+        or _kv_refusal(engine, quant, kv)
+    )
+
+
+def _setup_refusal(engine: str, config: LaunchConfig) -> str | None:
+    if engine == "ollama" and config.moe_experts:
+        return _("Ollama has no setting that keeps only the MoE experts in host memory.")
+    if engine == "tensorrt-llm" and config.offloaded_bytes:
+        return _("trtllm-serve documents no weight offload to host memory.")
+    return None
+
+
+# --- spelling the commands ---------------------------------------------------------------
 
 
 def _join(parts: list[str]) -> str:
@@ -89,97 +347,262 @@ def _join(parts: list[str]) -> str:
     return " \\\n  ".join(lines)
 
 
-def llama_cpp(config: LaunchConfig) -> str:
-    """llama-server: -c is the total context of all slots (-np), so context x sequences."""
-    source = (
-        ["-hf", shlex.quote(f"{config.gguf_repo}:{config.quant}")]
-        if config.gguf and config.gguf_repo
-        else ["-m", shlex.quote(_gguf_file(config))]
-    )
-    on_gpu = config.n_layers - config.offloaded_layers if config.offloaded_layers else ALL_LAYERS
+def _model_name(config: LaunchConfig) -> str:
+    return config.hf_repo.rsplit("/", 1)[-1] or "model"
+
+
+def _gguf_source(config: LaunchConfig) -> tuple[str, tuple[str, ...]]:
+    """(repo:quant or placeholder file, notes)."""
+    if config.gguf_repo:
+        return f"{config.gguf_repo}:{config.quant}", ()
+    note = _("The file name is a placeholder: no GGUF repository for %(quant)s in the catalog.")
+    return f"{_model_name(config)}-{config.quant}.gguf", (note % {"quant": config.quant},)
+
+
+def _backend_notes(engine: str, backend: str) -> tuple[str, ...]:
+    note = None
+    if engine == "vllm" and backend in VLLM_PLUGINS:
+        note = _("%(backend)s: install the %(package)s plugin; the command is the same.") % {
+            "backend": backend,
+            "package": VLLM_PLUGINS[backend],
+        }
+    elif engine == "vllm" and backend != "cuda":
+        note = _("%(backend)s: the same command in vLLM's %(backend)s build.") % {
+            "backend": backend
+        }
+    elif engine == "llama.cpp" and backend not in ("cuda", "metal", "cpu"):
+        note = _("Use a llama.cpp build with the %(backend)s backend.") % {"backend": backend}
+    elif engine == "sglang" and backend in ("metal", "musa"):
+        note = _("SGLang on %(backend)s is experimental.") % {"backend": backend}
+    return (note,) if note else ()
+
+
+def llama_cpp(config: LaunchConfig) -> LaunchCommand:
+    """llama-server: -c is the total context of all slots (-np), so context x sequences;
+    -ngl counts the layers kept on the GPUs (the estimator offloads the first ones)."""
+    source, notes = _gguf_source(config)
+    flag = "-hf" if config.gguf_repo else "-m"
+    on_gpu = config.n_layers - config.offloaded_layers
+    if config.moe_experts or not config.offloaded_layers:
+        on_gpu = ALL_LAYERS
     parts = [
         "llama-server",
-        *source,
+        *(flag, shlex.quote(source)),
         *("-c", str(config.context_tokens * config.sequences)),
         *("-np", str(config.sequences)),
         *("-ngl", str(on_gpu)),
         *("-fa", "on"),
         *("-ctk", config.kv, "-ctv", config.kv),
     ]
+    if config.moe_experts:
+        parts.append("--cpu-moe")
     if config.gpus > 1:
         parts += ["--tensor-split", ",".join(["1"] * config.gpus)]
-    return _join(parts)
+    notes += _backend_notes("llama.cpp", config.backend)
+    return LaunchCommand("llama.cpp", _join(parts), None, notes)
 
 
-def vllm(config: LaunchConfig) -> str:
-    model = (
-        [shlex.quote(_gguf_file(config)), "--tokenizer", shlex.quote(config.hf_repo)]
-        if config.gguf
-        else [shlex.quote(config.hf_repo)]
-    )
-    parts = [
-        "vllm serve",
-        *model,
-        *("--max-model-len", str(config.context_tokens)),
-        *("--tensor-parallel-size", str(config.gpus)),
-        *("--kv-cache-dtype", VLLM_KV.get(config.kv, "auto")),
-        *("--max-num-seqs", str(config.sequences)),
-        *("--gpu-memory-utilization", str(VLLM_GPU_MEMORY_UTILIZATION)),
-    ]
-    if not config.gguf and config.quant == "fp8" and "fp8" not in config.hf_repo.lower():
-        parts += ["--quantization", "fp8"]  # vLLM quantizes a bf16 checkpoint on load
-    if config.offloaded_bytes:
-        parts += ["--cpu-offload-gb", str(_offload_gb_per_gpu(config))]
-    return _join(parts)
-
-
-def ollama(config: LaunchConfig) -> str:
+def ollama(config: LaunchConfig) -> LaunchCommand:
     """The server's environment, then the model with num_ctx (and num_gpu when layers stay
     in host memory) in a Modelfile."""
-    kv = config.kv if config.kv in ("f16", "q8_0", "q4_0") else "f16"
     env = [
         f"OLLAMA_CONTEXT_LENGTH={config.context_tokens}",
         f"OLLAMA_NUM_PARALLEL={config.sequences}",
         "OLLAMA_FLASH_ATTENTION=1",
-        f"OLLAMA_KV_CACHE_TYPE={kv}",
+        f"OLLAMA_KV_CACHE_TYPE={config.kv}",
     ]
-    source = (
-        f"hf.co/{config.gguf_repo}:{config.quant}"
-        if config.gguf and config.gguf_repo
-        else f"./{_gguf_file(config)}"
-    )
+    source, notes = _gguf_source(config)
+    source = f"hf.co/{source}" if config.gguf_repo else f"./{source}"
     modelfile = [f"FROM {source}", f"PARAMETER num_ctx {config.context_tokens}"]
     if config.offloaded_layers:
         modelfile.append(f"PARAMETER num_gpu {config.n_layers - config.offloaded_layers}")
     body = "\n".join(modelfile)
-    return (
+    text = (
         " \\\n".join(env)
         + " ollama serve\n\n"
         + f"cat > Modelfile <<'EOF'\n{body}\nEOF\n"
         + "ollama create local-model -f Modelfile\nollama run local-model"
     )
+    return LaunchCommand("ollama", text, None, notes)
 
 
-def sglang(config: LaunchConfig) -> str:
+@dataclass(frozen=True)
+class _Source:
+    model: str
+    flags: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def _placeholder(config: LaunchConfig) -> _Source:
+    suffix, tools = CHECKPOINTS[config.quant]
+    if tools:
+        note = _(
+            "No %(scheme)s checkpoint in the catalog: the repository name is a placeholder; "
+            "pick one on Hugging Face or quantize with %(tools)s."
+        ) % {"scheme": suffix, "tools": tools}
+    else:
+        note = _(
+            "No %(scheme)s checkpoint in the catalog: the repository name is a placeholder; "
+            "pick one on Hugging Face."
+        ) % {"scheme": suffix}
+    return _Source(f"<org>/{_model_name(config)}-{suffix}", (), (note,))
+
+
+def _server_source(config: LaunchConfig, engine: str) -> _Source:
+    """The repository a vLLM-like engine loads for the sized format, and its flags. A
+    quantized repo carries its quantization_config, so it needs no --quantization."""
+    quant, dtype = config.quant, HF_DTYPES.get(config.quant)
+    dtype_flags = ("--dtype", dtype) if dtype and engine != "tensorrt-llm" else ()
+    if config.weights_repo:
+        return _Source(config.weights_repo, dtype_flags)
+    # An unknown native format is taken as the usual 16-bit release.
+    unquantized = config.native_dtype in HF_DTYPES or not config.native_dtype
+    if quant == config.native_dtype or (dtype and unquantized):
+        return _Source(config.hf_repo, dtype_flags)
+    if quant == "fp8" and engine != "tensorrt-llm" and unquantized:
+        note = _(
+            "%(engine)s quantizes the original checkpoint to FP8 while loading: the "
+            "download is the full 16-bit size."
+        ) % {"engine": ENGINE_NAMES[engine]}
+        return _Source(config.hf_repo, ("--quantization", "fp8"), (note,))
+    return _placeholder(config)
+
+
+def _server_tp(config: LaunchConfig) -> int:
+    """A request sized for llama.cpp has TP 1 over several devices; servers split over all."""
+    return config.tensor_parallel if config.tensor_parallel > 1 else config.gpus
+
+
+def _offload_gib_per_gpu(config: LaunchConfig) -> int:
+    """--cpu-offload-gb is GiB per GPU: the offloaded bytes over the TP ranks, rounded up."""
+    return -(-config.offloaded_bytes // (_server_tp(config) * GIB))
+
+
+def _memory_share(config: LaunchConfig, engine: str) -> str:
+    return str(config.gpu_memory_utilization or SERVER_MEMORY_DEFAULTS[engine])
+
+
+def vllm(config: LaunchConfig) -> LaunchCommand:
+    source = _server_source(config, "vllm")
+    kv = "auto"
+    if config.kv == "fp8":
+        kv = "fp8_inc" if config.backend == "hpu" else "fp8"
+    parts = [
+        f"vllm serve {shlex.quote(source.model)}",
+        *source.flags,
+        *("--tensor-parallel-size", str(_server_tp(config))),
+        *("--max-model-len", str(config.context_tokens)),
+        *("--max-num-seqs", str(config.sequences)),
+        *("--kv-cache-dtype", kv),
+        *("--gpu-memory-utilization", _memory_share(config, "vllm")),
+    ]
+    notes = source.notes + _backend_notes("vllm", config.backend)
+    if config.offloaded_bytes:
+        parts += ["--cpu-offload-gb", str(_offload_gib_per_gpu(config))]
+    if config.offloaded_bytes and config.moe_experts:
+        parts += ["--cpu-offload-params", "experts"]
+        notes += (_("--cpu-offload-params needs a recent vLLM release."),)
+    return LaunchCommand("vllm", _join(parts), None, notes)
+
+
+def sglang(config: LaunchConfig) -> LaunchCommand:
+    source = _server_source(config, "sglang")
     parts = [
         "python -m sglang.launch_server",
-        *("--model-path", shlex.quote(config.hf_repo)),
+        *("--model-path", shlex.quote(source.model)),
+        *source.flags,
+        *("--tp", str(_server_tp(config))),
         *("--context-length", str(config.context_tokens)),
-        *("--tp", str(config.gpus)),
-        *("--kv-cache-dtype", SGLANG_KV.get(config.kv, "auto")),
         *("--max-running-requests", str(config.sequences)),
-        *("--mem-fraction-static", str(SGLANG_MEM_FRACTION_STATIC)),
+        *("--kv-cache-dtype", "fp8_e4m3" if config.kv == "fp8" else "auto"),
+        *("--mem-fraction-static", _memory_share(config, "sglang")),
     ]
-    if not config.gguf and config.quant == "fp8" and "fp8" not in config.hf_repo.lower():
-        parts += ["--quantization", "fp8"]
+    if config.backend in SGLANG_DEVICES:
+        parts += ["--device", SGLANG_DEVICES[config.backend]]
+    if config.backend == "metal":
+        # engine_support.json: the MLX path is switched on with SGLANG_USE_MLX=1.
+        parts[0] = "SGLANG_USE_MLX=1 " + parts[0]
+    notes = source.notes + _backend_notes("sglang", config.backend)
     if config.offloaded_bytes:
-        parts += ["--cpu-offload-gb", str(_offload_gb_per_gpu(config))]
-    return _join(parts)
+        parts += ["--cpu-offload-gb", str(_offload_gib_per_gpu(config))]
+    if config.offloaded_bytes and config.moe_experts:
+        notes += (_("SGLang offloads weights in load order, not the MoE experts first."),)
+    return LaunchCommand("sglang", _join(parts), None, notes)
 
 
-ENGINES = {"llama.cpp": llama_cpp, "vllm": vllm, "ollama": ollama, "sglang": sglang}
+def tensorrt_llm(config: LaunchConfig) -> LaunchCommand:
+    """trtllm-serve on its PyTorch backend; an FP8 cache is an LLM API option in YAML."""
+    source = _server_source(config, "tensorrt-llm")
+    parts = [
+        f"trtllm-serve {shlex.quote(source.model)}",
+        *("--backend", "pytorch"),
+        *("--tp_size", str(_server_tp(config))),
+        *("--max_seq_len", str(config.context_tokens)),
+        *("--max_batch_size", str(config.sequences)),
+        *("--kv_cache_free_gpu_memory_fraction", _memory_share(config, "tensorrt-llm")),
+    ]
+    prefix = ""
+    if config.kv == "fp8":
+        parts += ["--extra_llm_api_options", "extra_llm_api_options.yaml"]
+        yaml = "kv_cache_config:\n  dtype: fp8"
+        prefix = f"cat > extra_llm_api_options.yaml <<'EOF'\n{yaml}\nEOF\n"
+    return LaunchCommand("tensorrt-llm", prefix + _join(parts), None, source.notes)
 
 
-def launch_commands(config: LaunchConfig) -> dict[str, str]:
-    """engine name -> command text, for every engine the configurator offers."""
-    return {name: build(config) for name, build in ENGINES.items()}
+def _mlx_source(config: LaunchConfig) -> _Source:
+    if config.weights_repo:
+        return _Source(config.weights_repo)
+    if config.weights_format == "hf":
+        return _Source(config.hf_repo)
+    bits = config.quant.removeprefix("mlx-").removesuffix("bit")
+    note = _(
+        "The repository name is a placeholder: pick an mlx-community %(bits)s-bit repo or "
+        "make one with mlx_lm.convert --hf-path %(repo)s -q --q-bits %(bits)s."
+    ) % {"bits": bits, "repo": config.hf_repo}
+    return _Source(f"mlx-community/{_model_name(config)}-{bits}bit", (), (note,))
+
+
+def mlx(config: LaunchConfig) -> LaunchCommand:
+    """mlx_lm.server: --max-kv-size holds each sequence's cache at the context; a q8_0 or
+    q4_0 cache is --kv-bits 8 or 4 (group 64: 8.5 or 4.5 bits per value, as q8_0/q4_0),
+    which the server cannot combine with --max-kv-size, so the prompt is capped instead."""
+    source = _mlx_source(config)
+    parts = ["mlx_lm.server", *("--model", shlex.quote(source.model))]
+    notes = source.notes
+    if config.kv in ("q8_0", "q4_0"):
+        bits = MLX_KV_BITS[config.kv]
+        parts += ["--kv-bits", bits, "--max-prompt-tokens", str(config.context_tokens)]
+        notes += (_("--max-prompt-tokens caps the prompt; answers can grow the cache."),)
+    else:
+        parts += ["--max-kv-size", str(config.context_tokens)]
+    parts += ["--decode-concurrency", str(config.sequences)]
+    if config.gpus > 1:
+        notes += (_("Several Macs: start the server under mlx.launch (MLX distributed)."),)
+    return LaunchCommand("mlx", _join(parts), None, notes)
+
+
+BUILDERS: dict[str, Callable[[LaunchConfig], LaunchCommand]] = {
+    "llama.cpp": llama_cpp,
+    "ollama": ollama,
+    "vllm": vllm,
+    "sglang": sglang,
+    "tensorrt-llm": tensorrt_llm,
+    "mlx": mlx,
+}
+
+
+def launch_commands(config: LaunchConfig) -> dict[str, LaunchCommand]:
+    """engine name -> its command or its refusal, for every engine in estimator order."""
+    commands = {}
+    for engine in ENGINES:
+        reason = refusal(
+            engine=engine,
+            weights_format=config.weights_format,
+            quant=config.quant,
+            backend=config.backend,
+            kv=config.kv,
+        ) or _setup_refusal(engine, config)
+        commands[engine] = (
+            LaunchCommand(engine, None, reason) if reason else BUILDERS[engine](config)
+        )
+    return commands
