@@ -7,7 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from catalog.models import Accelerator, Architecture, LLMModel, ModelWeights, Segment
+from catalog import hardware
+from catalog.models import Accelerator, Architecture, LLMModel, ModelWeights
 from estimator import cost, recommend
 from estimator.api import (
     Device,
@@ -26,7 +27,7 @@ from estimator.api import cache as estimator_cache
 from estimator.api.run import offloaded_layer_count
 from estimator.api.schema import LLAMA_FAMILY
 from estimator.model import ModelSpec, parse_hf_config
-from estimator.units import Range
+from estimator.units import GB, Range
 from estimator.weights import (
     EXTRA_GGUF_FILE_TYPES,
     GGUF_FILE_TYPES,
@@ -104,7 +105,8 @@ def spec_fields(spec: ModelSpec) -> dict[str, Any]:
 # --- the configurator: one model on one accelerator --------------------------------------
 
 # Catalog vendors are display names ("NVIDIA", "Moore Threads"); the estimator knows a few
-# lower-case families and sizes everything else with its generic ("other", Vulkan) defaults.
+# lower-case families. Which engine and backend run on a card is the support matrix's
+# business (catalog.hardware), not the vendor's.
 ESTIMATOR_VENDORS = ("nvidia", "amd", "apple", "intel")
 GGUF_QUANTS: tuple[str, ...] = GGUF_FILE_TYPES + EXTRA_GGUF_FILE_TYPES
 # Quants the configurator's matrix lists: the file types llama.cpp's quantize tool offers.
@@ -115,7 +117,9 @@ FINETUNE_METHODS = ("qlora", "lora", "full")
 
 @dataclass(frozen=True)
 class Setup:
-    """The configurator's inputs, validated by its form (units in the names)."""
+    """The configurator's inputs, validated by its form (units in the names). `gpus` counts
+    boards: a board of several devices (MI250X: 2) gives gpus x chips_per_board devices.
+    `backend` "" lets the estimator pick its default for the vendor."""
 
     quant: str
     context_tokens: int
@@ -126,6 +130,10 @@ class Setup:
     offload_percent: int = 0
     prompt_tokens: int = 512
     output_tokens: int = 256
+    backend: str = ""
+    # Further estimator "engine" settings a published run used (gpu_memory_utilization,
+    # n_ubatch, flash_attention, max_num_seqs, ...): validate_portal replays logs with them.
+    engine_options: tuple[tuple[str, Any], ...] = ()
 
 
 def is_gguf(quant: str) -> bool:
@@ -138,26 +146,32 @@ def estimator_vendor(accelerator: Accelerator) -> str:
 
 
 def can_size_accelerator(accelerator: Accelerator) -> bool:
-    return bool(accelerator.memory_gb) and bool(accelerator.bandwidth_gbps)
+    return bool(accelerator.memory_gb or accelerator.memory_gib) and bool(
+        accelerator.bandwidth_gbps
+    )
 
 
 def device_section(accelerator: Accelerator, *, count: int = 1) -> dict[str, Any]:
-    """The request's "device" for `count` identical accelerators; blank figures left out so
-    the estimator's documented defaults apply."""
+    """The request's "device" for `count` boards: count x chips_per_board devices, each
+    with the memory it reports to engines (hardware.device_memory_bytes, given to the
+    estimator in decimal GB as its contract says) and its share of the board's bandwidth
+    and compute. The speed class follows the memory technology. Blank figures are left
+    out so the estimator's documented defaults apply."""
     device: dict[str, Any] = {
-        "memory_gb": accelerator.memory_gb,
-        "bandwidth_gbps": accelerator.bandwidth_gbps,
-        "count": count,
+        "memory_gb": hardware.device_memory_bytes(accelerator) / GB,
+        "bandwidth_gbps": hardware.per_device(accelerator.bandwidth_gbps, accelerator),
+        "count": count * hardware.chips(accelerator),
         "memory_kind": accelerator.memory_kind,
         "vendor": estimator_vendor(accelerator),
         "name": accelerator.name,
-        # Only the segment says HBM reliably; the name heuristic misses non-NVIDIA parts.
-        "device_class": "datacenter" if accelerator.segment == Segment.DATACENTER else "consumer",
     }
+    device_class = hardware.speed_class(accelerator)
+    if device_class:
+        device["device_class"] = device_class
     optional = {
-        "fp16_tflops": accelerator.fp16_tflops,
-        "fp8_tflops": accelerator.fp8_tflops,
-        "int8_tops": accelerator.int8_tops,
+        "fp16_tflops": hardware.per_device(accelerator.fp16_tflops, accelerator),
+        "fp8_tflops": hardware.per_device(accelerator.fp8_tflops, accelerator),
+        "int8_tops": hardware.per_device(accelerator.int8_tops, accelerator),
         "interconnect_gbps": accelerator.interconnect_gbps,
     }
     device.update({k: v for k, v in optional.items() if v})
@@ -165,8 +179,9 @@ def device_section(accelerator: Accelerator, *, count: int = 1) -> dict[str, Any
 
 
 def device_spec(accelerator: Accelerator) -> Device:
-    """One accelerator as the estimator's Device (for sweeps over the catalog)."""
-    return parse_request({"model": {"hf_config": {}}, "device": device_section(accelerator)}).device
+    """One device of the accelerator as the estimator's Device (for sweeps)."""
+    section = {**device_section(accelerator), "count": 1}
+    return parse_request({"model": {"hf_config": {}}, "device": section}).device
 
 
 def measured_weights(model: LLMModel) -> dict[str, ModelWeights]:
@@ -194,18 +209,22 @@ def configurator_request(
     """The estimator request for one configuration. llama.cpp splits layers over several
     GPUs (-ts); vLLM-like engines use tensor parallelism over all of them."""
     llama = setup.engine in LLAMA_FAMILY
+    device = device_section(accelerator, count=setup.gpus)
+    engine: dict[str, Any] = {"name": setup.engine, **dict(setup.engine_options)}
+    if setup.backend:
+        engine["backend"] = setup.backend
     return {
         "model": {"hf_config": model.config},
         "weights": weights_section(setup.quant, measured),
-        "device": device_section(accelerator, count=setup.gpus),
-        "engine": {"name": setup.engine},
+        "device": device,
+        "engine": engine,
         "workload": {
             "context_tokens": setup.context_tokens,
             "concurrent_sequences": setup.sequences,
             "prompt_tokens": setup.prompt_tokens,
             "output_tokens": setup.output_tokens,
             "kv_cache_dtype": setup.kv,
-            "tensor_parallel": 1 if llama else setup.gpus,
+            "tensor_parallel": 1 if llama else device["count"],
             "offload": {"fraction": setup.offload_percent / 100},
         },
     }
@@ -288,7 +307,10 @@ def quant_matrix(
             "weights_bytes": row.weights_bytes,
             "per_device_bytes": row.per_device_bytes,
             "verdict": row.verdict,
-            "decode_tokens_per_s": row.decode_tokens_per_s,
+            # No speed for what does not fit: nothing would run at that figure.
+            "decode_tokens_per_s": (
+                None if row.verdict == "does_not_fit" else row.decode_tokens_per_s
+            ),
             "measured": row.quant in sizes,
         }
         for row in sweep(single, [single.device], _sizeable(single, quants), measured_bytes=sizes)
@@ -321,31 +343,6 @@ def _sizeable(request: Request, quants: Sequence[str]) -> list[str]:
     return out
 
 
-def catalog_sweep(
-    request: dict[str, Any], accelerators: Sequence[Accelerator]
-) -> list[dict[str, Any]]:
-    """The request's model, quant and workload on each accelerator (one card each, no
-    offload): estimator.api.sweep rows with the accelerator attached."""
-    sizable = [a for a in accelerators if can_size_accelerator(a)]
-    parsed = parse_request(request)
-    parsed = replace(
-        parsed,
-        device=replace(parsed.device, count=1),
-        workload=replace(parsed.workload, offload=Offload()),
-    )
-    rows = sweep(parsed, [device_spec(a) for a in sizable], [parsed.weights.name])
-    return [
-        {
-            "accelerator": sizable[row.device_index],
-            "per_device_bytes": row.per_device_bytes,
-            "usable_bytes_per_device": row.usable_bytes_per_device,
-            "verdict": row.verdict,
-            "decode_tokens_per_s": row.decode_tokens_per_s,
-        }
-        for row in rows
-    ]
-
-
 @dataclass(frozen=True)
 class CardChoice:
     """Which catalog card a figure recommends: per quant, the card with the least memory
@@ -363,31 +360,67 @@ def smallest_cards(
     request: dict[str, Any],
     accelerators: Sequence[Accelerator],
     measured: Mapping[str, ModelWeights],
+    matrix: hardware.SupportMatrix,
 ) -> CardChoice:
-    """The request's model and workload on every accelerator (one card, no offload) for
-    every quant of its family, by estimator.api.sweep."""
-    sizable = [a for a in accelerators if can_size_accelerator(a)]
+    """The request's model and workload on every single-device card (no offload) for every
+    quant of its family, each card under its own default engine (the support matrix):
+    cards whose engine loads the other family (a TPU's vLLM for a GGUF page) are left out
+    of by_quant; `usable` holds every card that has an engine."""
     parsed = parse_request(request)
     gguf = parsed.weights.format == "gguf"
-    single = replace(
-        parsed,
-        device=replace(parsed.device, count=1),
-        workload=replace(parsed.workload, offload=Offload()),
-    )
-    quants = _sizeable(single, MATRIX_GGUF_QUANTS if gguf else HF_FORMATS)
     sizes = measured_bytes(measured) if gguf else {}
-    rows = sweep(single, [device_spec(a) for a in sizable], quants, measured_bytes=sizes)
-    order = {id(card): (card.memory_gb, card.price_usd or float("inf")) for card in sizable}
     by_quant: dict[str, Accelerator] = {}
-    usable: dict[int, int] = {}
-    for row in rows:
-        card = sizable[row.device_index]
-        usable[row.device_index] = row.usable_bytes_per_device
-        best = by_quant.get(row.quant)
-        if row.verdict != "does_not_fit" and (best is None or order[id(card)] < order[id(best)]):
-            by_quant[row.quant] = card
-    pairs = sorted(((sizable[i], u) for i, u in usable.items()), key=lambda p: order[id(p[0])])
-    return CardChoice(by_quant, pairs)
+    usable: list[tuple[Accelerator, int]] = []
+    order = lambda card: (card.memory_gb or 0, card.price_usd or float("inf"))  # noqa: E731
+    for choice, cards in _by_engine(accelerators, matrix).items():
+        single = _single(parsed, choice)
+        same_family = _llama_like(choice.engine) == gguf
+        quants = _sizeable(single, MATRIX_GGUF_QUANTS if gguf else HF_FORMATS)
+        if not same_family or not quants:
+            quants = quants[:1] if same_family else _sizeable(single, _family_quants(choice))[:1]
+        if not quants:
+            continue
+        rows = sweep(single, [device_spec(c) for c in cards], quants, measured_bytes=sizes)
+        for row in rows:
+            card = cards[row.device_index]
+            if row.quant == quants[0]:
+                usable.append((card, row.usable_bytes_per_device))
+            best = by_quant.get(row.quant)
+            fits = row.verdict != "does_not_fit"
+            if same_family and fits and (best is None or order(card) < order(best)):
+                by_quant[row.quant] = card
+    return CardChoice(by_quant, sorted(usable, key=lambda pair: order(pair[0])))
+
+
+def _by_engine(
+    accelerators: Sequence[Accelerator], matrix: hardware.SupportMatrix
+) -> dict[hardware.EngineChoice, list[Accelerator]]:
+    """Single-device cards the estimator can size, grouped by their default engine."""
+    groups: dict[hardware.EngineChoice, list[Accelerator]] = {}
+    for card in accelerators:
+        choice = matrix.default_for(card)
+        if choice is not None and can_size_accelerator(card) and hardware.chips(card) == 1:
+            groups.setdefault(choice, []).append(card)
+    return groups
+
+
+def _single(parsed: Request, choice: hardware.EngineChoice) -> Request:
+    """The request on one device under `choice`'s engine and backend, without offload;
+    the page's KV type stays when the engine family accepts it (else f16)."""
+    same = _llama_like(choice.engine) == _llama_like(parsed.engine.name)
+    kv = parsed.workload.kv_cache_dtype if same else "f16"
+    return replace(
+        parsed,
+        engine=replace(parsed.engine, name=choice.engine, backend=choice.backend),
+        device=replace(parsed.device, count=1),
+        workload=replace(parsed.workload, offload=Offload(), tensor_parallel=1, kv_cache_dtype=kv),
+    )
+
+
+def _family_quants(choice: hardware.EngineChoice) -> list[str]:
+    """The quality ladder of the engine's weights family, least compressed first."""
+    ladder = recommend.GGUF_LADDER if _llama_like(choice.engine) else recommend.HF_LADDER
+    return [name for name, bits in ladder if bits >= recommend.DEFAULT_MIN_BITS]
 
 
 def context_points(limit: int, start: int = 4096) -> list[int]:
@@ -470,14 +503,17 @@ def make_it_fit(request: dict[str, Any]) -> dict[str, Any]:
     return recommendations
 
 
-# Cross-card sweeps (explore pages)
+# Cross-card sweeps (explore pages, recommendations, "fastest card")
 #
 # The explore pages ask one question of many (model, card) pairs: the least-compressed quant
 # at or above a quality floor that fits one card, and its decode speed, with the
-# configurator's request (configurator_request) at its defaults: llama.cpp, one sequence,
-# computed weight sizes. Each model is swept over all cards at once with
-# estimator.api.sweep and the answer is kept per model, context, ladder and card list, so a
-# filter change or a second visitor costs a dictionary lookup.
+# configurator's request (configurator_request) at its defaults under the card's OWN
+# default engine and backend (the support matrix): llama.cpp with GGUF quants where it
+# runs, vLLM with HF checkpoints on a TPU. Cards are swept in groups sharing an engine and
+# backend with estimator.api.sweep; a multi-device board (MI250X) takes full estimates over
+# its devices. The answer is kept per model, context, ladder and card list, so a filter
+# change or a second visitor costs a dictionary lookup. The configurator, compare and every
+# recommendation box read the same CardFit, so a card's figure is the same on every page.
 
 # Enough for the (model, context, floor) combinations a busy hour asks for; an entry holds
 # one small CardFit per card.
@@ -485,6 +521,7 @@ _SWEEP_CACHE_SIZE = 512
 _sweep_cache: collections.OrderedDict[tuple[Any, ...], tuple[CardFit, ...]] = (
     collections.OrderedDict()
 )
+NO_ENGINE = "no_engine"
 
 
 @dataclass(frozen=True)
@@ -492,20 +529,30 @@ class CardFit:
     """One model on one card. `quant` is the least-compressed quant of the ladder that fits
     (None when none does); verdict and need_bytes are that quant's, or the most compressed
     ladder quant's when none fits. The speed is the decode tok/s of one sequence with the
-    calibration group's low/high, None when nothing fits."""
+    calibration group's low/high, None when nothing fits. `engine`/`backend` are the card's
+    default engine; verdict NO_ENGINE when no engine in the catalog runs on the card."""
 
     quant: str | None
     verdict: str
     need_bytes: int
     usable_bytes: int
     decode_tokens_per_s: Range | None
+    engine: str = ""
+    backend: str = ""
 
 
 def explore_request(
-    model: LLMModel, accelerator: Accelerator, *, quant: str, context_tokens: int, gpus: int = 1
+    model: LLMModel,
+    accelerator: Accelerator,
+    *,
+    quant: str,
+    context_tokens: int,
+    gpus: int = 1,
+    choice: hardware.EngineChoice | None = None,
 ) -> dict[str, Any]:
     """The request an explore row stands for (configurator defaults, measured sizes)."""
-    setup = Setup(quant=quant, context_tokens=context_tokens, gpus=gpus)
+    engine = {"engine": choice.engine, "backend": choice.backend} if choice else {}
+    setup = Setup(quant=quant, context_tokens=context_tokens, gpus=gpus, **engine)
     return configurator_request(
         model=model, accelerator=accelerator, setup=setup, measured=measured_weights(model)
     )
@@ -517,14 +564,21 @@ def model_on_cards(
     *,
     quants: Sequence[str],
     context_tokens: int,
+    matrix: hardware.SupportMatrix,
 ) -> list[CardFit]:
-    """One CardFit per accelerator (each must pass can_size_accelerator); `quants` least
-    compressed first. Raises estimator.api.RequestError for a context the model rejects."""
-    devices = tuple(Device(**device_section(accelerator)) for accelerator in accelerators)
+    """One CardFit per accelerator (each must pass can_size_accelerator); `quants` is the
+    GGUF ladder, least compressed first (cards whose engine loads HF checkpoints climb
+    recommend.HF_LADDER down to the same 3-bit floor). Raises estimator.api.RequestError
+    for a context the model rejects."""
+    choices = tuple(matrix.default_for(card) for card in accelerators)
+    devices = tuple(
+        (Device(**device_section(card)), choice)
+        for card, choice in zip(accelerators, choices, strict=True)
+    )
     key = (model.pk, model.updated, context_tokens, tuple(quants), devices)
     cached = _sweep_cache.get(key)
     if cached is None:
-        cached = tuple(_sweep_cards(model, accelerators, devices, list(quants), context_tokens))
+        cached = tuple(_sweep_cards(model, accelerators, choices, list(quants), context_tokens))
         _sweep_cache[key] = cached
         if len(_sweep_cache) > _SWEEP_CACHE_SIZE:
             _sweep_cache.popitem(last=False)
@@ -536,28 +590,78 @@ def model_on_cards(
 def _sweep_cards(
     model: LLMModel,
     accelerators: Sequence[Accelerator],
-    devices: Sequence[Device],
+    choices: Sequence[hardware.EngineChoice | None],
     quants: list[str],
     context_tokens: int,
 ) -> list[CardFit]:
-    # The backend follows the vendor and a sweep has one engine: one sweep per vendor.
     sizes = measured_bytes(measured_weights(model))
-    by_vendor: dict[str, list[int]] = {}
-    for index, device in enumerate(devices):
-        by_vendor.setdefault(device.vendor, []).append(index)
+    groups: dict[hardware.EngineChoice, list[int]] = {}
     fits: dict[int, CardFit] = {}
-    for indices in by_vendor.values():
+    for index, (card, choice) in enumerate(zip(accelerators, choices, strict=True)):
+        if choice is None:
+            fits[index] = CardFit(None, NO_ENGINE, 0, 0, None)
+        elif hardware.chips(card) > 1:
+            fits[index] = _board_fit(model, card, choice, quants, context_tokens)
+        else:
+            groups.setdefault(choice, []).append(index)
+    for choice, indices in groups.items():
+        ladder = _ladder(choice, quants)
         probe = accelerators[indices[0]]
         request = parse_request(
-            explore_request(model, probe, quant=quants[0], context_tokens=context_tokens)
+            explore_request(
+                model, probe, quant=ladder[0], context_tokens=context_tokens, choice=choice
+            )
         )
-        usable = _sizeable(request, quants)
-        targets = [devices[i] for i in indices]
+        usable = _sizeable(request, ladder)
+        targets = [device_spec(accelerators[i]) for i in indices]
         rows = sweep(request, targets, usable, measured_bytes=sizes) if usable else []
         for position, index in enumerate(indices):
             own = rows[position * len(usable) : (position + 1) * len(usable)]
-            fits[index] = _best_fit(own)
-    return [fits[index] for index in range(len(devices))]
+            fits[index] = replace(_best_fit(own), engine=choice.engine, backend=choice.backend)
+    return [fits[index] for index in range(len(accelerators))]
+
+
+def _ladder(choice: hardware.EngineChoice, quants: Sequence[str]) -> list[str]:
+    """The page's GGUF ladder for GGUF engines (recommend's when the catalog has none);
+    the HF ladder for the others."""
+    if _llama_like(choice.engine) and quants:
+        return list(quants)
+    return _family_quants(choice)
+
+
+def _llama_like(engine: str) -> bool:
+    """Engines that load GGUF files (MLX loads its own safetensors)."""
+    return engine in LLAMA_FAMILY and engine != "mlx"
+
+
+def _board_fit(
+    model: LLMModel,
+    card: Accelerator,
+    choice: hardware.EngineChoice,
+    quants: list[str],
+    context_tokens: int,
+) -> CardFit:
+    """A board of several devices: the full estimate over all of them, quant by quant
+    down the ladder until one fits (a sweep sizes single devices only)."""
+    ladder = _ladder(choice, quants)
+    last = CardFit(None, "does_not_fit", 0, 0, None, choice.engine, choice.backend)
+    for quant in ladder:
+        request = explore_request(
+            model, card, quant=quant, context_tokens=context_tokens, choice=choice
+        )
+        try:
+            result = run_estimate(parse_request(request))
+        except (RequestError, ValueError):
+            continue
+        verdict = result.fit.verdict
+        if verdict != "does_not_fit":
+            need, usable = result.per_device_bytes, result.usable_bytes_per_device
+            decode = result.decode_tokens_per_s
+            return CardFit(quant, verdict, need, usable, decode, choice.engine, choice.backend)
+        last = replace(
+            last, need_bytes=result.per_device_bytes, usable_bytes=result.usable_bytes_per_device
+        )
+    return last
 
 
 def _best_fit(rows: Sequence[SweepRow]) -> CardFit:

@@ -3,13 +3,14 @@ parameters (quant, ctx, gpus, seqs, kv, engine, offload, prompt, output)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from catalog.adapters import GGUF_QUANTS, Setup
+from catalog.adapters import GGUF_QUANTS, Setup, is_gguf
+from catalog.hardware import EngineChoice
 from estimator import cost
 from estimator.api.schema import KV_DTYPES
 from estimator.weights import HF_FORMATS
@@ -19,7 +20,10 @@ ENGINE_CHOICES = [
     ("ollama", "Ollama"),
     ("vllm", "vLLM"),
     ("sglang", "SGLang"),
+    ("tensorrt-llm", "TensorRT-LLM"),
+    ("mlx", "MLX"),
 ]
+ENGINE_LABELS = dict(ENGINE_CHOICES)
 QUANT_CHOICES = [
     ("", _("Best that fits")),
     (_("GGUF (llama.cpp, Ollama)"), [(q, q) for q in GGUF_QUANTS]),
@@ -31,7 +35,6 @@ DEFAULTS = {
     "gpus": 1,
     "seqs": 1,
     "kv": "f16",
-    "engine": "llama.cpp",
     "offload": 0,
     "prompt": 512,
     "output": 256,
@@ -70,12 +73,24 @@ class ConfigureForm(forms.Form):
     prompt = forms.IntegerField(label=_("Prompt (tokens)"), min_value=1)
     output = forms.IntegerField(label=_("Output (tokens)"), min_value=1)
 
-    def __init__(self, data: Mapping[str, Any], *, max_context_tokens: int) -> None:
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        *,
+        max_context_tokens: int,
+        engines: Sequence[EngineChoice] = (),
+        card_name: str = "",
+    ) -> None:
+        """`engines`: what runs on the card (catalog.hardware), its default first."""
         # Absent parameters take the defaults; a present but empty one is an error to show.
         defaults = {**DEFAULTS, "ctx": min(DEFAULT_CONTEXT_TOKENS, max_context_tokens)}
+        if engines:
+            defaults["engine"] = engines[0].engine
         merged = {**{k: str(v) for k, v in defaults.items()}, **{k: data[k] for k in data}}
         super().__init__(merged)
         self.max_context_tokens = max_context_tokens
+        self.engines = {choice.engine: choice for choice in engines}
+        self.card_name = card_name
         for name, field in self.fields.items():
             field.widget.attrs["aria-describedby"] = f"err-{name}"
 
@@ -89,8 +104,49 @@ class ConfigureForm(forms.Form):
             )
         return ctx
 
+    def clean_engine(self) -> str:
+        engine: str = self.cleaned_data["engine"]
+        if engine not in self.engines:
+            runs = ", ".join(ENGINE_LABELS.get(e, e) for e in self.engines)
+            raise forms.ValidationError(
+                _("%(engine)s does not run on %(card)s. Engines that do: %(runs)s."),
+                params={
+                    "engine": ENGINE_LABELS.get(engine, engine),
+                    "card": self.card_name,
+                    "runs": runs or _("none in the catalog"),
+                },
+                code="engine_hardware",
+            )
+        return engine
+
+    def clean(self) -> dict[str, Any]:
+        """An engine that cannot load the chosen weights format, or has no such KV type,
+        is a 400 on the field at fault with the engine's reason (commands.refusal). With
+        "best that fits" the quant comes from the engine's own family, so only KV counts."""
+        from sizing_site.configurator.commands import refusal
+
+        data = super().clean() or {}
+        engine, kv = data.get("engine"), data.get("kv")
+        if not engine or not kv or engine not in self.engines:
+            return data
+        quant = data.get("quant") or ("Q4_K_M" if engine in ("llama.cpp", "ollama") else "bf16")
+        common = {
+            "engine": engine,
+            "weights_format": "gguf" if is_gguf(quant) else "hf",
+            "quant": quant,
+            "backend": self.engines[engine].backend,
+        }
+        # f16 is a cache type every engine has: a refusal with it is about the weights.
+        weights_reason = refusal(**common, kv="f16")
+        if weights_reason and data.get("quant"):
+            self.add_error("quant", weights_reason)
+        elif kv_reason := refusal(**common, kv=kv):
+            self.add_error("kv", kv_reason)
+        return data
+
     def setup(self, *, quant: str) -> Setup:
         data = self.cleaned_data
+        choice = self.engines.get(data["engine"])
         return Setup(
             quant=quant,
             context_tokens=data["ctx"],
@@ -101,6 +157,7 @@ class ConfigureForm(forms.Form):
             offload_percent=data["offload"],
             prompt_tokens=data["prompt"],
             output_tokens=data["output"],
+            backend=choice.backend if choice else "",
         )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db.models import Prefetch
 
-from catalog import adapters
+from catalog import adapters, hardware
 from catalog.models import Accelerator, LLMModel, ModelWeights, Segment
 from pricing import selectors as pricing_selectors
 from sizing_site.configurator import commands
@@ -23,6 +23,15 @@ def configuration_rows(*, model_slug: str, accelerator_slug: str) -> tuple[LLMMo
     weights = Prefetch("weights", queryset=ModelWeights.objects.order_by("format", "quant"))
     model = LLMModel.objects.prefetch_related(weights).get(slug=model_slug)
     return model, Accelerator.objects.get(slug=accelerator_slug)
+
+
+def card_engines(
+    *, accelerator: Accelerator, matrix: hardware.SupportMatrix
+) -> list[hardware.EngineChoice]:
+    """The engines that run on the card, its default first (catalog.hardware)."""
+    default = matrix.default_for(accelerator)
+    others = [c for c in matrix.engines_for(accelerator) if c != default]
+    return [default, *others] if default else []
 
 
 def curated_accelerators() -> list[Accelerator]:
@@ -68,16 +77,18 @@ def configuration_results(
     result = adapters.estimate_result(request)
     parsed = adapters.parsed_request(request)
     gguf_row = measured.get(setup.quant)
+    repo = next((w.repo for w in model.weights.all() if w.quant == setup.quant and w.repo), "")
+    gguf = adapters.is_gguf(setup.quant)
     launch = commands.launch_config(
         request,
         result,
         hf_repo=model.hf_repo or model.slug,
-        gguf_repo=next(
-            (w.repo for w in model.weights.all() if w.quant == setup.quant and w.repo), ""
-        ),
+        gguf_repo=repo if gguf else "",
+        weights_repo="" if gguf else repo,
         layers=adapters.offloaded_layers(parsed),
+        backend=parsed.engine.backend,
     )
-    usable_all = result["usable_bytes_per_device"] * setup.gpus
+    usable_all = result["usable_bytes_per_device"] * parsed.device.count
     return {
         "estimator_request": request,
         "result": result,
@@ -85,24 +96,45 @@ def configuration_results(
         "measured": gguf_row is not None and adapters.is_gguf(setup.quant),
         "weights_row": gguf_row,
         "bar": memory_segments(result, usable_all),
+        "device_memory": {
+            "bytes": hardware.device_memory_bytes(accelerator),
+            "basis": hardware.memory_basis(accelerator),
+            "devices": parsed.device.count,
+        },
         "commands": commands.launch_commands(launch),
     }
 
 
-def _pick(rows: Sequence[dict[str, Any]], key: Any) -> dict[str, Any] | None:
-    fitting = [r for r in rows if r["verdict"] != "does_not_fit"]
-    return min(fitting, key=key) if fitting else None
+def recommendations(
+    *,
+    model: LLMModel,
+    cards: Sequence[Accelerator],
+    context_tokens: int,
+    matrix: hardware.SupportMatrix,
+) -> dict[str, Any]:
+    """Best single card (fastest that fits), cheapest fit (purchase price) and the smallest
+    Apple machine that fits, each under the card's own default engine with the least
+    compressed quant that fits it: the explore tables' sweep (adapters.model_on_cards), so
+    a card's figure here is the one every other page shows."""
+    from sizing_site.explore.selectors import default_floor, ladder_down_to, quant_ladder
 
-
-def recommendations(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Best single GPU (fastest that fits), cheapest fit (purchase price), smallest Apple
-    unified-memory machine that fits; rows from adapters.catalog_sweep."""
+    ladder = quant_ladder()
+    quants = ladder_down_to(ladder, default_floor(ladder))
+    sizable = [c for c in cards if adapters.can_size_accelerator(c)]
+    fits = adapters.model_on_cards(
+        model, sizable, quants=quants, context_tokens=context_tokens, matrix=matrix
+    )
+    rows = [
+        {"accelerator": card, "fit": fit, "decode_tokens_per_s": fit.decode_tokens_per_s.estimate}
+        for card, fit in zip(sizable, fits, strict=True)
+        if fit.quant is not None and fit.decode_tokens_per_s is not None
+    ]
     apple = [r for r in rows if r["accelerator"].vendor.lower() == "apple"]
     priced = [r for r in rows if r["accelerator"].price_usd]
     return {
-        "fastest": _pick(rows, lambda r: -r["decode_tokens_per_s"]),
-        "cheapest": _pick(priced, lambda r: r["accelerator"].price_usd),
-        "apple": _pick(apple, lambda r: r["accelerator"].memory_gb),
+        "fastest": max(rows, key=lambda r: r["decode_tokens_per_s"], default=None),
+        "cheapest": min(priced, key=lambda r: r["accelerator"].price_usd, default=None),
+        "apple": min(apple, key=lambda r: r["accelerator"].memory_gb or 0, default=None),
         "cloud": None,  # configuration_costs fills it: cloud offers need the GPU count
     }
 
@@ -147,14 +179,17 @@ def configuration_analysis(
     at_faq = next((p for p in points if p["context_tokens"] == FAQ_CONTEXT_TOKENS), None)
     fits = result["fit"]["verdict"] != "does_not_fit"
     curated = curated_accelerators()
-    cards = adapters.smallest_cards(request, curated, measured)
+    matrix = hardware.support_matrix()
+    cards = adapters.smallest_cards(request, curated, measured, matrix)
     finetune = [
         {**row, "card": cards.smallest_holding(row["per_device_bytes"])}
         for row in adapters.finetune_memory(request)
     ]
     costs = configuration_costs(accelerator=accelerator, setup=setup, result=result, rent=rent)
     recommended = {
-        **recommendations(adapters.catalog_sweep(request, curated)),
+        **recommendations(
+            model=model, cards=curated, context_tokens=setup.context_tokens, matrix=matrix
+        ),
         "cloud": costs["cloud"],
     }
     return {

@@ -7,7 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from catalog import adapters
+from catalog import adapters, hardware
 from catalog.models import Accelerator, LLMModel
 from estimator.api import RequestError
 from sizing_site.configurator import selectors
@@ -29,7 +29,13 @@ def configure(request: HttpRequest, model_slug: str, accelerator_slug: str) -> H
     if limit is None or not adapters.can_size_accelerator(accelerator):
         context.update(unavailable=True, model_unavailable=limit is None)
         return render(request, TEMPLATE, context)
-    form = ConfigureForm(request.GET, max_context_tokens=limit)
+    engines = selectors.card_engines(accelerator=accelerator, matrix=hardware.support_matrix())
+    if not engines:
+        context.update(unavailable=True, no_engine=True)
+        return render(request, TEMPLATE, context)
+    form = ConfigureForm(
+        request.GET, max_context_tokens=limit, engines=engines, card_name=str(accelerator)
+    )
     sizing = _sizing(form, model, accelerator, limit, analysis=_wants_analysis(request))
     context.update(form=form, max_context_tokens=limit, **sizing, **_urls(request, form))
     template = TEMPLATE

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from django.db.models import Q
 
-from catalog import adapters
+from catalog import adapters, hardware
 from catalog.adapters import CardFit
 from catalog.models import Accelerator, LLMModel, QuantFormat, WeightsFamily
 from estimator import recommend
@@ -38,6 +38,12 @@ CARD_FIELDS = (
     "release_date",
     "price_usd",
     "curated",
+    "memory_gib",
+    "memory_reported_gib",
+    "memory_type",
+    "architecture",
+    "chips_per_board",
+    "default_engine_id",
 )
 MODEL_FIELDS = (
     "id",
@@ -204,9 +210,15 @@ def model_card_table(
     show_all: bool = False,
     sort: str = "-speed",
 ) -> CardTable:
-    """`model` on every card; raises estimator.api.RequestError (e.g. context too long)."""
+    """`model` on every card, each under its own default engine (catalog.hardware); a card
+    no engine in the catalog runs on is listed only with show_all. Raises
+    estimator.api.RequestError (e.g. context too long)."""
     fits = adapters.model_on_cards(
-        model, accelerators, quants=quants, context_tokens=context_tokens
+        model,
+        accelerators,
+        quants=quants,
+        context_tokens=context_tokens,
+        matrix=hardware.support_matrix(),
     )
     rows = [
         CardRow(card, fit, adapters.usd_per_token_per_s(card.price_usd, fit))
@@ -252,12 +264,13 @@ def card_model_table(
     """`accelerator` across every model with a config; a model whose maximum context is
     shorter than `context_tokens` (or whose config the estimator rejects) is skipped."""
     rows, skipped = [], []
+    matrix = hardware.support_matrix()
     for model in models:
         if q and not any(q.casefold() in t.casefold() for t in (model.name, model.family)):
             continue
         try:
             fit = adapters.model_on_cards(
-                model, [accelerator], quants=quants, context_tokens=context_tokens
+                model, [accelerator], quants=quants, context_tokens=context_tokens, matrix=matrix
             )[0]
         except RequestError as exc:
             skipped.append((model, exc.message))
@@ -378,11 +391,16 @@ def compare_columns(*, specs: Sequence[Any], context_tokens: int) -> list[Compar
             slug__in={s.accelerator_slug for s in specs}
         )
     }
-    return [_column(spec, models, cards, context_tokens) for spec in specs]
+    matrix = hardware.support_matrix()
+    return [_column(spec, models, cards, context_tokens, matrix) for spec in specs]
 
 
 def _column(
-    spec: Any, models: dict[str, LLMModel], cards: dict[str, Accelerator], context_tokens: int
+    spec: Any,
+    models: dict[str, LLMModel],
+    cards: dict[str, Accelerator],
+    context_tokens: int,
+    matrix: hardware.SupportMatrix,
 ) -> CompareColumn:
     model, card = models.get(spec.model_slug), cards.get(spec.accelerator_slug)
     if model is None or card is None or not adapters.can_size_accelerator(card):
@@ -394,7 +412,16 @@ def _column(
             None,
             "unknown" if model is None or card is None else "unsized",
         )
-    setup = adapters.Setup(quant=spec.quant, context_tokens=context_tokens, gpus=spec.gpus)
+    choice = matrix.default_for(card)
+    if choice is None:
+        return CompareColumn(model, card, spec.quant, spec.gpus, None, "no_engine")
+    setup = adapters.Setup(
+        quant=spec.quant,
+        context_tokens=context_tokens,
+        gpus=spec.gpus,
+        engine=choice.engine,
+        backend=choice.backend,
+    )
     request = adapters.configurator_request(
         model=model, accelerator=card, setup=setup, measured=adapters.measured_weights(model)
     )

@@ -12,7 +12,7 @@ from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from catalog import adapters
+from catalog import adapters, hardware
 from catalog.models import Accelerator, LLMModel
 from estimator.api import RequestError
 from sizing_site.configurator import selectors as configurator
@@ -89,7 +89,12 @@ def configuration_snapshot(
     limit = adapters.model_context_limit(model) if model.config else None
     if limit is None or not adapters.can_size_accelerator(accelerator):
         raise SnapshotError("this configuration cannot be sized")
-    form = ConfigureForm(query, max_context_tokens=limit)
+    engines = configurator.card_engines(accelerator=accelerator, matrix=hardware.support_matrix())
+    if not engines:
+        raise SnapshotError("no engine in the catalog runs on this card")
+    form = ConfigureForm(
+        query, max_context_tokens=limit, engines=engines, card_name=str(accelerator)
+    )
     if not form.is_valid():
         raise SnapshotError("invalid configurator parameters")
     try:

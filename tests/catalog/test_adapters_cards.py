@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog import adapters
+from catalog import adapters, hardware
 from catalog.models import Accelerator, LLMModel
 from estimator.api import estimate
 
@@ -27,6 +27,7 @@ def card(slug: str, memory_gb: float, price: float | None = None) -> Accelerator
         memory_gb=memory_gb,
         bandwidth_gbps=500,
         fp16_tflops=50,
+        architecture="Ampere",  # llama.cpp's CUDA row in the engine support matrix
         price_usd=price,
         curated=True,
     )
@@ -40,7 +41,7 @@ def test_each_quant_gets_the_least_memory_card_the_estimator_says_fits() -> None
     request = adapters.configurator_request(
         model=model, accelerator=cards[0], setup=setup, measured={}
     )
-    choice = adapters.smallest_cards(request, cards, {})
+    choice = adapters.smallest_cards(request, cards, {}, hardware.support_matrix())
     for quant in ("Q4_K_M", "Q8_0", "F16"):
         fitting = []
         for c in cards:

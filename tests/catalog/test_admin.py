@@ -21,6 +21,7 @@ def _form(card: Accelerator, **changes: Any) -> dict[str, Any]:
         "memory_gb": card.memory_gb,
         "memory_kind": card.memory_kind,
         "bandwidth_gbps": card.bandwidth_gbps,
+        "chips_per_board": card.chips_per_board,
         "segment": card.segment,
         "sources": '{"memory_gb": "vendor sheet"}',
         "confidence": card.confidence,

@@ -18,7 +18,7 @@ from catalog.models import Accelerator, LLMModel
 from estimator import cost
 from pricing.models import CloudOffer, CloudProvider
 from tests.cast import CastTestCase
-from tests.configurator.test_views import GLM_AIR, mlu590
+from tests.configurator.test_views import GLM_AIR, a100
 
 Q = {"quant": "Q4_K_M", "ctx": "8192"}
 
@@ -35,9 +35,14 @@ class ConfiguratorCost(CastTestCase):
         cls.model = LLMModel.objects.create(
             name="GLM-4.5-Air", slug="glm-4-5-air", hf_repo="zai-org/GLM-4.5-Air", config=GLM_AIR
         )
-        cls.card = Accelerator.objects.create(**mlu590(), price_usd=10000, tdp_w=350)
+        cls.card = Accelerator.objects.create(**a100(), price_usd=10000, tdp_w=350)
         cls.other = Accelerator.objects.create(
-            vendor="NVIDIA", name="Other", slug="other", memory_gb=80, bandwidth_gbps=2000
+            vendor="NVIDIA",
+            name="Other",
+            slug="other",
+            memory_gb=80,
+            bandwidth_gbps=2000,
+            architecture="Hopper",
         )
         cls.acme = CloudProvider.objects.create(name="Acme GPU", slug="acme")
 
@@ -60,7 +65,7 @@ class ConfiguratorCost(CastTestCase):
         return offer
 
     def url(self) -> str:
-        return reverse("configurator:configure", args=["glm-4-5-air", "cambricon-mlu590"])
+        return reverse("configurator:configure", args=["glm-4-5-air", "nvidia-a100-80gb-pcie"])
 
     def get(self, **params: str) -> Any:
         return self.client.get(self.url(), {**Q, **params})

@@ -19,15 +19,20 @@ from tests.cast import CastTestCase
 GLM_AIR = rebuilt_config("GLM-4.5-Air")
 
 
-def mlu590() -> dict[str, Any]:
-    # The issue's MLU590: 80 GB HBM, 2,048 GB/s, 314 FP16 TFLOPS (catalog/data/accelerators.json)
+def a100() -> dict[str, Any]:
+    # The A100 80GB PCIe of catalog/data/accelerators.json: 80 GiB of HBM2e (no driver
+    # total published, so 80 x 2^30 bytes), 1,935 GB/s, 312 FP16 TFLOPS, Ampere: llama.cpp
+    # runs on it through CUDA (engine_support.json).
     return {
-        "vendor": "Cambricon",
-        "name": "MLU590",
-        "slug": "cambricon-mlu590",
+        "vendor": "NVIDIA",
+        "name": "A100 80GB PCIe",
+        "slug": "nvidia-a100-80gb-pcie",
         "memory_gb": 80,
-        "bandwidth_gbps": 2048,
-        "fp16_tflops": 314,
+        "memory_gib": 80,
+        "memory_type": "HBM2e",
+        "architecture": "Ampere",
+        "bandwidth_gbps": 1935,
+        "fp16_tflops": 312,
         "segment": Segment.DATACENTER,
         "curated": True,
     }
@@ -37,6 +42,7 @@ def add_cards(n: int, start: int = 0) -> None:
     Accelerator.objects.bulk_create(
         Accelerator(
             vendor="NVIDIA" if i % 2 else "Apple",
+            architecture="Ampere" if i % 2 else "Apple M2",
             name=f"Card {i}",
             slug=f"card-{i}",
             memory_gb=16 + i,
@@ -59,7 +65,7 @@ class ConfiguratorPage(CastTestCase):
         cls.model = LLMModel.objects.create(
             name="GLM-4.5-Air", slug="glm-4-5-air", hf_repo="zai-org/GLM-4.5-Air", config=GLM_AIR
         )
-        cls.card = Accelerator.objects.create(**mlu590())
+        cls.card = Accelerator.objects.create(**a100())
 
     def setUp(self) -> None:
         translation.activate("en")
@@ -67,7 +73,7 @@ class ConfiguratorPage(CastTestCase):
         self.client.force_login(self.bob)
 
     def url(
-        self, lang: str = "en", model: str = "glm-4-5-air", card: str = "cambricon-mlu590"
+        self, lang: str = "en", model: str = "glm-4-5-air", card: str = "nvidia-a100-80gb-pcie"
     ) -> str:
         with translation.override(lang):
             return reverse("configurator:configure", args=[model, card])
@@ -78,11 +84,12 @@ class ConfiguratorPage(CastTestCase):
                 "model": {"hf_config": GLM_AIR},
                 "weights": {"format": "gguf", "quant": "Q4_K_M"},
                 "device": {
-                    "memory_gb": 80,
-                    "bandwidth_gbps": 2048,
-                    "fp16_tflops": 314,
-                    "vendor": "other",
-                    "name": "Cambricon MLU590",
+                    # 80 GiB as built, in the estimator's decimal GB: 85.899 GB.
+                    "memory_gb": 80 * 2**30 / 1e9,
+                    "bandwidth_gbps": 1935,
+                    "fp16_tflops": 312,
+                    "vendor": "nvidia",
+                    "name": "A100 80GB PCIe",
                     "device_class": "datacenter",
                     "memory_kind": "discrete",
                 },
@@ -98,7 +105,7 @@ class ConfiguratorPage(CastTestCase):
         assert "/accounts/login/" in response["Location"]
 
     def test_the_url_lives_under_the_language_prefix(self) -> None:
-        assert self.url("it") == "/it/models/glm-4-5-air/on/cambricon-mlu590/"
+        assert self.url("it") == "/it/models/glm-4-5-air/on/nvidia-a100-80gb-pcie/"
 
     def test_the_full_page_is_a_document_and_htmx_gets_only_the_results(self) -> None:
         full = self.client.get(self.url(), {"quant": "Q4_K_M"})
@@ -109,7 +116,7 @@ class ConfiguratorPage(CastTestCase):
         assert partial.status_code == 200
         assert "<html" not in body and body.lstrip().startswith('<div id="results"')
         # the slower sections load after, from their own partial with a real link beside
-        assert 'hx-get="/en/models/glm-4-5-air/on/cambricon-mlu590/?' in body
+        assert 'hx-get="/en/models/glm-4-5-air/on/nvidia-a100-80gb-pcie/?' in body
         assert "part=analysis" in body
         analysis = self.client.get(
             self.url(), {"quant": "Q4_K_M", "part": "analysis"}, HTTP_HX_REQUEST="true"
@@ -118,7 +125,7 @@ class ConfiguratorPage(CastTestCase):
 
     def test_the_form_changes_the_results_in_place_and_works_without_javascript(self) -> None:
         body = self.client.get(self.url()).content.decode()
-        assert 'action="/en/models/glm-4-5-air/on/cambricon-mlu590/"' in body
+        assert 'action="/en/models/glm-4-5-air/on/nvidia-a100-80gb-pcie/"' in body
         assert 'method="get"' in body
         assert 'hx-trigger="change"' in body and 'hx-push-url="true"' in body
         for name in ("quant", "ctx", "gpus", "seqs", "kv", "engine", "offload", "prompt", "output"):
@@ -149,8 +156,9 @@ class ConfiguratorPage(CastTestCase):
 
     def test_the_default_quant_is_the_least_compressed_that_fits(self) -> None:
         response = self.client.get(self.url())
-        # 80 GB at 8K: Q5_K_S (76.6 GB) is the first rung of the ladder that fits
-        assert response.context["setup"].quant == "Q5_K_S"
+        # 80 GiB (85.9 GB) at 8K: Q5_K_M is the first rung of the ladder that fits. (With
+        # the card read as 80 x 10^9 bytes, the old unit slip, it was Q5_K_S.)
+        assert response.context["setup"].quant == "Q5_K_M"
         assert response.context["setup"].context_tokens == 8192
 
     def test_bad_parameters_give_a_form_error_not_a_500(self) -> None:
@@ -209,9 +217,9 @@ class ConfiguratorPage(CastTestCase):
             "Weights on the GPUs",
             "Token speed simulator",
             "llama-server",
-            "vllm serve",
             "OLLAMA_CONTEXT_LENGTH=8192",
-            "sglang.launch_server",
+            # A GGUF page: the HF-checkpoint engines say why they are not for it.
+            "not for this configuration",
             "How this was computed",
             "Recommendations",
             "Cheapest cloud offer",
@@ -222,7 +230,7 @@ class ConfiguratorPage(CastTestCase):
             "Quantization matrix",
             "Memory by context",
             "<svg",
-            "Can the MLU590 run GLM-4.5-Air?",
+            "Can the A100 80GB PCIe run GLM-4.5-Air?",
             "How much VRAM at 32K?",
         ):
             assert text in body, text

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import translation
 
-from catalog import adapters
+from catalog import adapters, hardware
 from catalog.models import Accelerator, LLMModel, QuantFormat
 from estimator.api import estimate
 from sizing_site.explore import selectors
@@ -21,6 +21,9 @@ from tests.cast import CastTestCase
 CONFIGS = Path(__file__).resolve().parents[2] / "catalog/data/configs"
 LLAMA_8B = "llama-3-1-8b-instruct"
 RTX_4090 = "nvidia-geforce-rtx-4090"
+
+
+MATRIX = hardware.support_matrix
 
 
 class SeededPages(CastTestCase):
@@ -71,13 +74,16 @@ class SeededPages(CastTestCase):
 
     def test_llama_8b_on_a_4090_takes_the_estimators_best_quant_and_speed(self) -> None:
         # At 8K with f16 KV: weights (BF16, ~16.1 GB) + KV 32 layers x 2 x 8 x 128 x 2 B x
-        # 8,192 = 1 GiB + compute buffers must stay within 24 GB - 1 GiB (llama.cpp's
-        # margin) = 22.93 GB usable; BF16 does, so nothing more compressed is chosen.
+        # 8,192 = 1 GiB + compute buffers must stay within the 23.64 GiB the driver reports
+        # (catalog memory_reported_gib) - 1 GiB (llama.cpp's margin) = 22.64 GiB usable;
+        # BF16 does, so nothing more compressed is chosen.
         model = LLMModel.objects.get(slug=LLAMA_8B)
         card = Accelerator.objects.get(slug=RTX_4090)
         ladder = selectors.quant_ladder()
         quants = selectors.ladder_down_to(ladder, selectors.default_floor(ladder))
-        fit = adapters.model_on_cards(model, [card], quants=quants, context_tokens=8192)[0]
+        fit = adapters.model_on_cards(
+            model, [card], quants=quants, context_tokens=8192, matrix=MATRIX()
+        )[0]
         expected_quant = next(
             quant
             for quant in quants
@@ -105,7 +111,9 @@ class SeededPages(CastTestCase):
         card = Accelerator.objects.get(slug=RTX_4090)
         ladder = selectors.quant_ladder()
         quants = selectors.ladder_down_to(ladder, selectors.default_floor(ladder))
-        fit = adapters.model_on_cards(model, [card], quants=quants, context_tokens=131072)[0]
+        fit = adapters.model_on_cards(
+            model, [card], quants=quants, context_tokens=131072, matrix=MATRIX()
+        )[0]
         # KV alone is 16 GiB at 128K (1 GiB per 8K), so BF16 no longer fits.
         assert fit.quant not in (None, "BF16")
         assert self.client.get(url + "?ctx=131072").status_code == 200
@@ -239,6 +247,7 @@ class QueryCounts(CastTestCase):
         Accelerator.objects.bulk_create(
             Accelerator(
                 vendor=("NVIDIA", "AMD", "Apple")[i % 3],
+                architecture=("Ampere", "RDNA 3", "Apple M2")[i % 3],
                 name=f"Card {i}",
                 slug=f"card-{i}",
                 memory_gb=8 + i % 64,
@@ -277,5 +286,6 @@ class QueryCounts(CastTestCase):
         many = [self.queries(url) for url in urls]
         assert many == few
         # Session, user and the header's memberships, then the page's own reads: the
-        # model, its measured weights, the quant ladder and all cards, one query each.
-        assert few[2] == 7
+        # model, its measured weights, the quant ladder, all cards and the engine support
+        # matrix (its rows, the engine names), one query each.
+        assert few[2] == 9

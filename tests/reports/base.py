@@ -13,7 +13,7 @@ from sizing_site.reports.models import SavedConfiguration
 from sizing_site.tenancy.access import tenant_for
 from sizing_site.tenancy.models import Membership, Role
 from tests.cast import CastTestCase
-from tests.configurator.test_views import GLM_AIR, mlu590
+from tests.configurator.test_views import GLM_AIR, a100
 
 QUERY = {"quant": "Q4_K_M", "ctx": "32768", "gpus": "2"}
 
@@ -30,10 +30,10 @@ class ReportsTestCase(CastTestCase):
         cls.model = LLMModel.objects.create(
             name="GLM-4.5-Air", slug="glm-4-5-air", hf_repo="zai-org/GLM-4.5-Air", config=GLM_AIR
         )
-        cls.card = Accelerator.objects.create(**mlu590())
+        cls.card = Accelerator.objects.create(**a100())
         cls.dave = User.objects.create_user("dave", "dave@a.example", "pw-dave-123")
         Membership.all_tenants.create(user=cls.dave, organization=cls.org_a, role=Role.EDITOR)
-        cls.saved = cls.save_as(cls.alice, "2x MLU590 at 32K")
+        cls.saved = cls.save_as(cls.alice, "2x A100 at 32K")
 
     @classmethod
     def save_as(cls, user: User, name: str, org: str = "org-a") -> SavedConfiguration:
@@ -44,7 +44,7 @@ class ReportsTestCase(CastTestCase):
             notes="for the budget meeting",
             tags=["budget"],
             model_slug="glm-4-5-air",
-            accelerator_slug="cambricon-mlu590",
+            accelerator_slug="nvidia-a100-80gb-pcie",
             query=QUERY,
         )
 

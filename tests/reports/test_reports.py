@@ -33,7 +33,7 @@ class SavingTests(ReportsTestCase):
             "notes": "",
             "tags": "a, b",
             "model": "glm-4-5-air",
-            "accelerator": "cambricon-mlu590",
+            "accelerator": "nvidia-a100-80gb-pcie",
             "query": urlencode(QUERY),
             **data,
         }
@@ -48,7 +48,7 @@ class SavingTests(ReportsTestCase):
         assert saved.snapshot["result"] == estimate(saved.estimator_request)
         assert saved.estimator_request["device"]["count"] == 2
         assert saved.estimator_request["workload"]["context_tokens"] == 32768
-        assert saved.snapshot["accelerator"]["bandwidth_gbps"] == 2048
+        assert saved.snapshot["accelerator"]["bandwidth_gbps"] == 1935
         assert saved.tags == ["a", "b"]
         assert saved.created_by == self.dave
 
@@ -106,23 +106,23 @@ class SnapshotTests(ReportsTestCase):
         assert response.status_code == 200
         rows = {row["key"]: row for row in response.context["changes"]}
         decode = rows["decode_tokens_per_s.estimate"]
-        # Decode is bandwidth-bound: doubling 2,048 -> 4,096 GB/s raises it, by under 100 %
+        # Decode is bandwidth-bound: 1,935 -> 4,096 GB/s raises it, by under 112 %
         # (fixed per-token overheads do not scale with bandwidth).
         assert decode["old"] == old
         assert decode["new"] > old
-        assert 0 < decode["change"] <= 100
+        assert 0 < decode["change"] <= (4096 / 1935 - 1) * 100
         assert decode["change"] == (decode["new"] - old) / old * 100
         assert not rows["weights_bytes"]["changed"]
         assert b'class="changed"' in response.content
         assert "Decode, one sequence (tok/s)" in response.content.decode()
-        # The changed catalog figure is shown by its label and localised: 2,048 -> 4,096.
+        # The changed catalog figure is shown by its label and localised: 1,935 -> 4,096.
         assert "<th>Bandwidth (GB/s)</th>" in response.content.decode()
         assert "4,096" in response.content.decode()
         assert response.context["catalog_changes"] == [
             {
                 "key": "accelerator.bandwidth_gbps",
                 "label": "Bandwidth (GB/s)",
-                "old": 2048,
+                "old": 1935,
                 "new": 4096,
             }
         ]
@@ -174,7 +174,7 @@ class FailClosedTests(ReportsTestCase):
 class ConfiguratorSaveFormTests(ReportsTestCase):
     def configurator(self) -> str:
         with translation.override("en"):
-            url = reverse("configurator:configure", args=["glm-4-5-air", "cambricon-mlu590"])
+            url = reverse("configurator:configure", args=["glm-4-5-air", "nvidia-a100-80gb-pcie"])
         return self.client.get(url + "?ctx=32768&gpus=2").content.decode()
 
     def test_an_editor_sees_a_save_button_per_org_they_may_save_in(self) -> None:
@@ -195,11 +195,11 @@ class ListTests(ReportsTestCase):
         all_rows = self.client.get(self.url("list", "org-a")).context["rows"]
         mine = self.client.get(self.url("list", "org-a") + "?view=mine").context["rows"]
         found = self.client.get(self.url("list", "org-a") + "?q=dave").context["rows"]
-        assert [r.name for r in all_rows] == ["Dave's option", "2x MLU590 at 32K"]
+        assert [r.name for r in all_rows] == ["Dave's option", "2x A100 at 32K"]
         assert [r.name for r in mine] == ["Dave's option"]
         assert [r.name for r in found] == ["Dave's option"]
         by_name = self.client.get(self.url("list", "org-a") + "?sort=name").context["rows"]
-        assert [r.name for r in by_name] == ["2x MLU590 at 32K", "Dave's option"]
+        assert [r.name for r in by_name] == ["2x A100 at 32K", "Dave's option"]
 
     def test_the_list_query_count_is_flat(self) -> None:
         self.client.force_login(self.bob)
@@ -233,7 +233,7 @@ class ListTests(ReportsTestCase):
         response = self.client.get(url)
         assert response.status_code == 200
         assert [r.name for r in response.context["configurations"]] == [
-            "2x MLU590 at 32K",
+            "2x A100 at 32K",
             "second",
         ]
         rows = {row.label: row for row in response.context["rows"]}
@@ -300,10 +300,10 @@ class ExportTests(ReportsTestCase):
 class PageTests(ReportsTestCase):
     def test_the_list_answers_htmx_with_its_rows_partial(self) -> None:
         self.client.force_login(self.bob)
-        response = self.client.get(self.url("list", "org-a") + "?q=mlu", HTTP_HX_REQUEST="true")
+        response = self.client.get(self.url("list", "org-a") + "?q=a100", HTTP_HX_REQUEST="true")
         html = response.content.decode()
         assert html.lstrip().startswith('<div id="rows">')
-        assert "2x MLU590 at 32K" in html
+        assert "2x A100 at 32K" in html
 
     def test_the_report_loads_a_print_stylesheet_that_hides_navigation_and_forms(self) -> None:
         self.client.force_login(self.alice)

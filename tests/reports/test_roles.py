@@ -39,5 +39,5 @@ class ViewerTests(ReportsTestCase):
             assert response.status_code == 403, (pattern.name, response.status_code)
         # Nothing changed.
         self.saved.refresh_from_db()
-        assert self.saved.name == "2x MLU590 at 32K"
+        assert self.saved.name == "2x A100 at 32K"
         assert ShareLink.objects.for_organization(self.org_a).get().revoked_at is None

@@ -38,7 +38,7 @@ class ShareLifecycleTests(ReportsTestCase):
         assert response["X-Robots-Tag"] == "noindex, nofollow"
         html = response.content.decode()
         assert '<meta name="robots" content="noindex, nofollow">' in html
-        assert "2x MLU590 at 32K" in html
+        assert "2x A100 at 32K" in html
         # No org navigation, no forms.
         assert "org-a" not in html and "<form" not in html
 
