@@ -131,6 +131,7 @@ class Setup:
     prompt_tokens: int = 512
     output_tokens: int = 256
     backend: str = ""
+    offload_moe_experts: bool = False  # llama.cpp --cpu-moe: every routed expert in host RAM
     # Further estimator "engine" settings a published run used (gpu_memory_utilization,
     # n_ubatch, flash_attention, max_num_seqs, ...): validate_portal replays logs with them.
     engine_options: tuple[tuple[str, Any], ...] = ()
@@ -225,7 +226,10 @@ def configurator_request(
             "output_tokens": setup.output_tokens,
             "kv_cache_dtype": setup.kv,
             "tensor_parallel": 1 if llama else device["count"],
-            "offload": {"fraction": setup.offload_percent / 100},
+            "offload": {
+                "fraction": setup.offload_percent / 100,
+                "moe_experts": setup.offload_moe_experts,
+            },
         },
     }
 
@@ -551,8 +555,9 @@ def explore_request(
     choice: hardware.EngineChoice | None = None,
 ) -> dict[str, Any]:
     """The request an explore row stands for (configurator defaults, measured sizes)."""
-    engine = {"engine": choice.engine, "backend": choice.backend} if choice else {}
-    setup = Setup(quant=quant, context_tokens=context_tokens, gpus=gpus, **engine)
+    setup = Setup(quant=quant, context_tokens=context_tokens, gpus=gpus)
+    if choice is not None:
+        setup = replace(setup, engine=choice.engine, backend=choice.backend)
     return configurator_request(
         model=model, accelerator=accelerator, setup=setup, measured=measured_weights(model)
     )

@@ -124,7 +124,7 @@ def recommendations(
     fits = adapters.model_on_cards(
         model, sizable, quants=quants, context_tokens=context_tokens, matrix=matrix
     )
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"accelerator": card, "fit": fit, "decode_tokens_per_s": fit.decode_tokens_per_s.estimate}
         for card, fit in zip(sizable, fits, strict=True)
         if fit.quant is not None and fit.decode_tokens_per_s is not None
