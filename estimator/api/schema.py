@@ -20,22 +20,6 @@ SERVER_FAMILY = ("vllm", "sglang", "tensorrt-llm")
 # GPUs under vLLM/SGLang; mlu: Cambricon; maca: MetaX; kunlun: Kunlunxin. Backends without
 # published measurements fall back to the engine's generic speed factors, and the result
 # says so in `warnings`.
-BACKENDS = (
-    "cuda",
-    "rocm",
-    "metal",
-    "vulkan",
-    "sycl",
-    "cpu",
-    "cann",
-    "musa",
-    "tpu",
-    "hpu",
-    "xpu",
-    "mlu",
-    "maca",
-    "kunlun",
-)
 # The backends each engine family has (the catalog's engine_support.json names the hardware).
 LLAMA_BACKENDS = ("cuda", "rocm", "metal", "vulkan", "sycl", "cpu", "cann", "musa")
 SERVER_BACKENDS = (
@@ -52,6 +36,7 @@ SERVER_BACKENDS = (
     "maca",
     "kunlun",
 )
+BACKENDS = tuple(dict.fromkeys(LLAMA_BACKENDS + SERVER_BACKENDS))
 KV_DTYPES = ("f16", "bf16", "fp8", "q8_0", "q4_0", "f32")
 # llama.cpp's -ctk/-ctv accept more cache types than the portable kv_cache_dtype list.
 LLAMA_KV_TYPES = ("f32", "f16", "bf16", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl")
