@@ -310,8 +310,22 @@ def max_concurrent_sequences(
     return _largest_fitting(lambda n: _fits_with(request, model, place, usable, context, n))
 
 
-def _fit(per_device_bytes: int, usable: int) -> Fit:
+def paged_start_fails(request: Request, capacity_tokens: int) -> bool:
+    """vLLM-like engines refuse to start when their KV cache cannot hold one sequence of
+    max_model_len ("The model's max seq len ... is larger than the maximum number of tokens
+    that can be stored in KV cache", vllm/v1/core/kv_cache_utils.py check_enough_kv_cache
+    _memory), whatever the per-device total says: hybrid models page every layer group
+    alike, so their block pool holds fewer tokens than the windowed cache size suggests."""
+    return (
+        request.engine.name not in LLAMA_FAMILY
+        and capacity_tokens < request.workload.context_tokens
+    )
+
+
+def _fit(per_device_bytes: int, usable: int, *, start_fails: bool = False) -> Fit:
     verdict = memory.fit_verdict(per_device_bytes, usable)
+    if start_fails and verdict.verdict != "does_not_fit":
+        return Fit("does_not_fit", verdict.reserve_bytes, verdict.reserve_fraction, 1.0)
     return Fit(
         verdict.verdict, verdict.reserve_bytes, verdict.reserve_fraction, verdict.utilisation
     )
@@ -409,7 +423,7 @@ def run_estimate(request: Request) -> Result:
         + room.overhead.total_bytes * devices,
         per_device_bytes=per_device,
         usable_bytes_per_device=room.usable_bytes,
-        fit=_fit(per_device, room.usable_bytes),
+        fit=_fit(per_device, room.usable_bytes, start_fails=paged_start_fails(request, capacity)),
         max_context_tokens=max_context_tokens(request, model, place, room.usable_bytes, capacity),
         kv_cache_capacity_tokens=capacity,
         max_concurrent_sequences=max_concurrent_sequences(

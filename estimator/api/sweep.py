@@ -13,10 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from estimator import kv as kvmod
 from estimator import memory, speed
 from estimator.api import cache
-from estimator.api.run import check_model, engine_overhead, kv_cache
-from estimator.api.schema import Device, Request, WeightsSpec, metal_working_set
+from estimator.api.run import check_model, engine_overhead, kv_cache, paged_start_fails
+from estimator.api.schema import LLAMA_FAMILY, Device, Request, WeightsSpec, metal_working_set
 from estimator.api.speeds import decode_work, device_for_speed
 from estimator.units import GB
 
@@ -66,11 +67,18 @@ def sweep(
     kv_bytes = kv_cache(
         single, model, workload.context_tokens, workload.concurrent_sequences
     ).total_bytes
-    fixed = (
-        kv_bytes
-        + engine_overhead(
-            single, model, workload.context_tokens, workload.concurrent_sequences
-        ).total_bytes
+    overhead_bytes = engine_overhead(
+        single, model, workload.context_tokens, workload.concurrent_sequences
+    ).total_bytes
+    fixed = kv_bytes + overhead_bytes
+    # vLLM-like engines: the KV block pool must hold one max_model_len sequence
+    # (run.paged_start_fails); per-token bytes over all layers, as kv_capacity_tokens.
+    paged_per_token = (
+        0.0
+        if engine.name in LLAMA_FAMILY
+        else float(
+            kvmod.kv_bytes_per_token(model, kv_dtype=workload.kv_cache_dtype, tensor_parallel=1)
+        )
     )
     per_quant = []
     for quant in quants:
@@ -90,6 +98,13 @@ def sweep(
         factors = _factors(engine.name, engine.backend, target.device_class, model.is_moe)
         for quant, weights_bytes, work in per_quant:
             need = weights_bytes + fixed
+            verdict = memory.fit_verdict(need, usable).verdict
+            if paged_per_token and verdict != "does_not_fit":
+                budget = usable - weights_bytes - overhead_bytes
+                block = engine.block_size
+                capacity = int(max(0, budget) // (paged_per_token * block)) * block
+                if paged_start_fails(single, capacity):
+                    verdict = "does_not_fit"
             # speed.decode_speed's central estimate, with the factor lookup hoisted out
             step, _ = speed.decode_step_seconds(
                 work, target, factors, batch=workload.concurrent_sequences, depth_tokens=depth
@@ -102,7 +117,7 @@ def sweep(
                     weights_bytes,
                     need,
                     usable,
-                    memory.fit_verdict(need, usable).verdict,
+                    verdict,
                     decode.estimate,
                     decode.low,
                     decode.high,

@@ -40,10 +40,9 @@ SPEED_MISSES = {
     "generic llama.cpp factors predict 56 tok/s against about 8 measured",
     "P24": "Atlas 300I Duo through CANN, F16: as P23 (20.7 predicted, about 6 measured)",
 }
-VERDICT_MISSES = {
-    "P14": "gpt-oss-120b at 131,072 tokens on one H100 in vLLM: the sources disagree by "
-    "vLLM version (v0.11.2 ran 85K; a v0.14 report failed); the estimator sizes it as fitting",
-}
+# P14 held once vLLM's start-up rule was modelled: the KV pool must hold one
+# max_model_len sequence (estimator.api.run.paged_start_fails).
+VERDICT_MISSES: dict[str, str] = {}
 
 
 def _setup(row: dict[str, str], choice: hardware.EngineChoice) -> adapters.Setup:
