@@ -42,7 +42,7 @@ class AcceleratorFilterForm(forms.Form):
     segment = forms.ChoiceField(
         label=_("Segment"), required=False, choices=[("", _("All")), *Segment.choices]
     )
-    memory_min_gb = forms.FloatField(label=_("Memory at least (GB)"), required=False, min_value=0)
+    memory_min_gb = forms.FloatField(label=_("Memory at least (GiB)"), required=False, min_value=0)
     curated = forms.NullBooleanField(
         label=_("Curated"),
         required=False,

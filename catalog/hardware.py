@@ -138,6 +138,12 @@ class SupportMatrix:
         picked = next((c for c in runnable if c.engine == chosen), None)
         return picked or (runnable[0] if runnable else None)
 
+    def default_first(self, card: Accelerator) -> list[EngineChoice]:
+        """The engines that run on the card, its default first."""
+        default = self.default_for(card)
+        others = [c for c in self.engines_for(card) if c != default]
+        return [default, *others] if default else []
+
     def choice(self, card: Accelerator, engine: str) -> EngineChoice | None:
         """`engine` on this card, or None when it does not run there."""
         return next((c for c in self.engines_for(card) if c.engine == engine), None)

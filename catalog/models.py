@@ -347,6 +347,12 @@ class Accelerator(Reference):
         return f"{self.vendor} {self.name}"
 
     @property
+    def capacity_gib(self) -> float | None:
+        """The board's memory in GiB as built; the vendor's figure when memory_gib is blank
+        (GPU memory comes in binary sizes: a card sold as "24 GB" holds 24 GiB)."""
+        return self.memory_gib or self.memory_gb
+
+    @property
     def memory_technology(self) -> str:
         """hbm | gddr | lpddr | ddr from memory_type ("HBM3e" -> hbm); "" when unknown."""
         kind = self.memory_type.strip().lower()

@@ -80,7 +80,11 @@ def accelerator_list(
     if segment:
         accelerators = accelerators.filter(segment=segment)
     if memory_min_gb is not None:
-        accelerators = accelerators.filter(memory_gb__gte=memory_min_gb)
+        # Accelerator.capacity_gib: the capacity as built, else the vendor's figure.
+        accelerators = accelerators.filter(
+            Q(memory_gib__gte=memory_min_gb)
+            | Q(memory_gib__isnull=True, memory_gb__gte=memory_min_gb)
+        )
     if curated is not None:
         accelerators = accelerators.filter(curated=curated)
     return accelerators.order_by("-curated", "vendor", "name")

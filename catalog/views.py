@@ -6,7 +6,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from catalog import selectors
+from catalog import hardware, selectors
 from catalog.forms import (
     GGUF_HEADER_BYTES,
     AcceleratorFilterForm,
@@ -57,7 +57,9 @@ def accelerator_detail(request: HttpRequest, slug: str) -> HttpResponse:
         accelerator = selectors.accelerator_detail(slug=slug)
     except Accelerator.DoesNotExist:
         raise Http404 from None
-    return render(request, "catalog/accelerator_detail.html", {"accelerator": accelerator})
+    engines = hardware.support_matrix().default_first(accelerator)
+    context = {"accelerator": accelerator, "engines": engines}
+    return render(request, "catalog/accelerator_detail.html", context)
 
 
 @staff_member_required

@@ -29,9 +29,7 @@ def card_engines(
     *, accelerator: Accelerator, matrix: hardware.SupportMatrix
 ) -> list[hardware.EngineChoice]:
     """The engines that run on the card, its default first (catalog.hardware)."""
-    default = matrix.default_for(accelerator)
-    others = [c for c in matrix.engines_for(accelerator) if c != default]
-    return [default, *others] if default else []
+    return matrix.default_first(accelerator)
 
 
 def curated_accelerators() -> list[Accelerator]:

@@ -112,7 +112,7 @@ class ModelCardsForm(ExploreForm):
     """§2: one model on every card."""
 
     vendor = forms.ChoiceField(label=_("Vendor"), required=False)
-    memory_min_gb = forms.FloatField(label=_("Memory at least (GB)"), required=False, min_value=0)
+    memory_min_gb = forms.FloatField(label=_("Memory at least (GiB)"), required=False, min_value=0)
     sort_choices = CARD_SORT_CHOICES
 
     def __init__(self, *args: Any, vendors: Sequence[str], **kw: Any) -> None:

