@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from catalog import hardware
 from catalog.models import Accelerator, Architecture, LLMModel, ModelWeights
-from estimator import cost, recommend
+from estimator import cost, recommend, speed
 from estimator.api import (
     Device,
     Offload,
@@ -26,6 +26,7 @@ from estimator.api import (
 from estimator.api import cache as estimator_cache
 from estimator.api.run import offloaded_layer_count
 from estimator.api.schema import LLAMA_FAMILY
+from estimator.api.speeds import device_for_speed
 from estimator.model import ModelSpec, parse_hf_config
 from estimator.units import GB, Range
 from estimator.weights import (
@@ -543,6 +544,15 @@ class CardFit:
     decode_tokens_per_s: Range | None
     engine: str = ""
     backend: str = ""
+    # False when no published measurement covers the engine on this backend: the speed
+    # uses a wider group's factors, so rankings leave the card out (calibrated_speed).
+    calibrated: bool = True
+
+    @property
+    def calibrated_speed(self) -> float | None:
+        """The decode estimate when it may be ranked against other cards, else None."""
+        speed = self.decode_tokens_per_s
+        return speed.estimate if speed is not None and self.calibrated else None
 
 
 def explore_request(
@@ -620,9 +630,15 @@ def _sweep_cards(
         usable = _sizeable(request, ladder)
         targets = [device_spec(accelerators[i]) for i in indices]
         rows = sweep(request, targets, usable, measured_bytes=sizes) if usable else []
+        moe = parsed_model(request).n_experts > 0
         for position, index in enumerate(indices):
             own = rows[position * len(usable) : (position + 1) * len(usable)]
-            fits[index] = replace(_best_fit(own), engine=choice.engine, backend=choice.backend)
+            fits[index] = replace(
+                _best_fit(own),
+                engine=choice.engine,
+                backend=choice.backend,
+                calibrated=_calibrated(targets[position], choice, moe),
+            )
     return [fits[index] for index in range(len(accelerators))]
 
 
@@ -632,6 +648,13 @@ def _ladder(choice: hardware.EngineChoice, quants: Sequence[str]) -> list[str]:
     if _llama_like(choice.engine) and quants:
         return list(quants)
     return _family_quants(choice)
+
+
+def _calibrated(device: Device, choice: hardware.EngineChoice, moe: bool) -> bool:
+    """Whether published measurements back this engine and backend on this device's
+    speed class (estimator.speed.measured_group)."""
+    device_class = device_for_speed(device).device_class
+    return speed.measured_group(choice.engine, choice.backend, device_class, moe)
 
 
 def _llama_like(engine: str) -> bool:
@@ -662,7 +685,10 @@ def _board_fit(
         if verdict != "does_not_fit":
             need, usable = result.per_device_bytes, result.usable_bytes_per_device
             decode = result.decode_tokens_per_s
-            return CardFit(quant, verdict, need, usable, decode, choice.engine, choice.backend)
+            calibrated = not any("no published speed" in w for w in result.warnings)
+            return CardFit(
+                quant, verdict, need, usable, decode, choice.engine, choice.backend, calibrated
+            )
         last = replace(
             last, need_bytes=result.per_device_bytes, usable_bytes=result.usable_bytes_per_device
         )
@@ -687,9 +713,8 @@ def _best_fit(rows: Sequence[SweepRow]) -> CardFit:
 
 def usd_per_token_per_s(price_usd: float | None, fit: CardFit) -> float | None:
     """Purchase price per decode tok/s of one sequence (estimator.cost); None without a
-    price or a fit."""
-    speed = fit.decode_tokens_per_s
-    return cost.usd_per_tokens_per_s(price_usd, speed.estimate if speed else None)
+    price, a fit or a calibrated speed."""
+    return cost.usd_per_tokens_per_s(price_usd, fit.calibrated_speed)
 
 
 # --- cost: cloud offers and owning the hardware (estimator.cost) --------------------------

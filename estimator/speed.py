@@ -386,6 +386,14 @@ def resolve_factors(
     return factors_for(engine, backend, device_class, moe=moe)
 
 
+def measured_group(engine: str, backend: str, device_class: str, moe: bool = False) -> bool:
+    """Whether published measurements of this engine on this backend back the factors
+    (the resolved calibration group names the backend); otherwise a wider group's
+    factors, fitted on other hardware, stand in and the speed is a guess."""
+    back = normalize_backend(backend)
+    return f"/{back}" in resolve_factors(engine, back, device_class, moe).group
+
+
 def decode_speed(
     work: DecodeWork,
     device: Device,

@@ -360,14 +360,13 @@ def _uncalibrated(request: Request, model: ModelSpec, speeds: Speeds) -> tuple[s
     """Say when no published measurement covers this engine on this backend: the speed
     then uses a wider group's factors (calibration.json), fitted on other hardware."""
     backend = speed.normalize_backend(request.engine.backend)
-    group = speed.resolve_factors(
-        request.engine.name, backend, speeds.device.device_class, model.n_experts > 0
-    ).group
-    if f"/{backend}" in group:
+    moe = model.n_experts > 0
+    if speed.measured_group(request.engine.name, backend, speeds.device.device_class, moe):
         return ()
+    group = speed.resolve_factors(request.engine.name, backend, speeds.device.device_class, moe)
     return (
         f"no published speed measurements for {request.engine.name} on {backend}: "
-        f"speeds use the {group!r} group's factors",
+        f"speeds use the {group.group!r} group's factors",
     )
 
 

@@ -122,10 +122,11 @@ def recommendations(
     fits = adapters.model_on_cards(
         model, sizable, quants=quants, context_tokens=context_tokens, matrix=matrix
     )
+    # Only speeds published measurements back are ranked (CardFit.calibrated_speed).
     rows: list[dict[str, Any]] = [
-        {"accelerator": card, "fit": fit, "decode_tokens_per_s": fit.decode_tokens_per_s.estimate}
+        {"accelerator": card, "fit": fit, "decode_tokens_per_s": fit.calibrated_speed}
         for card, fit in zip(sizable, fits, strict=True)
-        if fit.quant is not None and fit.decode_tokens_per_s is not None
+        if fit.quant is not None and fit.calibrated_speed is not None
     ]
     apple = [r for r in rows if r["accelerator"].vendor.lower() == "apple"]
     priced = [r for r in rows if r["accelerator"].price_usd]

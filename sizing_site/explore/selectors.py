@@ -161,7 +161,9 @@ class CardTable:
 
 
 def _speed(fit: CardFit) -> float | None:
-    return fit.decode_tokens_per_s.estimate if fit.decode_tokens_per_s else None
+    """The speed rankings use: None for a card whose engine has no published measurement
+    on its backend (adapters.CardFit.calibrated), so such a card is never "fastest"."""
+    return fit.calibrated_speed
 
 
 def _matches(card: Accelerator, q: str) -> bool:
@@ -439,6 +441,11 @@ def _value(result: dict[str, Any] | None, path: str) -> Any:
     return value
 
 
+def _calibrated(column: CompareColumn) -> bool:
+    warnings = (column.result or {}).get("warnings", ())
+    return not any("no published speed" in w for w in warnings)
+
+
 def compare_rows(columns: Sequence[CompareColumn]) -> list[CompareRow]:
     """One row per figure; `best` marks the best value when the columns differ."""
     rows = []
@@ -449,6 +456,9 @@ def compare_rows(columns: Sequence[CompareColumn]) -> list[CompareRow]:
             for i, v in enumerate(values)
             if v is not None and not isinstance(v, str)
         }
+        if kind in ("speed", "seconds"):
+            # A speed without published measurements behind it is shown, never starred.
+            numbers = {i: n for i, n in numbers.items() if _calibrated(columns[i])}
         best: set[int] = set()
         if better and len(set(numbers.values())) > 1:
             target = min(numbers.values()) if better == "low" else max(numbers.values())

@@ -88,6 +88,33 @@ class OneSizingPath(TestCase):
         hygon = self.rows["hygon-dcu-k100-ai"]
         assert hygon not in ranked and self.table.fastest != hygon
 
+    def test_speeds_no_measurement_backs_are_shown_but_never_ranked(self) -> None:
+        # llama.cpp on CUDA and Metal has published measurements; vLLM on a TPU or a
+        # Cambricon card and llama.cpp through CANN do not (estimator.speed.measured_group).
+        calibrated = {slug: self.rows[slug].fit.calibrated for slug in CARDS}
+        assert calibrated == {
+            "nvidia-h100-sxm5-80gb": True,
+            "nvidia-geforce-rtx-4090": True,
+            "apple-mac-studio-m3-ultra-80-core-gpu-512gb": True,
+            "google-tpu-v5p": False,
+            "amd-instinct-mi250x": True,
+            "huawei-atlas-300i-duo": False,
+            "cambricon-mlu590": False,
+            "hygon-dcu-k100-ai": True,  # no engine, no speed: nothing to rank either way
+        }
+        tpu = self.rows["google-tpu-v5p"].fit
+        assert tpu.decode_tokens_per_s is not None and tpu.calibrated_speed is None
+        ranked = [*self.table.top_speed, *self.table.top_price]
+        assert self.table.fastest is not None
+        assert all(r.fit.calibrated for r in [*ranked, self.table.fastest])
+        from django.contrib.auth import get_user_model
+        from django.urls import reverse
+
+        self.client.force_login(get_user_model().objects.create_user("reader", password="x"))
+        url = reverse("explore:model-gpus", args=[MODEL]) + "?q=TPU+v5p"
+        body = self.client.get(url).content.decode()
+        assert "vllm · tpu" in body and "uncalibrated" in body
+
     def test_a_card_shows_the_same_speed_on_every_page(self) -> None:
         recommended = configurator.recommendations(
             model=self.model,
