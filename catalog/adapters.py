@@ -133,6 +133,7 @@ class Setup:
     output_tokens: int = 256
     backend: str = ""
     offload_moe_experts: bool = False  # llama.cpp --cpu-moe: every routed expert in host RAM
+    host_bandwidth_gbps: float | None = None  # None: the estimator's DDR5 default
     # Further estimator "engine" settings a published run used (gpu_memory_utilization,
     # n_ubatch, flash_attention, max_num_seqs, ...): validate_portal replays logs with them.
     engine_options: tuple[tuple[str, Any], ...] = ()
@@ -212,6 +213,8 @@ def configurator_request(
     GPUs (-ts); vLLM-like engines use tensor parallelism over all of them."""
     llama = setup.engine in LLAMA_FAMILY
     device = device_section(accelerator, count=setup.gpus)
+    if setup.host_bandwidth_gbps:
+        device["host_bandwidth_gbps"] = setup.host_bandwidth_gbps
     engine: dict[str, Any] = {"name": setup.engine, **dict(setup.engine_options)}
     if setup.backend:
         engine["backend"] = setup.backend

@@ -51,6 +51,7 @@ ESTIMATOR_FIELDS = {
     "workload.prompt_tokens": "prompt",
     "workload.output_tokens": "output",
     "workload.tensor_parallel": "gpus",
+    "device.host_bandwidth_gbps": "host_bw",
 }
 
 
@@ -70,6 +71,14 @@ class ConfigureForm(forms.Form):
     kv = forms.ChoiceField(label=_("KV cache precision"), choices=KV_CHOICES)
     engine = forms.ChoiceField(label=_("Engine"), choices=ENGINE_CHOICES)
     offload = forms.IntegerField(label=_("CPU offload (%)"), min_value=0, max_value=100)
+    moe = forms.BooleanField(label=_("MoE experts in host memory (--cpu-moe)"), required=False)
+    host_bw = forms.FloatField(
+        label=_("Host memory bandwidth (GB/s)"),
+        required=False,
+        min_value=1,
+        max_value=2000,
+        help_text=_("For offloaded weights; blank: dual-channel DDR5-5600, 89.6 GB/s."),
+    )
     prompt = forms.IntegerField(label=_("Prompt (tokens)"), min_value=1)
     output = forms.IntegerField(label=_("Output (tokens)"), min_value=1)
 
@@ -158,6 +167,8 @@ class ConfigureForm(forms.Form):
             prompt_tokens=data["prompt"],
             output_tokens=data["output"],
             backend=choice.backend if choice else "",
+            offload_moe_experts=bool(data.get("moe")),
+            host_bandwidth_gbps=data.get("host_bw"),
         )
 
 

@@ -145,6 +145,39 @@ class ConfiguratorPage(CastTestCase):
         decode = f"{expected['decode_tokens_per_s']['estimate']:.1f}"
         assert f"<strong>{decode}</strong>" in body
 
+    def test_moe_experts_in_host_memory_at_the_hosts_bandwidth(self) -> None:
+        query = {"quant": "Q8_0", "ctx": "8192", "moe": "on", "host_bw": "204.8"}
+        response = self.client.get(self.url(), query)
+        assert response.status_code == 200
+        result = response.context["result"]
+        body = self.expected(8192)  # the same request, built by hand
+        request = {
+            "model": {"hf_config": GLM_AIR},
+            "weights": {"format": "gguf", "quant": "Q8_0"},
+            "device": {
+                "memory_gb": 80 * 2**30 / 1e9,
+                "bandwidth_gbps": 1935,
+                "fp16_tflops": 312,
+                "vendor": "nvidia",
+                "name": "A100 80GB PCIe",
+                "device_class": "datacenter",
+                "host_bandwidth_gbps": 204.8,  # 8 channels of DDR5-3200 (8 x 25.6 GB/s)
+            },
+            "engine": {"name": "llama.cpp"},
+            "workload": {"context_tokens": 8192, "offload": {"moe_experts": True}},
+        }
+        expected = estimate(request)
+        assert body["offloaded_bytes"] == 0 < expected["offloaded_bytes"]
+        assert result["offloaded_bytes"] == expected["offloaded_bytes"]
+        assert result["decode_tokens_per_s"] == expected["decode_tokens_per_s"]
+        html = response.content.decode()
+        assert "--cpu-moe" in html and "at 204.8 GB/s" in html
+        # Half the host bandwidth, slower decode: the experts stream over the host's bus.
+        slow = self.client.get(self.url(), {**query, "host_bw": "102.4"}).context["result"]
+        assert slow["decode_tokens_per_s"]["estimate"] < result["decode_tokens_per_s"]["estimate"]
+        bad = self.client.get(self.url(), {**query, "host_bw": "abc"})
+        assert bad.status_code == 400 and "host_bw" in bad.context["form"].errors
+
     def test_the_numbers_match_the_estimator_at_32k(self) -> None:
         response = self.client.get(self.url(), {"quant": "Q4_K_M", "ctx": "32768"})
         expected = self.expected(32768)
