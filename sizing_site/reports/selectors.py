@@ -128,7 +128,16 @@ def configuration_snapshot(
             "slug": accelerator.slug,
             **{
                 k: getattr(accelerator, k)
-                for k in ("memory_gb", "bandwidth_gbps", "fp16_tflops", "price_usd", "tdp_w")
+                for k in (
+                    "memory_gb",
+                    "memory_gib",
+                    "memory_reported_gib",
+                    "chips_per_board",
+                    "bandwidth_gbps",
+                    "fp16_tflops",
+                    "price_usd",
+                    "tdp_w",
+                )
             },
         },
         "measured_weights_bytes": weights.file_bytes if results["measured"] else None,
@@ -174,7 +183,10 @@ def configuration_changes(
 CATALOG_FIGURE_LABELS = {
     "accelerator.name": _("Name"),
     "accelerator.slug": _("slug"),
-    "accelerator.memory_gb": _("Memory (GB)"),
+    "accelerator.memory_gb": _("Memory as marketed (GB)"),
+    "accelerator.memory_gib": _("Memory as built (GiB)"),
+    "accelerator.memory_reported_gib": _("Reported by the driver (GiB per device)"),
+    "accelerator.chips_per_board": _("Devices per board"),
     "accelerator.bandwidth_gbps": _("Bandwidth (GB/s)"),
     "accelerator.fp16_tflops": _("FP16 TFLOPS"),
     "accelerator.price_usd": _("Price (USD)"),
