@@ -42,9 +42,13 @@ urlpatterns = [*site_urls.urlpatterns, path("trivial/", trivial)]
 def synthetic_cards(cards: int) -> None:
     """`cards` accelerators across five vendors, 7 % of them curated as in the seed data."""
     vendors = ["NVIDIA", "AMD", "Apple", "Intel", "Huawei"]
+    # Architectures the engine support matrix names, so every card gets its engine.
+    architectures = ["Ampere", "RDNA 3", "Apple M2", "Xe-HPG", "Da Vinci"]
     Accelerator.objects.bulk_create(
         Accelerator(
             vendor=vendors[i % 5],
+            architecture=architectures[i % 5],
+            memory_type="HBM3" if i % 3 == 0 else "GDDR6",
             name=f"Card {i}",
             slug=f"card-{i}",
             memory_gb=8 + (i % 24) * 8,

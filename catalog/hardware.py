@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -114,13 +114,22 @@ class SupportMatrix:
 
     rows: tuple[_Row, ...]
     engine_by_id: dict[int, str]
+    # (vendor, architecture) -> engines: a page asks for ~1,000 cards of a few dozen kinds.
+    _memo: dict[tuple[str, str], tuple[EngineChoice, ...]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def engines_for(self, card: Accelerator) -> tuple[EngineChoice, ...]:
         """Every engine that runs on the card, one backend each (the preferred one),
         in ENGINE_PREFERENCE order. A card whose architecture is blank matches only
         rows that cover every architecture of its vendor."""
-        vendor = card.vendor.strip().casefold()
-        arch = card.architecture.strip().casefold()
+        key = (card.vendor.strip().casefold(), card.architecture.strip().casefold())
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = self._engines(*key)
+        return found
+
+    def _engines(self, vendor: str, arch: str) -> tuple[EngineChoice, ...]:
         matches = [
             row.choice
             for row in self.rows
