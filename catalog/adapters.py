@@ -239,14 +239,18 @@ def configurator_request(
 
 
 def model_context_limit(model: LLMModel) -> int | None:
-    """The longest context the estimator accepts for this model (its config's maximum);
-    None when the estimator cannot parse the config."""
+    """The longest context to offer for this model: its config's maximum (what the
+    estimator accepts), capped by the published context where the catalog has one, since a
+    sibling or stand-in config can allow more than the model does (Llama 3 8B: 8,192 against
+    Llama 3.1's 131,072). None when the estimator cannot parse the config."""
     probe = {"memory_gb": 1, "bandwidth_gbps": 1}  # parse_request needs a device
     try:
         request = parse_request({"model": {"hf_config": model.config}, "device": probe})
-        return parsed_model(request).max_context_tokens
+        limit = parsed_model(request).max_context_tokens
     except RequestError:
         return None
+    published = model.max_context_tokens
+    return min(limit, published) if published else limit
 
 
 def parsed_request(request: dict[str, Any]) -> Request:

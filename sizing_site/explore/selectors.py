@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from django.db.models import Q
+from django.utils.translation import gettext as _
 
 from catalog import adapters, hardware
 from catalog.adapters import CardFit
@@ -269,6 +270,11 @@ def card_model_table(
     matrix = hardware.support_matrix()
     for model in models:
         if q and not any(q.casefold() in t.casefold() for t in (model.name, model.family)):
+            continue
+        published = model.max_context_tokens
+        if published and context_tokens > published:
+            # A sibling or stand-in config may allow more than the model does.
+            skipped.append((model, _("its published context is %(n)s tokens") % {"n": published}))
             continue
         try:
             fit = adapters.model_on_cards(
