@@ -447,6 +447,10 @@ def _value(result: dict[str, Any] | None, path: str) -> Any:
     return value
 
 
+def _fits(column: CompareColumn) -> bool:
+    return _value(column.result, "fit.verdict") not in (None, "does_not_fit")
+
+
 def _calibrated(column: CompareColumn) -> bool:
     warnings = (column.result or {}).get("warnings", ())
     return not any("no published speed" in w for w in warnings)
@@ -457,6 +461,9 @@ def compare_rows(columns: Sequence[CompareColumn]) -> list[CompareRow]:
     rows = []
     for label, path, kind, better in COMPARE_ROWS:
         values = [_value(c.result, path) for c in columns]
+        if kind in ("speed", "seconds"):
+            # No speed for a column that does not fit: nothing would run at that figure.
+            values = [None if not _fits(c) else v for c, v in zip(columns, values, strict=True)]
         numbers = {
             i: (v["estimate"] if isinstance(v, dict) else v)
             for i, v in enumerate(values)

@@ -176,3 +176,17 @@ class OneSizingPath(TestCase):
         assert response.status_code == 400
         assert "engine" in response.context["form"].errors
         assert "vLLM" in response.context["form"].errors["engine"][0]
+
+    def test_compare_shows_no_speed_for_a_column_that_does_not_fit(self) -> None:
+        columns = explore.compare_columns(
+            specs=[
+                ColumnSpec(MODEL, "nvidia-geforce-rtx-4090", "BF16", 1),  # ~205 GiB on 24
+                ColumnSpec(MODEL, "nvidia-h100-sxm5-80gb", "Q4_K_M", 1),
+            ],
+            context_tokens=CTX,
+        )
+        rows = {row.label: row for row in explore.compare_rows(columns)}
+        assert rows["fit"].values == ["does_not_fit", "comfortable"]
+        for label in ("decode", "prefill", "ttft"):
+            assert rows[label].values[0] is None and rows[label].values[1] is not None
+            assert rows[label].best == set()  # one figure left: nothing to star
