@@ -6,9 +6,11 @@ Celery tasks executed in-process. DATABASE_URL and REDIS_URL switch to PostgreSQ
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
@@ -47,10 +49,13 @@ INSTALLED_APPS = [
     "sizing_site.configurator",
     "sizing_site.explore",
     "sizing_site.reports",
+    "axes",
+    "csp",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -61,7 +66,22 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a lockout raised by the backend into a response.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# django-axes first: it counts failed logins per username and address and refuses a locked
+# one before the password is checked (both login pages go through authenticate()).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False
 
 ROOT_URLCONF = "sizing_site.urls"
 WSGI_APPLICATION = "sizing_site.wsgi.application"
@@ -89,7 +109,14 @@ DATABASE_URL = env_url(
     f"sqlite:///{VAR_DIR / 'rightsize.sqlite3'}",
     schemes=("sqlite", "postgres", "postgresql"),
 )
-DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+# Persistent connections, checked before reuse so a database failover costs no request.
+DATABASES = {
+    "default": dj_database_url.parse(
+        DATABASE_URL,
+        conn_max_age=env_int("CONN_MAX_AGE", 60),
+        conn_health_checks=True,
+    )
+}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
@@ -180,6 +207,32 @@ SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
 X_FRAME_OPTIONS = "DENY"
+
+# A strict Content-Security-Policy: the pages load scripts, styles and fonts from
+# static/ only (vendored, no CDN) and run no inline script.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+
+# Outbound fetches (pricing.fetchers, the feed form): only http(s) to public addresses,
+# unless a host is listed here (a feed on the intranet, say).
+OUTBOUND_ALLOWED_HOSTS = env_list("OUTBOUND_ALLOWED_HOSTS")
+OUTBOUND_MAX_REDIRECTS = env_int("OUTBOUND_MAX_REDIRECTS", 3)
+OUTBOUND_DEADLINE_S = env_int("OUTBOUND_DEADLINE_S", 60, minimum=1)
+OUTBOUND_MAX_BYTES = env_int("OUTBOUND_MAX_BYTES", 32 * 1024 * 1024, minimum=1024)
+# Error tracking: a Sentry-compatible DSN; empty leaves it off.
+ERROR_TRACKING_DSN = env_str("ERROR_TRACKING_DSN")
 
 LOGGING = {
     "version": 1,

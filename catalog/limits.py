@@ -1,0 +1,79 @@
+"""Bounded parsing of untrusted text: uploads, feeds and imported config files.
+
+Python's json accepts NaN, Infinity and 1e999999 (as inf), nests until the recursion limit
+(a RecursionError, not a ValueError) and reads any size; csv reads fields up to 128 KiB and
+raises on a NUL byte. Every parser of outside data goes through these helpers, which raise
+LimitError (a ValueError) with a message fit to show the person who sent the data.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+MAX_JSON_DEPTH = 64  # config.json files nest 3-4 levels; feeds 3
+
+
+class LimitError(ValueError):
+    """Input over a limit or not finite; the message says which, for a form or API error."""
+
+
+def _reject_constant(name: str) -> float:
+    raise LimitError(f"{name} is not a number JSON allows")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise LimitError(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _depth(text: str) -> int:
+    """The deepest nesting of [ and { outside strings, in one pass (no recursion)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def json_loads_bounded(
+    data: str | bytes, *, max_bytes: int, max_depth: int = MAX_JSON_DEPTH
+) -> Any:
+    """json.loads with a size cap, a nesting cap, no NUL and finite numbers only."""
+    size = len(data)
+    if size > max_bytes:
+        raise LimitError(f"{size:,} bytes is over the {max_bytes:,}-byte limit")
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise LimitError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    if "\x00" in data:
+        raise LimitError("contains a NUL byte")
+    if _depth(data) > max_depth:
+        raise LimitError(f"nested deeper than {max_depth} levels")
+    try:
+        return json.loads(data, parse_constant=_reject_constant, parse_float=_finite_float)
+    except LimitError:
+        raise
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno}, column {exc.colno}"
+        raise LimitError(f"not valid JSON: {exc.msg} ({where})") from None
+    except (RecursionError, OverflowError) as exc:
+        raise LimitError(f"not valid JSON: {exc}") from None
