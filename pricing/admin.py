@@ -3,8 +3,9 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
-from django.db import transaction
+from django.db import models, transaction
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
@@ -13,6 +14,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from pricing import selectors, services
+from pricing.forms import outbound_url_validator
 from pricing.models import (
     CloudOffer,
     CloudProvider,
@@ -20,7 +22,7 @@ from pricing.models import (
     PriceSource,
     RefreshRun,
 )
-from pricing.tasks import refresh_prices
+from pricing.tasks import refresh_enqueue
 
 
 @admin.register(CloudProvider)
@@ -37,8 +39,9 @@ def refresh_now(
     runs = []
     for source in rows:
         run = services.refresh_run_queue(source=source)
-        # After commit, so the worker finds the queued run row.
-        transaction.on_commit(partial(refresh_prices.delay, source.pk, run.pk))
+        # After commit, so the worker finds the queued run row; a broker that is down
+        # marks the run failed instead of failing the page.
+        transaction.on_commit(partial(refresh_enqueue, source=source, run=run))
         runs.append(run)
     if len(runs) == 1:
         return HttpResponseRedirect(reverse("admin:pricing_refreshrun_progress", args=[runs[0].pk]))
@@ -64,8 +67,39 @@ class RecentRuns(admin.TabularInline):
     show_change_link = True
 
 
+def _https_by_default(field: models.Field[Any, Any], **kwargs: Any) -> forms.Field | None:
+    if isinstance(field, models.URLField):
+        kwargs["assume_scheme"] = "https"
+    return field.formfield(**kwargs)
+
+
+class PriceSourceForm(forms.ModelForm):
+    class Meta:
+        model = PriceSource
+        formfield_callback = _https_by_default
+        fields = [
+            "provider",
+            "kind",
+            "name",
+            "base_url",
+            "config",
+            "feed_content",
+            "api_key_setting",
+            "enabled",
+            "refresh_hours",
+            "organization",
+        ]
+
+    def clean_base_url(self) -> str:
+        url: str = self.cleaned_data.get("base_url") or ""
+        outbound_url_validator(url)
+        return url
+
+
 @admin.register(PriceSource)
 class PriceSourceAdmin(admin.ModelAdmin):
+    form = PriceSourceForm
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     list_display = [
         "__str__",
         "provider",

@@ -16,13 +16,19 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from pricing.fetchers import FETCHERS
-from pricing.fetchers.base import FetchedOffer, FetchError, SourceConfig, TransientFetchError
+from pricing.fetchers.base import (
+    FetchedOffer,
+    FetchError,
+    SourceConfig,
+    TransientFetchError,
+    offer_check,
+)
 from pricing.fetchers.feed import parse as feed_parse
 from pricing.matching import AcceleratorMatcher
 from pricing.models import (
@@ -39,8 +45,17 @@ from sizing_site.tenancy.access import Tenant
 logger = logging.getLogger(__name__)
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
+# The refresh_prices task's limits (pricing.tasks); the soft one leaves time to record.
+REFRESH_SOFT_LIMIT_S = 240
+REFRESH_HARD_LIMIT_S = 300
 # A claim outlives the task's hard time limit, so a crashed worker frees the source later.
 CLAIM_LEASE = timedelta(minutes=15)
+# A run still Running after the hard limit has no live worker: the limit kills the task.
+RUN_ABANDONED_AFTER = timedelta(seconds=REFRESH_HARD_LIMIT_S + 60)
+# Retries back off 60 s doubling to 30 min, 4 at most: all are over well within a day.
+QUEUED_ABANDONED_AFTER = timedelta(days=1)
+UNEXPECTED_ERROR = gettext_lazy("the refresh failed unexpectedly; the server log has details")
+ABANDONED_ERROR = gettext_lazy("the worker stopped before the run finished")
 CENT_FRACTION = Decimal("0.0001")
 OFFER_FIELDS = [
     "accelerator_id",
@@ -104,7 +119,8 @@ def price_source_refresh(*, source_id: int, run_id: int | None = None) -> Refres
     """Fetch one source and upsert its offers; record the outcome on a RefreshRun.
 
     A failing source keeps its last good offers (nothing is deleted) and records the error.
-    TransientFetchError is re-raised after recording so the Celery task can retry it.
+    TransientFetchError is re-raised after recording so the Celery task can retry it; any
+    other error is recorded and the run returned, so a caller looping over sources goes on.
     """
     source = PriceSource.all_orgs.select_related("provider", "organization").get(pk=source_id)
     run = _run_for(source, run_id)
@@ -114,27 +130,73 @@ def price_source_refresh(*, source_id: int, run_id: int | None = None) -> Refres
     try:
         run.status, run.started = RunStatus.RUNNING, now
         run.save(update_fields=["status", "started"])
-        if source.needs_key:
-            raise FetchError(f"the {source.api_key_setting} setting is not set")
-        result = FETCHERS[source.kind](_config(source, now))
-        run.skipped = result.skipped[:500]
-        counts = offers_upsert(
-            fetched=result.offers, source=source, organization=source.organization, run=run
-        )
-        _apply_counts(run, counts)
-        PriceSource.all_orgs.filter(pk=source.pk).update(last_success_at=now)
-        return _finish(run, RunStatus.SUCCEEDED)
+        return _refresh(source, run, now)
     except TransientFetchError as exc:
         _finish(run, RunStatus.FAILED, error=str(exc))
         raise
     except FetchError as exc:
         return _finish(run, RunStatus.FAILED, error=str(exc))
-    except BaseException as exc:  # time limits and bugs: record them, then let them surface
+    except Exception:  # a bug or a database error: logged in full, shown in words
         logger.exception("price refresh of source %s failed", source.pk)
-        _finish(run, RunStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
+        return _finish(run, RunStatus.FAILED, error=str(UNEXPECTED_ERROR))
+    except BaseException:  # time limits, shutdown: record them, then let them surface
+        logger.exception("price refresh of source %s stopped", source.pk)
+        _finish(run, RunStatus.FAILED, error=str(UNEXPECTED_ERROR))
         raise
     finally:
         price_source_release(source_id=source.pk)
+
+
+def _refresh(source: PriceSource, run: RefreshRun, now: datetime) -> RefreshRun:
+    if source.needs_key:
+        raise FetchError(f"the {source.api_key_setting} setting is not set")
+    result = FETCHERS[source.kind](_config(source, now))
+    offers, refused = offers_checked(result.offers, now=now)
+    run.skipped = (result.skipped + refused)[:500]
+    counts = offers_upsert(fetched=offers, source=source, organization=source.organization, run=run)
+    _apply_counts(run, counts)
+    PriceSource.all_orgs.filter(pk=source.pk).update(last_success_at=now)
+    return _finish(run, RunStatus.SUCCEEDED)
+
+
+def offers_checked(
+    offers: list[FetchedOffer], *, now: datetime
+) -> tuple[list[FetchedOffer], list[str]]:
+    """Split off offers with values out of range, whichever fetcher produced them."""
+    kept, refused = [], []
+    for offer in offers:
+        try:
+            offer_check(offer, now=now)
+        except ValueError as exc:
+            refused.append(f"{offer.sku[:60]}: {exc}")
+        else:
+            kept.append(offer)
+    return kept, refused
+
+
+def refresh_runs_reclaim(*, now: datetime | None = None) -> int:
+    """Mark failed the runs a dead worker left behind (it lost its database, or was
+    killed): Running past the task's hard time limit, or Queued for longer than any
+    retry schedule. Returns how many."""
+    now = now or timezone.now()
+    stale = RefreshRun.objects.filter(
+        Q(status=RunStatus.RUNNING, started__lt=now - RUN_ABANDONED_AFTER)
+        | Q(status=RunStatus.QUEUED, created__lt=now - QUEUED_ABANDONED_AFTER)
+    )
+    sources = set(stale.values_list("source_id", flat=True))
+    count = stale.update(status=RunStatus.FAILED, finished=now, error=str(ABANDONED_ERROR))
+    PriceSource.all_orgs.filter(pk__in=sources, last_run_status=RunStatus.RUNNING).update(
+        last_run_status=RunStatus.FAILED
+    )
+    return count
+
+
+def refresh_run_fail(*, run: RefreshRun, error: str) -> RefreshRun:
+    """Record a run that never started (its task could not be queued). The source's
+    last_run_at stays as it was, so the schedule still sees it as due."""
+    run.status, run.finished, run.error = RunStatus.FAILED, timezone.now(), error[:2000]
+    run.save(update_fields=["status", "finished", "error"])
+    return run
 
 
 def _run_for(source: PriceSource, run_id: int | None) -> RefreshRun:
@@ -146,14 +208,26 @@ def _run_for(source: PriceSource, run_id: int | None) -> RefreshRun:
 
 
 def _config(source: PriceSource, now: datetime) -> SourceConfig:
+    config = source.config if isinstance(source.config, dict) else {}
+    # Only staff sources may set their own limits; an organisation's feed has the defaults.
+    limits = config if source.organization_id is None else {}
+    max_bytes = _positive(limits.get("max_bytes"))
     return SourceConfig(
         base_url=source.base_url,
         api_key=source.api_key,
-        config=source.config if isinstance(source.config, dict) else {},
+        config=config,
         feed_content=source.feed_content,
-        timeout_s=settings.PRICES_HTTP_TIMEOUT_S,
+        timeout_s=_positive(limits.get("deadline_s")),
+        max_bytes=int(max_bytes) if max_bytes else None,
         now=now,
     )
+
+
+def _positive(value: Any) -> float | None:
+    """A number from an admin-edited JSON config; anything else means "the default"."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if value > 0 else None
 
 
 def _apply_counts(run: RefreshRun, counts: UpsertCounts) -> None:
@@ -325,9 +399,11 @@ def pricing_seed_load(*, data_dir: Path = DATA_DIR) -> SeedResult:
     providers = _seed_providers(data_dir / "providers.csv", result)
     _seed_sources(data_dir / "sources.csv", providers, result)
     text = (data_dir / "offers.csv").read_text(encoding="utf-8")
-    parsed = feed_parse(text, now=timezone.now())
-    result.skipped = parsed.skipped
-    result.offers = offers_upsert(fetched=parsed.offers, source=None, providers=providers)
+    now = timezone.now()
+    parsed = feed_parse(text, now=now)
+    offers, refused = offers_checked(parsed.offers, now=now)
+    result.skipped = parsed.skipped + refused
+    result.offers = offers_upsert(fetched=offers, source=None, providers=providers)
     return result
 
 

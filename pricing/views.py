@@ -1,18 +1,16 @@
 from __future__ import annotations
 
-from functools import partial
-
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
 from pricing import selectors, services
 from pricing.forms import FeedUploadForm, OfferFilterForm
-from pricing.tasks import refresh_prices
+from pricing.models import PriceSource, RunStatus
+from pricing.tasks import refresh_enqueue
 from sizing_site.tenancy.access import tenant_for
 from sizing_site.tenancy.models import Role
 from sizing_site.tenancy.selectors import membership_list_for_user
@@ -51,17 +49,7 @@ def org_feed(request: HttpRequest, org_slug: str) -> HttpResponse:
                 url=data["url"] or "",
                 content=data.get("content", ""),
             )
-            # Uploaded text is parsed now; a URL is fetched by the worker once committed.
-            if source.base_url:
-                transaction.on_commit(partial(refresh_prices.delay, source.pk))
-                messages.success(request, _("Feed saved; it will be fetched shortly."))
-            else:
-                run = services.price_source_refresh(source_id=source.pk)
-                messages.success(
-                    request,
-                    _("Feed loaded: %(n)d offers, %(s)d rows skipped.")
-                    % {"n": run.offers_seen, "s": len(run.skipped)},
-                )
+            _feed_refresh(request, source)
             return redirect("pricing:org-feed", org_slug=org_slug)
     context = {
         "tenant": tenant,
@@ -71,3 +59,35 @@ def org_feed(request: HttpRequest, org_slug: str) -> HttpResponse:
         "runs": selectors.org_feed_runs(tenant=tenant),
     }
     return render(request, "pricing/org_feed.html", context, status=400 if form.errors else 200)
+
+
+def _feed_refresh(request: HttpRequest, source: PriceSource) -> None:
+    """Load an uploaded feed now, queue a URL for the worker; say what happened.
+
+    The save above is committed (no ATOMIC_REQUESTS), so the worker finds the row.
+    """
+    if source.base_url:
+        if refresh_enqueue(source=source):
+            messages.success(request, _("Feed saved; it will be fetched shortly."))
+        else:
+            messages.warning(
+                request,
+                _(
+                    "Feed saved, but its refresh could not be queued; it will be fetched at "
+                    "the next scheduled refresh."
+                ),
+            )
+        return
+    run = services.price_source_refresh(source_id=source.pk)
+    if run.status == RunStatus.SUCCEEDED:
+        messages.success(
+            request,
+            _("Feed loaded: %(n)d offers, %(s)d rows skipped.")
+            % {"n": run.offers_seen, "s": len(run.skipped)},
+        )
+    elif run.status == RunStatus.SKIPPED:
+        messages.warning(
+            request, _("Feed saved; another refresh of it is running, so it loads next time.")
+        )
+    else:
+        messages.error(request, _("The feed could not be loaded: %(error)s") % {"error": run.error})

@@ -23,9 +23,16 @@ from pricing.fetchers.base import (
     parse_time,
 )
 from pricing.fetchers.jsonstream import JsonStream
+from pricing.outbound import Response
 
 REGION_INDEX = "/offers/v1.0/aws/AmazonEC2/current/region_index.json"
 DEFAULT_REGIONS = ["us-east-1"]
+# A region file is read as a stream, so its cap bounds transfer, not memory; the EC2
+# us-east-1 file runs to several GB. Staff may change both in the source's config
+# ("region_max_bytes", "region_deadline_s"); the deadline stays under the task's 240 s
+# soft limit.
+REGION_MAX_BYTES = 16 * 1024**3
+REGION_DEADLINE_S = 220.0
 
 # Instance family -> (GPU as we name it, GB per GPU). Counts come from attributes.gpu.
 GPU_FAMILIES: dict[str, tuple[str, float]] = {
@@ -51,7 +58,7 @@ WANTED = {
 
 def fetch(config: SourceConfig) -> FetchResult:
     base = config.base_url.rstrip("/")
-    index = get_json(base + REGION_INDEX, timeout_s=config.timeout_s)
+    index = get_json(base + REGION_INDEX, timeout_s=config.timeout_s, max_bytes=config.max_bytes)
     try:
         regions = index["regions"]
     except (KeyError, TypeError):
@@ -61,11 +68,21 @@ def fetch(config: SourceConfig) -> FetchResult:
         if region not in regions:
             result.skipped.append(f"region {region} is not in region_index.json")
             continue
-        url = base + regions[region]["currentVersionUrl"]
-        response = open_url(url, timeout_s=config.timeout_s)
-        with response:
-            _read_region(JsonStream(response, url=url, timeout_s=config.timeout_s), config, result)
+        try:
+            url = base + str(regions[region]["currentVersionUrl"])
+        except (KeyError, TypeError):
+            raise FetchError("malformed region_index.json: no currentVersionUrl") from None
+        with _open_region(url, config) as response:
+            _read_region(JsonStream(response), config, result)
     return result
+
+
+def _open_region(url: str, config: SourceConfig) -> Response:
+    return open_url(
+        url,
+        timeout_s=float(config.config.get("region_deadline_s") or REGION_DEADLINE_S),
+        max_bytes=int(config.config.get("region_max_bytes") or REGION_MAX_BYTES),
+    )
 
 
 def _read_region(stream: JsonStream, config: SourceConfig, result: FetchResult) -> None:

@@ -79,7 +79,7 @@ def fetch(config: SourceConfig) -> FetchResult:
             pages += 1
             if pages > MAX_PAGES:
                 raise FetchError(f"more than {MAX_PAGES} pages for {region}: NextPageLink loops?")
-            page = get_json(url, timeout_s=config.timeout_s)
+            page = get_json(url, timeout_s=config.timeout_s, max_bytes=config.max_bytes)
             if not isinstance(page, dict) or not isinstance(page.get("Items"), list):
                 raise FetchError("malformed Azure page: no Items list")
             for item in page["Items"]:

@@ -7,22 +7,33 @@ reasons for the rows they skipped; `pricing.services` does the writing.
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
+import math
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
-from typing import IO, Any
+from typing import Any
+
+from django.utils.translation import gettext as _
+
+from catalog.limits import LimitError, json_loads_bounded
+from pricing import outbound
+from pricing.outbound import FetchError as FetchError
+from pricing.outbound import NotAllowed as NotAllowed
+from pricing.outbound import TooLarge as TooLarge
+from pricing.outbound import TransientFetchError as TransientFetchError
 
 USER_AGENT = "rightsize-pricing/1 (+https://github.com/; price refresh)"
 
-
-class FetchError(Exception):
-    """The source answered with something we cannot use; retrying will not help."""
-
-
-class TransientFetchError(FetchError):
-    """Timeout, refused connection or HTTP 5xx/429: worth retrying later."""
+# Sanity bounds on what a source may state; outside them a row is refused, not stored.
+MAX_GPU_COUNT = 4096
+# USD per instance-hour; the dearest offer in the seed data, Azure's 8-GPU H100
+# ND96isr_H100_v5, is 98.32, so this is about 100 times any real price.
+MAX_PER_HOUR = Decimal(10_000)
+# Currencies with many units to the dollar get a wider cap: an upper bound, not a rate.
+CURRENCY_SCALE = {"JPY": 200, "INR": 100, "CNY": 10, "SEK": 15, "NOK": 15, "DKK": 10}
+MAX_VRAM_TOTAL_GB = float(MAX_GPU_COUNT * 1024)  # 4096 GPUs of 1 TiB each
+EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+CLOCK_SKEW = timedelta(minutes=10)
 
 
 @dataclass(frozen=True)
@@ -31,7 +42,9 @@ class SourceConfig:
     api_key: str = ""
     config: dict[str, Any] = field(default_factory=dict)
     feed_content: str = ""
-    timeout_s: float = 30.0
+    # The whole fetch's deadline and byte cap; None: OUTBOUND_DEADLINE_S, OUTBOUND_MAX_BYTES.
+    timeout_s: float | None = None
+    max_bytes: int | None = None
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
 
 
@@ -58,6 +71,50 @@ class FetchedOffer:
 class FetchResult:
     offers: list[FetchedOffer] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+
+
+def offer_check(offer: FetchedOffer, *, now: datetime) -> None:
+    """Raise ValueError naming the field when a value is out of range or not finite."""
+    if not 1 <= offer.gpu_count <= MAX_GPU_COUNT:
+        raise ValueError(gpu_count_error())
+    cap = MAX_PER_HOUR * CURRENCY_SCALE.get(offer.currency, 1)
+    for name, price in (
+        ("on_demand_per_hour", offer.on_demand_per_hour),
+        ("spot_per_hour", offer.spot_per_hour),
+    ):
+        if price is not None:
+            _price_check(name, price, cap, offer.currency)
+    vram = offer.vram_total_gb
+    if vram is not None and not (math.isfinite(vram) and 0 < vram <= MAX_VRAM_TOTAL_GB):
+        raise ValueError(
+            _("vram_total_gb must be more than 0 and at most %(max)d") % {"max": MAX_VRAM_TOTAL_GB}
+        )
+    for name, moment in (("checked_at", offer.checked_at), ("observed_at", offer.observed_at)):
+        if moment is not None:
+            time_check(name, moment, now=now)
+
+
+def gpu_count_error() -> str:
+    return _("gpu_count must be a whole number from 1 to %(max)d") % {"max": MAX_GPU_COUNT}
+
+
+def _price_check(name: str, price: Decimal, cap: Decimal, currency: str) -> None:
+    if not price.is_finite():
+        raise ValueError(_("%(field)s is not a finite number") % {"field": name})
+    if price < 0:
+        raise ValueError("negative price")
+    if not 0 < price < cap:
+        raise ValueError(
+            _("%(field)s must be more than 0 and less than %(cap)s %(currency)s per hour")
+            % {"field": name, "cap": f"{cap:,.0f}", "currency": currency}
+        )
+
+
+def time_check(name: str, moment: datetime, *, now: datetime) -> None:
+    if moment < EARLIEST:
+        raise ValueError(_("%(field)s is before 2000") % {"field": name})
+    if moment > now + CLOCK_SKEW:
+        raise ValueError(_("%(field)s is in the future") % {"field": name})
 
 
 def fetch_day(now: datetime) -> datetime:
@@ -88,62 +145,46 @@ def money(value: Any) -> Decimal | None:
 def open_url(
     url: str,
     *,
-    timeout_s: float,
+    timeout_s: float | None = None,
     headers: dict[str, str] | None = None,
     body: bytes | None = None,
-) -> IO[bytes]:
-    """Open a URL; map failures to FetchError / TransientFetchError."""
-    request = urllib.request.Request(
-        url, data=body, headers={"User-Agent": USER_AGENT, "Accept": "application/json"}
+    max_bytes: int | None = None,
+) -> outbound.Response:
+    """Open a URL under the outbound policy; `timeout_s` is the whole fetch's deadline."""
+    sent = {"User-Agent": USER_AGENT, "Accept": "application/json", **(headers or {})}
+    return outbound.fetch(
+        url,
+        method="POST" if body is not None else "GET",
+        headers=sent,
+        body=body,
+        max_bytes=max_bytes,
+        deadline_s=timeout_s,
     )
-    for name, value in (headers or {}).items():
-        request.add_header(name, value)
-    try:
-        response: IO[bytes] = urllib.request.urlopen(request, timeout=timeout_s)
-    except urllib.error.HTTPError as exc:
-        if exc.code >= 500 or exc.code == 429:
-            raise TransientFetchError(f"HTTP {exc.code} from {url}") from None
-        raise FetchError(f"HTTP {exc.code} from {url}") from None
-    except TimeoutError as exc:
-        raise TransientFetchError(f"timed out after {timeout_s:g} s: {url}") from exc
-    except (urllib.error.URLError, ConnectionError) as exc:
-        reason = getattr(exc, "reason", exc)
-        if isinstance(reason, TimeoutError):
-            raise TransientFetchError(f"timed out after {timeout_s:g} s: {url}") from exc
-        raise TransientFetchError(f"cannot reach {url}: {reason}") from exc
-    return response
 
 
-def read_body(response: IO[bytes], *, url: str, timeout_s: float) -> bytes:
-    try:
-        with response:
-            return response.read()
-    except TimeoutError as exc:
-        raise TransientFetchError(f"timed out after {timeout_s:g} s reading {url}") from exc
-    except ConnectionError as exc:
-        raise TransientFetchError(f"connection lost reading {url}: {exc}") from exc
+def read_body(response: outbound.Response) -> bytes:
+    with response:
+        return response.read_all()
 
 
 def get_json(
     url: str,
     *,
-    timeout_s: float,
+    timeout_s: float | None = None,
     headers: dict[str, str] | None = None,
     body: Any = None,
+    max_bytes: int | None = None,
 ) -> Any:
     data = None
     if body is not None:
         data = json.dumps(body).encode()
         headers = {**(headers or {}), "Content-Type": "application/json"}
-    raw = read_body(
-        open_url(url, timeout_s=timeout_s, headers=headers, body=data),
-        url=url,
-        timeout_s=timeout_s,
-    )
+    response = open_url(url, timeout_s=timeout_s, headers=headers, body=data, max_bytes=max_bytes)
+    raw = read_body(response)
     try:
-        return json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise FetchError(f"malformed JSON from {url}: {exc}") from None
+        return json_loads_bounded(raw, max_bytes=response.max_bytes)
+    except LimitError as exc:
+        raise FetchError(_("malformed JSON: %(reason)s") % {"reason": exc}) from None
 
 
 def bearer(api_key: str) -> dict[str, str]:

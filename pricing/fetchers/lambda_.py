@@ -26,7 +26,12 @@ from pricing.fetchers.base import (
 def fetch(config: SourceConfig) -> FetchResult:
     if not config.api_key:
         raise FetchError("Lambda needs an API key (LAMBDA_API_KEY)")
-    data = get_json(config.base_url, timeout_s=config.timeout_s, headers=bearer(config.api_key))
+    data = get_json(
+        config.base_url,
+        timeout_s=config.timeout_s,
+        max_bytes=config.max_bytes,
+        headers=bearer(config.api_key),
+    )
     if not isinstance(data, dict) or not isinstance(data.get("data"), dict):
         raise FetchError("malformed Lambda answer: no data object")
     result = FetchResult()

@@ -37,6 +37,7 @@ def fetch(config: SourceConfig) -> FetchResult:
     data = get_json(
         config.base_url,
         timeout_s=config.timeout_s,
+        max_bytes=config.max_bytes,
         headers=bearer(config.api_key),
         body={"query": QUERY},
     )

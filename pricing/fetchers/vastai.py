@@ -39,7 +39,9 @@ DEFAULT_QUERY: dict[str, Any] = {
 def fetch(config: SourceConfig) -> FetchResult:
     query = {**DEFAULT_QUERY, **config.config.get("query", {})}
     url = f"{config.base_url}?{urllib.parse.urlencode({'q': json.dumps(query)})}"
-    data = get_json(url, timeout_s=config.timeout_s, headers=bearer(config.api_key))
+    data = get_json(
+        url, timeout_s=config.timeout_s, max_bytes=config.max_bytes, headers=bearer(config.api_key)
+    )
     if isinstance(data, dict) and data.get("success") is False:
         raise FetchError(f"Vast.ai refused the search: {data.get('msg') or data.get('error')}")
     offers = data.get("offers") if isinstance(data, dict) else None

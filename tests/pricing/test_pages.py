@@ -129,14 +129,17 @@ class PricesTests(CastTestCase):
 
     def test_an_org_admin_uploads_a_feed_and_sees_the_counts(self) -> None:
         self.client.force_login(self.charlie)
+        url = reverse("pricing:org-feed", args=["org-b"])
+        # An upload with a bad row is refused whole, the row and its reason named.
         upload = SimpleUploadedFile("feed.csv", b"sku,on_demand_per_hour\nb-1,2.5\nb-2,-3\n")
-        response = self.client.post(
-            reverse("pricing:org-feed", args=["org-b"]),
-            {"provider": self.acme.pk, "file": upload},
-            follow=True,
-        )
+        response = self.client.post(url, {"provider": self.acme.pk, "file": upload})
+        assert response.status_code == 400
+        assert response.context["form"].errors["file"] == ["row 2: negative price"]
+        assert not CloudOffer.all_orgs.filter(sku="b-1").exists()
+        upload = SimpleUploadedFile("feed.csv", b"sku,on_demand_per_hour\nb-1,2.5\nb-2,3\n")
+        response = self.client.post(url, {"provider": self.acme.pk, "file": upload}, follow=True)
         assert response.status_code == 200
-        assert b"1 rows skipped" in response.content or b"1 row skipped" in response.content
+        assert b"Feed loaded: 2 offers, 0 rows skipped." in response.content
         offer = CloudOffer.all_orgs.get(sku="b-1")
         assert offer.organization == self.org_b
         assert PriceSource.all_orgs.get(organization=self.org_b).kind == "feed"

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import io
 import threading
-from datetime import timedelta
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from unittest import mock
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
+from django.db import OperationalError, connection
 from django.utils import timezone
 
 from pricing import services
-from pricing.fetchers.base import TransientFetchError
+from pricing.fetchers.base import FetchedOffer, TransientFetchError
+from pricing.fetchers.feed import parse as feed_parse
 from pricing.models import CloudOffer, PriceSnapshot, PriceSource, RefreshRun, RunStatus
 from tests.pricing.fakeprovider import FakeProvider
 from tests.pricing.helpers import accelerators, source
@@ -225,3 +228,107 @@ def test_an_admin_alias_and_rematch_fixes_an_unmatched_offer(fake: FakeProvider)
 
     Accelerator.objects.filter(slug="nvidia-h100-sxm5-80gb").update(aliases=["Hopper Special"])
     assert services.offers_rematch(offers=CloudOffer.all_orgs.all()) == 1
+
+
+# -- robustness (issue 11) -------------------------------------------------------------------
+
+
+def test_a_nested_json_source_does_not_stop_the_next_source(fake: FakeProvider) -> None:
+    # 100,000 levels: json.loads would raise RecursionError, which used to end the command.
+    fake.serve("/azure", "[" * 100_000 + "]" * 100_000)
+    nested = source("azure", fake.url("/azure"), config={"regions": ["eastus"]})
+    fake.serve("/feed.csv", "sku,on_demand_per_hour\nnext-1,1.25\n")
+    after = source("feed", fake.url("/feed.csv"))
+    out = io.StringIO()
+    call_command("refresh_prices", stdout=out)
+    failed = nested.runs.get()
+    assert failed.status == RunStatus.FAILED
+    assert failed.error == "malformed JSON: nested deeper than 64 levels"
+    assert after.runs.get().status == RunStatus.SUCCEEDED
+    assert CloudOffer.all_orgs.get(sku="next-1").on_demand_per_hour == Decimal("1.25")
+
+
+def test_a_crashing_fetcher_is_recorded_in_words_and_the_next_source_runs(
+    fake: FakeProvider,
+) -> None:
+    def crash(config: object) -> None:
+        raise RuntimeError("connection to server at 10.9.8.7 port 5432 failed")
+
+    broken = source("lambda", fake.url("/x"))
+    fake.serve("/feed.csv", "sku,on_demand_per_hour\nnext-1,1.25\n")
+    after = source("feed", fake.url("/feed.csv"))
+    with mock.patch.dict("pricing.fetchers.FETCHERS", {"lambda": crash}):
+        call_command("refresh_prices", stdout=io.StringIO())
+    run = broken.runs.get()
+    assert run.status == RunStatus.FAILED and "10.9.8.7" not in run.error
+    assert run.error == "the refresh failed unexpectedly; the server log has details"
+    assert after.runs.get().status == RunStatus.SUCCEEDED
+
+
+def test_a_run_left_running_by_a_dead_worker_is_marked_failed(fake: FakeProvider) -> None:
+    fake.serve("/feed.csv", "sku,on_demand_per_hour\nx,1\n")
+    s = source("feed", fake.url("/feed.csv"))
+    # The worker loses its database while recording the result: the run stays Running.
+    lost = OperationalError("server closed the connection unexpectedly")
+    with mock.patch.object(services, "_finish", side_effect=lost), pytest.raises(OperationalError):
+        services.price_source_refresh(source_id=s.pk)
+    run = RefreshRun.objects.get(source=s)
+    assert run.status == RunStatus.RUNNING and run.started is not None
+    started = run.started
+    # Within the task's hard limit (300 s) it may still be alive: left alone.
+    assert services.refresh_runs_reclaim(now=started + timedelta(seconds=300)) == 0
+    # Past the hard limit plus a minute's margin no worker can still hold it.
+    assert services.refresh_runs_reclaim(now=started + timedelta(seconds=361)) == 1
+    run.refresh_from_db()
+    assert (run.status, run.error) == (
+        RunStatus.FAILED,
+        "the worker stopped before the run finished",
+    )
+    assert run.finished == started + timedelta(seconds=361)
+
+
+def test_the_hourly_task_and_the_command_reclaim_abandoned_runs(fake: FakeProvider) -> None:
+    s = source("feed", "", feed_content="sku,on_demand_per_hour\nx,1\n", enabled=False)
+    old = timezone.now() - timedelta(hours=2)
+    running = RefreshRun.objects.create(source=s, status=RunStatus.RUNNING, started=old)
+    queued = RefreshRun.objects.create(source=s, status=RunStatus.QUEUED)
+    RefreshRun.objects.filter(pk=queued.pk).update(created=timezone.now() - timedelta(days=2))
+    fresh = RefreshRun.objects.create(source=s, status=RunStatus.QUEUED)
+    from pricing.tasks import refresh_due_prices
+
+    refresh_due_prices.apply()
+    statuses = dict(RefreshRun.objects.values_list("pk", "status"))
+    assert statuses == {
+        running.pk: RunStatus.FAILED,
+        queued.pk: RunStatus.FAILED,
+        fresh.pk: RunStatus.QUEUED,
+    }
+
+
+def test_out_of_range_offers_from_any_fetcher_are_skipped_with_the_field() -> None:
+    now = timezone.now()
+    good = FetchedOffer(
+        sku="ok",
+        region="",
+        gpu_name="H100",
+        gpu_count=8,
+        on_demand_per_hour=Decimal("98.32"),
+        observed_at=now,
+    )
+    huge = replace(good, sku="huge", gpu_count=2**63)
+    future = replace(good, sku="future", observed_at=now + timedelta(days=1))
+    kept, refused = services.offers_checked([good, huge, future], now=now)
+    assert kept == [good]
+    assert refused == [
+        "huge: gpu_count must be a whole number from 1 to 4096",
+        "future: observed_at is in the future",
+    ]
+
+
+def test_a_date_only_checked_at_may_lead_utc_by_a_time_zone() -> None:
+    now = datetime(2026, 11, 29, 16, 0, tzinfo=UTC)
+    # In UTC+14 it is already 2026-11-30 06:00: that date is today there, and kept as now.
+    parsed = feed_parse("sku,on_demand_per_hour,checked_at\nx,1,2026-11-30\n", now=now)
+    assert parsed.offers[0].checked_at == now and parsed.skipped == []
+    parsed = feed_parse("sku,on_demand_per_hour,checked_at\nx,1,2026-12-01\n", now=now)
+    assert parsed.skipped == ["row 1: checked_at is in the future"]

@@ -54,7 +54,9 @@ def worker_on_test_db() -> Iterator[str]:
     if connection.vendor != "postgresql":
         pytest.skip("the worker process cannot see an in-memory SQLite test database")
     url = f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
-    with celery_worker({"DATABASE_URL": url}) as queue:
+    # The worker is another process: it reads the allowance from its environment.
+    env = {"DATABASE_URL": url, "OUTBOUND_ALLOWED_HOSTS": "127.0.0.1"}
+    with celery_worker(env) as queue:
         yield queue
 
 

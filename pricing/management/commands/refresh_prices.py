@@ -26,6 +26,9 @@ class Command(BaseCommand):
                 + (f" of kind {options['kind']}" if options["kind"] else "")
             )
             return
+        reclaimed = services.refresh_runs_reclaim()
+        if reclaimed:
+            self.stdout.write(f"marked {reclaimed} abandoned run(s) as failed")
         failed = 0
         for source in sources:
             run = services.refresh_run_queue(source=source)
