@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
 from django.http import Http404
 
-from sizing_site.tenancy.models import Membership, Organization, Role, TenantOwned
+from sizing_site.tenancy.models import Invitation, Membership, Organization, Role, TenantOwned
 
 M = TypeVar("M", bound=TenantOwned)
 
@@ -63,3 +63,31 @@ def get_owned_or_404(tenant: Tenant, model: type[M], code: object) -> M:
         return tenant.scoped(model).get(code=code)
     except (model.DoesNotExist, ValidationError, ValueError, TypeError) as exc:
         raise Http404 from exc
+
+
+@dataclass(frozen=True)
+class Invitee:
+    invitation: Invitation
+    user: User
+
+
+def invitation_for_invitee(
+    user: AbstractBaseUser | AnonymousUser, org_slug: str, code: object
+) -> Invitee:
+    """The invitee's way in: a live invitation addressed to this user, or 404.
+
+    The invitee is not a member yet, so `tenant_for` cannot apply; the lookup looks only
+    inside the invitations addressed to this user, so anyone else (members of the org
+    included) gets the same 404 as for a missing code.
+    """
+    if not isinstance(user, User):
+        raise Http404
+    try:
+        invitation = (
+            Invitation.objects.addressed_to(user)
+            .select_related("organization")
+            .get(organization__slug=org_slug, code=code)
+        )
+    except (Invitation.DoesNotExist, ValidationError, ValueError, TypeError) as exc:
+        raise Http404 from exc
+    return Invitee(invitation=invitation, user=user)

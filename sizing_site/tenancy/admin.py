@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from sizing_site.tenancy.models import Membership, Organization
+from sizing_site.tenancy.models import Invitation, Membership, Organization
 
 
 class MembershipInline(admin.TabularInline):
@@ -25,3 +25,11 @@ class MembershipAdmin(admin.ModelAdmin):
     search_fields = ["user__username", "user__email", "organization__name"]
     autocomplete_fields = ["user", "organization"]
     readonly_fields = ["code", "created"]
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    list_display = ["identifier", "organization", "role", "status", "created", "expires_at"]
+    list_filter = ["status", "role", "organization"]
+    search_fields = ["identifier", "organization__name"]
+    readonly_fields = ["code", "created", "inviter", "closed_by", "closed_at"]

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Lower
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 if TYPE_CHECKING:
@@ -115,3 +117,88 @@ class Membership(TenantOwned):
 
     def has_role(self, role: str) -> bool:
         return ROLE_RANK[Role(self.role)] >= ROLE_RANK[Role(role)]
+
+
+class InvitationStatus(models.TextChoices):
+    PENDING = "pending", _("pending")
+    ACCEPTED = "accepted", _("accepted")
+    DECLINED = "declined", _("declined")
+    REVOKED = "revoked", _("revoked")
+    EXPIRED = "expired", _("expired")
+
+
+class InvitationManager(TenantManager):
+    def addressed_to(self, user: AbstractBaseUser) -> TenantQuerySet:
+        """Live invitations for this user across organizations (the invitee's own page).
+
+        Matched by username or by the account e-mail. Staff set e-mail addresses in the
+        admin and users cannot change their own, so the address is as trusted as the name.
+        """
+        if user.pk is None:
+            raise TenantRequired("Invitation: no user given")
+        names = models.Q(identifier__iexact=user.get_username())
+        email = getattr(user, "email", "")
+        if email:
+            names |= models.Q(identifier__iexact=email)
+        live = TenantQuerySet(self.model, using=self._db).filter(
+            status=InvitationStatus.PENDING, expires_at__gt=timezone.now()
+        )
+        return live.filter(names)
+
+
+class Invitation(TenantOwned):
+    """An org admin's offer of a role; it becomes a Membership only when the invitee accepts."""
+
+    # As the admin typed it: an account may not exist (and the admin is not told).
+    identifier = models.CharField(_("username or e-mail"), max_length=254)
+    role = models.CharField(_("role"), max_length=10, choices=Role.choices, default=Role.VIEWER)
+    status = models.CharField(
+        _("status"),
+        max_length=10,
+        choices=InvitationStatus.choices,
+        default=InvitationStatus.PENDING,
+    )
+    inviter = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        related_name="+",
+        verbose_name=_("invited by"),
+    )
+    # The invitee who accepted or declined, or the admin who revoked.
+    closed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("closed by"),
+    )
+    created = models.DateTimeField(_("created"), auto_now_add=True)
+    expires_at = models.DateTimeField(_("expires"))
+    closed_at = models.DateTimeField(_("closed"), null=True, blank=True)
+
+    all_tenants: ClassVar[models.Manager[Any]] = models.Manager()
+    objects: ClassVar[InvitationManager] = InvitationManager()
+
+    class Meta:
+        default_manager_name = "all_tenants"
+        ordering = ["-created", "-id"]
+        verbose_name = _("invitation")
+        verbose_name_plural = _("invitations")
+        constraints = [
+            # One open invitation per person and org, whatever the capitalisation.
+            models.UniqueConstraint(
+                Lower("identifier"),
+                "organization",
+                condition=models.Q(status="pending"),
+                name="unique_pending_invitation_per_identifier_and_org",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.identifier} → {self.organization} ({self.role}, {self.status})"
+
+    @property
+    def is_live(self) -> bool:
+        return self.status == InvitationStatus.PENDING and self.expires_at > timezone.now()

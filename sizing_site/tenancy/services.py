@@ -1,14 +1,29 @@
-"""Writes for tenancy: organizations and membership management by org admins."""
+"""Writes for tenancy: organizations, invitations and membership management by org admins.
+
+Nobody is added to an organization without saying yes: admins invite, the invitee accepts
+from their own account. An invitation never tells the admin whether an account exists.
+"""
 
 from __future__ import annotations
+
+from datetime import timedelta
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Q
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from sizing_site.tenancy.access import Tenant, get_owned_or_404
-from sizing_site.tenancy.models import Membership, Organization, Role
+from sizing_site.tenancy.access import Invitee, Tenant, get_owned_or_404
+from sizing_site.tenancy.models import (
+    Invitation,
+    InvitationStatus,
+    Membership,
+    Organization,
+    Role,
+)
+
+INVITATION_LIFETIME = timedelta(days=14)
 
 
 class MembershipError(Exception):
@@ -22,29 +37,93 @@ def organization_create(*, name: str, slug: str, owner: User) -> Organization:
     return organization
 
 
-def _find_user(identifier: str) -> User:
-    identifier = identifier.strip()
-    users = User.objects.filter(
-        Q(username__iexact=identifier) | Q(email__iexact=identifier), is_active=True
+def _ensure_not_a_member(tenant: Tenant, identifier: str) -> None:
+    # Admins see every member's name and e-mail already, so this reveals nothing new.
+    members = tenant.scoped(Membership).filter(
+        Q(user__username__iexact=identifier) | Q(user__email__iexact=identifier)
     )
-    found = list(users[:2])
-    if len(found) != 1:
-        # One message for "none" and "ambiguous": do not reveal which e-mails exist twice.
-        raise MembershipError(_("No single active user matches “%(who)s”.") % {"who": identifier})
-    return found[0]
+    if members.exists():
+        raise MembershipError(_("%(who)s is already a member.") % {"who": identifier})
 
 
-def membership_add(*, tenant: Tenant, identifier: str, role: str) -> Membership:
-    user = _find_user(identifier)
+def invitation_create(*, tenant: Tenant, identifier: str, role: str) -> Invitation:
+    """Record an invitation; whether an account matches `identifier` is deliberately unused."""
+    identifier = identifier.strip()
+    _ensure_not_a_member(tenant, identifier)
+    now = timezone.now()
     try:
         with transaction.atomic():
-            return Membership.all_tenants.create(
-                organization=tenant.organization, user=user, role=Role(role)
+            # An expired offer must not block a fresh one under the one-pending constraint.
+            tenant.scoped(Invitation).filter(
+                identifier__iexact=identifier,
+                status=InvitationStatus.PENDING,
+                expires_at__lte=now,
+            ).update(status=InvitationStatus.EXPIRED, closed_at=now)
+            return Invitation.all_tenants.create(
+                organization=tenant.organization,
+                identifier=identifier,
+                role=Role(role),
+                inviter=tenant.membership.user,
+                expires_at=now + INVITATION_LIFETIME,
             )
     except IntegrityError:
         raise MembershipError(
-            _("%(user)s is already a member.") % {"user": user.get_username()}
+            _("An invitation for %(who)s is already pending.") % {"who": identifier}
         ) from None
+
+
+def invitation_revoke(*, tenant: Tenant, code: object) -> Invitation:
+    invitation = get_owned_or_404(tenant, Invitation, code)
+    # Compare-and-swap: the invitee may be accepting at this very moment.
+    closed = (
+        tenant.scoped(Invitation)
+        .filter(pk=invitation.pk, status=InvitationStatus.PENDING)
+        .update(
+            status=InvitationStatus.REVOKED,
+            closed_by=tenant.membership.user,
+            closed_at=timezone.now(),
+        )
+    )
+    if not closed:
+        raise MembershipError(_("Only a pending invitation can be revoked."))
+    invitation.refresh_from_db()
+    return invitation
+
+
+def _claim(invitee: Invitee) -> Invitation:
+    """Lock the row and check it is still live: another tab may have answered already."""
+    live = Invitation.objects.addressed_to(invitee.user).select_for_update()
+    locked: Invitation | None = live.filter(pk=invitee.invitation.pk).first()
+    if locked is None:
+        raise MembershipError(_("This invitation is no longer open."))
+    return locked
+
+
+def _close(invitation: Invitation, *, status: str, user: User) -> None:
+    invitation.status = status
+    invitation.closed_by = user
+    invitation.closed_at = timezone.now()
+    invitation.save(update_fields=["status", "closed_by", "closed_at"])
+
+
+def invitation_accept(*, invitee: Invitee) -> Membership:
+    """Join the organization with the offered role; an existing membership keeps its role."""
+    with transaction.atomic():
+        invitation = _claim(invitee)
+        membership, _created = Membership.all_tenants.get_or_create(
+            organization=invitation.organization,
+            user=invitee.user,
+            defaults={"role": invitation.role},
+        )
+        _close(invitation, status=InvitationStatus.ACCEPTED, user=invitee.user)
+    return membership
+
+
+def invitation_decline(*, invitee: Invitee) -> Invitation:
+    with transaction.atomic():
+        invitation = _claim(invitee)
+        _close(invitation, status=InvitationStatus.DECLINED, user=invitee.user)
+    return invitation
 
 
 def _ensure_another_admin(tenant: Tenant, membership: Membership) -> None:

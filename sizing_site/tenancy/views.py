@@ -9,18 +9,32 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
 from sizing_site.tenancy import services
-from sizing_site.tenancy.access import tenant_for
-from sizing_site.tenancy.forms import MemberAddForm, RoleForm
+from sizing_site.tenancy.access import invitation_for_invitee, tenant_for
+from sizing_site.tenancy.forms import InvitationForm, RoleForm
 from sizing_site.tenancy.models import Role
-from sizing_site.tenancy.selectors import membership_list, membership_list_for_user
+from sizing_site.tenancy.selectors import (
+    invitation_list,
+    invitation_list_for_user,
+    membership_list,
+    membership_list_for_user,
+)
+
+
+def _invited_message() -> str:
+    # The same answer whether or not an account matches: admins must not learn which exist.
+    return _(
+        "Invitation recorded; the person sees it when they sign in with that address or username."
+    )
 
 
 @login_required
 def orgs(request: HttpRequest) -> HttpResponse:
     memberships = membership_list_for_user(user=request.user)
-    if len(memberships) == 1:
+    invitations = invitation_list_for_user(user=request.user)
+    if len(memberships) == 1 and not invitations:
         return redirect("tenancy:dashboard", org_slug=memberships[0].organization.slug)
-    return render(request, "tenancy/home.html", {"memberships": memberships})
+    context = {"memberships": memberships, "invitations": invitations}
+    return render(request, "tenancy/home.html", context)
 
 
 @login_required
@@ -32,23 +46,27 @@ def dashboard(request: HttpRequest, org_slug: str) -> HttpResponse:
 @login_required
 def members(request: HttpRequest, org_slug: str) -> HttpResponse:
     tenant = tenant_for(request.user, org_slug)
-    form = MemberAddForm()
+    form = InvitationForm()
     if request.method == "POST":
         tenant = tenant_for(request.user, org_slug, min_role=Role.ADMIN)
-        form = MemberAddForm(request.POST)
+        form = InvitationForm(request.POST)
         if form.is_valid():
             try:
-                membership = services.membership_add(tenant=tenant, **form.cleaned_data)
+                services.invitation_create(tenant=tenant, **form.cleaned_data)
             except services.MembershipError as exc:
                 form.add_error("identifier", str(exc))
             else:
-                messages.success(request, _("Added %(user)s.") % {"user": membership.user})
+                messages.success(request, _invited_message())
                 return redirect("tenancy:members", org_slug=org_slug)
+    is_admin = tenant.can(Role.ADMIN)
     context = {
         "tenant": tenant,
+        "is_admin": is_admin,
         "memberships": membership_list(tenant=tenant),
+        "invitations": invitation_list(tenant=tenant) if is_admin else [],
         "form": form,
         "roles": Role.choices,
+        "invitation_days": services.INVITATION_LIFETIME.days,
     }
     return render(request, "tenancy/members.html", context, status=400 if form.errors else 200)
 
@@ -85,3 +103,56 @@ def member_remove(request: HttpRequest, org_slug: str, code: UUID) -> HttpRespon
     else:
         messages.success(request, _("Member removed."))
     return redirect("tenancy:members", org_slug=org_slug)
+
+
+@login_required
+def invitation_revoke(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
+    # Tenant first, method second: outsiders get the same 404 whatever the method.
+    tenant = tenant_for(request.user, org_slug, min_role=Role.ADMIN)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    try:
+        services.invitation_revoke(tenant=tenant, code=code)
+    except services.MembershipError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, _("Invitation revoked."))
+    return redirect("tenancy:members", org_slug=org_slug)
+
+
+@login_required
+def invitations(request: HttpRequest) -> HttpResponse:
+    context = {"invitations": invitation_list_for_user(user=request.user)}
+    return render(request, "tenancy/invitations.html", context)
+
+
+@login_required
+def invitation_accept(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
+    # Invitee first, method second: anyone else gets the same 404 whatever the method.
+    invitee = invitation_for_invitee(request.user, org_slug, code)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    try:
+        services.invitation_accept(invitee=invitee)
+    except services.MembershipError as exc:
+        messages.error(request, str(exc))
+        return redirect("tenancy:invitations")
+    messages.success(
+        request, _("You joined %(org)s.") % {"org": invitee.invitation.organization.name}
+    )
+    return redirect("tenancy:dashboard", org_slug=org_slug)
+
+
+@login_required
+def invitation_decline(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
+    # Invitee first, method second: anyone else gets the same 404 whatever the method.
+    invitee = invitation_for_invitee(request.user, org_slug, code)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    try:
+        services.invitation_decline(invitee=invitee)
+    except services.MembershipError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, _("Invitation declined."))
+    return redirect("tenancy:invitations")

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from django.contrib.auth.models import User
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import translation
 
 from sizing_site.reports.models import ShareLink
 from sizing_site.reports.services import share_link_create
+from sizing_site.tenancy import services
 from sizing_site.tenancy.access import tenant_for
+from sizing_site.tenancy.models import Invitation, Role
 from tests.reports.base import ReportsTestCase
 
 
@@ -52,8 +55,14 @@ def all_routes() -> Iterator[tuple[str, str, set[str]]]:
     yield from walk(get_resolver().url_patterns, "/")
 
 
+# Invitee routes: the org is in the path, but the rightful caller is the invitee, not a member.
+INVITEE_PREFIX = "/<slug:org_slug>/invitations/"
+
+
 class CrossTenantTests(ReportsTestCase):
     link: ShareLink
+    erin: User
+    invitation: Invitation
 
     @classmethod
     def setUpTestData(cls) -> None:
@@ -62,6 +71,14 @@ class CrossTenantTests(ReportsTestCase):
         cls.link = share_link_create(
             tenant=tenant, user=cls.alice, configuration=cls.saved, expires_at=None
         )
+        # Erin has an account in no org and an open invitation to org A.
+        cls.erin = User.objects.create_user("erin", "erin@c.example", "pw-erin-123")
+        cls.invitation = services.invitation_create(
+            tenant=tenant, identifier="erin@c.example", role=Role.VIEWER
+        )
+
+    def rightful_user(self, route: str) -> User:
+        return self.erin if INVITEE_PREFIX in route else self.alice
 
     def fill(self, route: str, params: set[str]) -> str:
         url = route.replace("<slug:org_slug>", "org-a")
@@ -69,6 +86,8 @@ class CrossTenantTests(ReportsTestCase):
         code = self.bob_membership.code
         if "/reports/links/<uuid:code>" in route:
             code = self.link.code
+        elif "/invitations/<uuid:code>" in route:
+            code = self.invitation.code
         elif "/reports/<uuid:code>" in route:
             code = self.saved.code
         url = url.replace("<uuid:code>", str(code))
@@ -78,6 +97,8 @@ class CrossTenantTests(ReportsTestCase):
     def test_every_tenant_route_takes_the_org_in_its_path(self) -> None:
         routes = list(tenant_routes())
         assert len(routes) >= 6
+        names = {name for name, _route, _params in routes}
+        assert {"invitation-revoke", "invitation-accept", "invitation-decline"} <= names
         for name, route, params in routes:
             assert "org_slug" in params, f"{name} ({route}) takes a code without the org"
 
@@ -94,10 +115,10 @@ class CrossTenantTests(ReportsTestCase):
         assert checked >= 12
 
     def test_the_same_routes_work_for_a_member(self) -> None:
-        self.client.force_login(self.alice)
         with translation.override("en"):
             for name, route, params in tenant_routes():
                 url = self.fill(route, params)
+                self.client.force_login(self.rightful_user(route))
                 response = self.client.get(url)
                 # POST-only routes answer 405 to GET; everything else renders.
                 assert response.status_code in (200, 405), (name, url, response.status_code)
