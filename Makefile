@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test setup serve-prep lint typecheck pytest messages compilemessages gettext clean
+.PHONY: run test setup serve-prep serve serve-release serve-check lint typecheck pytest messages compilemessages gettext clean
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,31 @@ serve-prep: compilemessages
 run: serve-prep
 	@echo "Rightsize: http://$(HOST):$(PORT)/  (demo login: demo / demo; staff: admin, see above)"
 	$(PY) manage.py runserver $(HOST):$(PORT)
+
+# Production start (README, "Production"): gunicorn, a Celery worker and beat under honcho,
+# against PostgreSQL and Redis. Ctrl-C (SIGINT/SIGTERM to honcho) stops all three.
+serve: serve-release
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/honcho start -f Procfile
+
+# The release step, once per deploy and before the processes start: schema, static files
+# (hashed names for WhiteNoise), catalog seed data. No demo account in production.
+serve-release: serve-check compilemessages
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(PY) manage.py load_catalog
+
+# Refuse to start half-configured: each missing variable is named, then make stops.
+serve-check:
+	@fail=0; \
+	case "$$DATABASE_URL" in postgres://*|postgresql://*) ;; \
+	  *) echo "make serve: set DATABASE_URL=postgres://user:password@host:5432/name" >&2; fail=1;; esac; \
+	case "$$REDIS_URL" in redis://*|rediss://*) ;; \
+	  *) echo "make serve: set REDIS_URL=redis://host:6379/0" >&2; fail=1;; esac; \
+	[ "$$DEBUG" = False ] || { echo "make serve: set DEBUG=False" >&2; fail=1; }; \
+	[ -n "$$SECRET_KEY" ] || { echo "make serve: set SECRET_KEY (a long random string)" >&2; fail=1; }; \
+	[ -n "$$ALLOWED_HOSTS" ] || { echo "make serve: set ALLOWED_HOSTS (the site's host names)" >&2; fail=1; }; \
+	[ $$fail = 0 ] || echo "make serve: see README, Production, and .env.example" >&2; \
+	exit $$fail
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -9,6 +9,7 @@ from sizing_site.tenancy.urls import api_urlpatterns
 
 urlpatterns = [
     path("health/", core_views.health, name="health"),
+    path("health/live/", core_views.live, name="health-live"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),
     path("api/v1/", include((api_urlpatterns, "api"))),

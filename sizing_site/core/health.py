@@ -3,10 +3,24 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
+
+from sizing_site.celery import app as celery_app
+
+
+@dataclass(frozen=True)
+class Check:
+    """One dependency's state. `error` is the exception's class name only: its message may
+    hold host names, ports or credentials, which no health answer should repeat."""
+
+    name: str
+    state: str  # "ok", "down" or "in-process" (eager Celery, no broker to reach)
+    error: str = ""
 
 
 def check_database() -> None:
@@ -24,30 +38,22 @@ def check_cache() -> None:
 
 
 def check_broker() -> None:
-    from sizing_site.celery import app
-
-    with app.connection_for_write() as conn:
+    with celery_app.connection_for_write() as conn:
         conn.ensure_connection(max_retries=1, timeout=2)
 
 
-def dependency_status() -> dict[str, str]:
-    """Each dependency's state: "ok", "down: <reason>", or "in-process" for eager Celery."""
-    checks = {"database": check_database, "cache": check_cache}
-    status: dict[str, str] = {}
-    for name, check in checks.items():
-        try:
-            check()
-        except Exception as exc:  # any failure means "down"; the reason is reported
-            status[name] = f"down: {type(exc).__name__}: {exc}"
-        else:
-            status[name] = "ok"
+def _run(name: str, check: Callable[[], None]) -> Check:
+    try:
+        check()
+    except Exception as exc:  # any failure means "down", whatever raised it
+        return Check(name, "down", type(exc).__name__)
+    return Check(name, "ok")
+
+
+def dependency_checks() -> list[Check]:
+    checks = [_run("database", check_database), _run("cache", check_cache)]
     if settings.CELERY_TASK_ALWAYS_EAGER:
-        status["broker"] = "in-process"
+        checks.append(Check("broker", "in-process"))
     else:
-        try:
-            check_broker()
-        except Exception as exc:
-            status["broker"] = f"down: {type(exc).__name__}: {exc}"
-        else:
-            status["broker"] = "ok"
-    return status
+        checks.append(_run("broker", check_broker))
+    return checks

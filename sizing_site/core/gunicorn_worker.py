@@ -1,0 +1,108 @@
+"""gunicorn's threaded worker, changed so that slow or stalled clients cannot hold threads.
+
+The stock gthread worker hands a connection to a pool thread as soon as its first byte
+arrives, and the thread then reads the rest of the request with no timeout: a client that
+sends half a request and stops holds that thread for good, and a few dozen such clients
+(reconnecting when dropped) stall every page. Here the request head (request line and
+headers) is gathered without blocking: while it is incomplete the connection waits in the
+worker's event loop, which costs no thread. A head still incomplete after
+GUNICORN_REQUEST_HEAD_DEADLINE seconds (default 20) is dropped, as is a connection silent
+for GUNICORN_KEEPALIVE seconds. Once a thread has the request, each later socket read
+(the body) waits at most GUNICORN_CLIENT_TIMEOUT seconds (default 10).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+import time
+import weakref
+from typing import Any
+
+from gunicorn.workers.gthread import _DEFER, ThreadWorker
+
+CLIENT_TIMEOUT_S = float(os.environ.get("GUNICORN_CLIENT_TIMEOUT", "10"))
+HEAD_DEADLINE_S = float(os.environ.get("GUNICORN_REQUEST_HEAD_DEADLINE", "20"))
+_END_OF_HEAD = b"\r\n\r\n"
+
+
+class BoundedSocket(socket.socket):
+    """An accepted client socket whose blocking reads give up after CLIENT_TIMEOUT_S."""
+
+    __slots__ = ()
+
+    def setblocking(self, flag: bool) -> None:
+        if flag:
+            self.settimeout(CLIENT_TIMEOUT_S)
+        else:
+            super().setblocking(False)
+
+    def recv(self, bufsize: int, flags: int = 0) -> bytes:
+        try:
+            return super().recv(bufsize, flags)
+        except TimeoutError:
+            return b""  # end of input: gunicorn then drops the connection quietly
+
+
+class _Head:
+    """The part of a request head received so far, and when it started arriving."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.deadline = time.monotonic() + HEAD_DEADLINE_S
+
+
+class BoundedThreadWorker(ThreadWorker):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        cfg = self.cfg
+        self.max_head_bytes = (
+            cfg.limit_request_line + cfg.limit_request_fields * (cfg.limit_request_field_size + 2)
+        ) or math.inf
+        self.heads: weakref.WeakKeyDictionary[Any, _Head] = weakref.WeakKeyDictionary()
+
+    def enqueue_req(self, conn: Any) -> None:
+        if type(conn.sock) is socket.socket:
+            # Same memory layout (no new slots), so the class can be swapped in place.
+            conn.sock.__class__ = BoundedSocket
+        super().enqueue_req(conn)
+
+    def handle(self, conn: Any) -> Any:
+        if self.cfg.is_ssl or conn.is_http2:
+            return super().handle(conn)
+        ready = self._gather_head(conn)
+        if ready is not True:
+            return ready  # _DEFER: back to the event loop; False: drop the connection
+        return super().handle(conn)
+
+    def _gather_head(self, conn: Any) -> object:
+        """Read what has arrived without blocking. True once the head is complete (or the
+        client closed, or it is too long: the parser then answers or closes)."""
+        head = self.heads.setdefault(conn, _Head())
+        conn.sock.setblocking(False)
+        buffered = conn.parser.unreader.take_buffered() if conn.parser else b""
+        head.data[:0] = buffered
+        closed = False
+        while _END_OF_HEAD not in head.data and len(head.data) <= self.max_head_bytes:
+            try:
+                chunk = socket.socket.recv(conn.sock, 65536)
+            except BlockingIOError:
+                break
+            closed = not chunk
+            if closed:
+                break
+            head.data += chunk
+        if closed or _END_OF_HEAD in head.data or len(head.data) > self.max_head_bytes:
+            del self.heads[conn]
+            conn.init()
+            conn.parser.unreader.unread(bytes(head.data))
+            conn.data_ready = True
+            return True
+        if time.monotonic() > head.deadline:
+            return False
+        if conn.parser:
+            conn.parser.unreader.unread(bytes(head.data))
+            head.data.clear()
+        conn.data_ready = False
+        return _DEFER
