@@ -4,6 +4,9 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.options import IncorrectLookupParameters
+from django.core.exceptions import BadRequest
+from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext
@@ -11,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from import_export.admin import ImportExportModelAdmin
 from simple_history.admin import SimpleHistoryAdmin
 
+from catalog.forms import BoundedJSONField
 from catalog.models import (
     Accelerator,
     EngineSupport,
@@ -21,7 +25,7 @@ from catalog.models import (
 )
 from catalog.resources import AcceleratorResource, LLMModelResource
 from catalog.services import CatalogError
-from catalog.services.configs import model_apply_config, model_config_validate
+from catalog.services.configs import model_apply_config, model_config_require_size
 from catalog.services.review import catalog_mark_reviewed
 
 
@@ -55,6 +59,22 @@ class MemoryFilter(admin.SimpleListFilter):
         return queryset if high is None else queryset.filter(memory_gb__lt=high)
 
 
+class ExportAdmin(ImportExportModelAdmin):
+    """The export page filters like the change list; a filter parameter that names no
+    field is a 400 there too (django-import-export lets IncorrectLookupParameters out)."""
+
+    def get_export_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        try:
+            queryset: QuerySet[Any] = super().get_export_queryset(request)
+        except IncorrectLookupParameters as exc:
+            raise BadRequest(str(exc)) from None
+        return queryset
+
+
+# Every JSON field the catalog admin edits, with the size and nesting caps.
+BOUNDED_JSON: dict[Any, dict[str, Any]] = {models.JSONField: {"form_class": BoundedJSONField}}
+
+
 class LLMModelForm(forms.ModelForm):
     # No Meta: admin builds the form for LLMModel with its own field list.
 
@@ -62,7 +82,7 @@ class LLMModelForm(forms.ModelForm):
         config = self.cleaned_data["config"]
         if config:
             try:
-                model_config_validate(config=config)
+                model_config_require_size(config=config)
             except CatalogError as exc:
                 raise forms.ValidationError(exc.message) from None
         return config
@@ -70,6 +90,7 @@ class LLMModelForm(forms.ModelForm):
 
 class ModelWeightsInline(admin.TabularInline):
     model = ModelWeights
+    formfield_overrides = BOUNDED_JSON
     extra = 0
     fields = [
         "format",
@@ -85,7 +106,8 @@ class ModelWeightsInline(admin.TabularInline):
 
 
 @admin.register(LLMModel)
-class LLMModelAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
+class LLMModelAdmin(ExportAdmin, SimpleHistoryAdmin):
+    formfield_overrides = BOUNDED_JSON
     form = LLMModelForm
     resource_classes = [LLMModelResource]
     list_display = [
@@ -127,7 +149,8 @@ class LLMModelAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
 
 
 @admin.register(Accelerator)
-class AcceleratorAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
+class AcceleratorAdmin(ExportAdmin, SimpleHistoryAdmin):
+    formfield_overrides = BOUNDED_JSON
     resource_classes = [AcceleratorResource]
     list_display = [
         "name",
@@ -166,6 +189,7 @@ class AcceleratorAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
 
 @admin.register(ModelWeights)
 class ModelWeightsAdmin(SimpleHistoryAdmin):
+    formfield_overrides = BOUNDED_JSON
     list_display = ["model", "format", "quant", "file_bytes", "computed_bytes", "needs_review"]
     list_filter = ["needs_review", "format", "quant", "origin"]
     search_fields = ["model__name", "model__slug", "quant", "repo"]
@@ -177,6 +201,7 @@ class ModelWeightsAdmin(SimpleHistoryAdmin):
 
 @admin.register(InferenceEngine)
 class InferenceEngineAdmin(SimpleHistoryAdmin):
+    formfield_overrides = BOUNDED_JSON
     list_display = ["name", "versions", "docs_url", "needs_review"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
@@ -185,6 +210,7 @@ class InferenceEngineAdmin(SimpleHistoryAdmin):
 
 @admin.register(EngineSupport)
 class EngineSupportAdmin(SimpleHistoryAdmin):
+    formfield_overrides = BOUNDED_JSON
     """The engine support matrix: which engine runs on which hardware, and the source."""
 
     list_display = ["engine", "backend", "vendor", "status", "package", "needs_review"]
@@ -196,6 +222,7 @@ class EngineSupportAdmin(SimpleHistoryAdmin):
 
 @admin.register(QuantFormat)
 class QuantFormatAdmin(SimpleHistoryAdmin):
+    formfield_overrides = BOUNDED_JSON
     list_display = ["name", "family", "bits_per_weight", "quality_rank"]
     list_filter = ["family"]
     search_fields = ["name", "description"]

@@ -5,7 +5,9 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from catalog.limits import MAX_JSON_DEPTH, json_depth
 from catalog.models import Architecture, LLMModel, Segment, WeightsAvailability
+from catalog.services.configs import MAX_CONFIG_BYTES
 
 # A GGUF header (metadata, tokenizer, tensor infos) fits in 16 MB even for Llama-3's
 # 128k-token vocabulary with 280k merges (~8 MB); the browser sends no more than this.
@@ -13,6 +15,25 @@ GGUF_HEADER_BYTES = 16 * 1024 * 1024
 # Whole files are accepted only up to this size (small models, tests); beyond it the
 # page must send the header part.
 MAX_WHOLE_GGUF_BYTES = 64 * 1024 * 1024
+
+
+class BoundedJSONField(forms.JSONField):
+    """Django's JSONField with the size and nesting caps of catalog.limits: json.loads
+    recurses once per level, and a few thousand brackets raise RecursionError (a 500)."""
+
+    max_bytes = 1_000_000
+
+    def to_python(self, value: Any) -> Any:
+        if isinstance(value, str) and not self.disabled:
+            if len(value) > self.max_bytes:
+                raise forms.ValidationError(_("At most 1 MB of JSON."), code="too_large")
+            if json_depth(value) > MAX_JSON_DEPTH:
+                raise forms.ValidationError(
+                    _("JSON nested deeper than %(n)s levels."),
+                    params={"n": MAX_JSON_DEPTH},
+                    code="too_deep",
+                )
+        return super().to_python(value)
 
 
 def _choices(values: list[str]) -> list[tuple[str, Any]]:
@@ -66,12 +87,27 @@ class GGUFUploadForm(forms.Form):
     )
     file = forms.FileField(label=_("GGUF file"))
     header_only = forms.BooleanField(required=False, widget=forms.HiddenInput)
-    file_size = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
+    # The real file's size (File.size in the browser); 1 PiB is far past any model file.
+    file_size = forms.IntegerField(
+        required=False, min_value=1, max_value=2**50, widget=forms.HiddenInput
+    )
 
     def clean(self) -> dict[str, Any]:
+        """Both kinds of upload have a cap: a header part is at most GGUF_HEADER_BYTES
+        (what the page's script sends) and comes with the real file's size; a whole file
+        is at most MAX_WHOLE_GGUF_BYTES."""
         data = super().clean() or {}
         upload = data.get("file")
-        if upload and not data.get("header_only") and upload.size > MAX_WHOLE_GGUF_BYTES:
+        if not upload:
+            return data
+        if data.get("header_only"):
+            if upload.size > GGUF_HEADER_BYTES:
+                raise forms.ValidationError(_("A header part is at most 16 MB."))
+            if data.get("file_size") is None or data["file_size"] < upload.size:
+                raise forms.ValidationError(
+                    _("A header part must come with the size of the whole file.")
+                )
+        elif upload.size > MAX_WHOLE_GGUF_BYTES:
             raise forms.ValidationError(
                 _("This file is too large to upload whole; enable JavaScript to send its header.")
             )
@@ -79,14 +115,37 @@ class GGUFUploadForm(forms.Form):
 
 
 class ConfigImportForm(forms.Form):
-    text = forms.CharField(label=_("config.json"), required=False, widget=forms.Textarea)
+    text = forms.CharField(
+        label=_("config.json"),
+        required=False,
+        widget=forms.Textarea,
+        max_length=MAX_CONFIG_BYTES,
+        strip=False,
+    )
     file = forms.FileField(label=_("or upload config.json"), required=False)
     slug = forms.SlugField(label=_("Model slug"), required=False)
     hf_repo = forms.CharField(label=_("Hugging Face repo"), required=False, max_length=200)
     name = forms.CharField(label=_("Name"), required=False, max_length=120)
+    replace = forms.BooleanField(
+        label=_("Replace a different architecture"),
+        required=False,
+        help_text=_("Needed to overwrite a model whose stored config has other layers or width."),
+    )
+
+    def clean_file(self) -> Any:
+        upload = self.cleaned_data.get("file")
+        # The size Django counted while receiving it: checked before a byte is read.
+        if upload and upload.size > MAX_CONFIG_BYTES:
+            raise forms.ValidationError(_("A config.json is at most 1 MB."), code="too_large")
+        return upload
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         if not data.get("text") and not data.get("file"):
             raise forms.ValidationError(_("Paste a config.json or upload one."))
         return data
+
+    def config_text(self) -> str | bytes:
+        """The pasted text, or the upload's bytes (at most MAX_CONFIG_BYTES, checked)."""
+        upload = self.cleaned_data["file"]
+        return upload.read(MAX_CONFIG_BYTES + 1) if upload else self.cleaned_data["text"]

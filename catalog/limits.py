@@ -52,6 +52,12 @@ def _depth(text: str) -> int:
     return deepest
 
 
+def json_depth(text: str) -> int:
+    """How deep [ and { nest in a JSON text, for parsers with their own rules on values
+    (catalog.services.configs keeps NaN as text) that still need the depth cap."""
+    return _depth(text)
+
+
 def json_loads_bounded(
     data: str | bytes, *, max_bytes: int, max_depth: int = MAX_JSON_DEPTH
 ) -> Any:

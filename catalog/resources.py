@@ -6,12 +6,28 @@ applies to CSV rows too, and each saved row gets a history entry.
 
 from __future__ import annotations
 
+from typing import Any
+
 from import_export import resources
 
+from catalog.exports import safe_cell, unsafe_cell
 from catalog.models import Accelerator, LLMModel
 
 
-class AcceleratorResource(resources.ModelResource):
+class SafeExportResource(resources.ModelResource):
+    """Cells a spreadsheet would run as formulas are exported quoted (catalog.exports) and
+    the quote is dropped again on import, so an export round-trips."""
+
+    def export_field(self, field: Any, instance: Any, **kwargs: Any) -> Any:
+        return safe_cell(super().export_field(field, instance, **kwargs))
+
+    def before_import_row(self, row: Any, **kwargs: Any) -> None:
+        for key, value in list(row.items()):
+            row[key] = unsafe_cell(value)
+        super().before_import_row(row, **kwargs)
+
+
+class AcceleratorResource(SafeExportResource):
     class Meta:
         model = Accelerator
         import_id_fields = ["slug"]
@@ -21,7 +37,7 @@ class AcceleratorResource(resources.ModelResource):
         report_skipped = True
 
 
-class LLMModelResource(resources.ModelResource):
+class LLMModelResource(SafeExportResource):
     class Meta:
         model = LLMModel
         import_id_fields = ["slug"]

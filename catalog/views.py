@@ -1,14 +1,18 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 
 from catalog import hardware, selectors
 from catalog.forms import (
     GGUF_HEADER_BYTES,
+    MAX_WHOLE_GGUF_BYTES,
     AcceleratorFilterForm,
     ConfigImportForm,
     GGUFUploadForm,
@@ -16,7 +20,7 @@ from catalog.forms import (
 )
 from catalog.models import Accelerator, LLMModel
 from catalog.services import CatalogError
-from catalog.services.configs import config_parse_text, model_import_config
+from catalog.services.configs import MAX_CONFIG_BYTES, config_parse_text, model_import_config
 from catalog.services.gguf import weights_import_gguf
 
 
@@ -62,8 +66,25 @@ def accelerator_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "catalog/accelerator_detail.html", context)
 
 
+def _body_over(request: HttpRequest, limit: int) -> bool:
+    """Whether the declared body is over `limit`, checked before Django reads any of it
+    (request.POST and request.FILES pull the whole upload to disk first)."""
+    length = request.META.get("CONTENT_LENGTH") or "0"
+    return not (length.isascii() and length.isdecimal()) or int(length) > limit
+
+
+def _too_large(request: HttpRequest, template: str, form: Any) -> HttpResponse:
+    form.is_valid()  # bound to nothing: only this one error is shown
+    form.errors.clear()
+    form.add_error(None, _("The upload is too large."))
+    return render(request, template, {"form": form, "header_bytes": GGUF_HEADER_BYTES}, status=400)
+
+
 @staff_member_required
 def gguf_upload(request: HttpRequest) -> HttpResponse:
+    # A whole file up to its cap, plus the form's other fields and multipart framing.
+    if request.method == "POST" and _body_over(request, MAX_WHOLE_GGUF_BYTES + 64 * 1024):
+        return _too_large(request, "catalog/gguf_upload.html", GGUFUploadForm({}))
     form = GGUFUploadForm(request.POST or None, request.FILES or None)
     result = None
     if request.method == "POST" and form.is_valid():
@@ -89,15 +110,22 @@ def gguf_upload(request: HttpRequest) -> HttpResponse:
 
 @staff_member_required
 def config_import(request: HttpRequest) -> HttpResponse:
+    # Pasted text and a file, each up to the cap (pasted text may be escaped to 3 bytes a
+    # character by the browser's form encoding), plus the small fields.
+    if request.method == "POST" and _body_over(request, 4 * MAX_CONFIG_BYTES + 64 * 1024):
+        return _too_large(request, "catalog/config_import.html", ConfigImportForm({}))
     form = ConfigImportForm(request.POST or None, request.FILES or None)
     result = None
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        text = data["file"].read() if data["file"] else data["text"]
         try:
-            config = config_parse_text(text=text)
+            config = config_parse_text(text=form.config_text())
             result = model_import_config(
-                config=config, slug=data["slug"], hf_repo=data["hf_repo"], name=data["name"]
+                config=config,
+                slug=data["slug"],
+                hf_repo=data["hf_repo"],
+                name=data["name"],
+                replace=data["replace"],
             )
         except CatalogError as exc:
             form.add_error(None, exc.message)

@@ -10,11 +10,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
-from csp.constants import NONE, SELF
 from celery.schedules import crontab
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
+from sizing_site.core.logconfig import logging_config
 from sizing_site.env import env_bool, env_int, env_list, env_str, env_timezone, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -54,8 +55,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so lines logged by every later middleware carry the request id.
+    "sizing_site.core.request_id.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Before anything reads the path or query: a NUL byte or non-UTF-8 query is a 400.
+    "sizing_site.guards.RequestGuardMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -81,6 +86,7 @@ AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15, minim
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_HTTP_RESPONSE_CODE = 429
+AXES_LOCKOUT_TEMPLATE = "registration/locked.html"
 AXES_VERBOSE = False
 
 ROOT_URLCONF = "sizing_site.urls"
@@ -207,6 +213,8 @@ SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
 X_FRAME_OPTIONS = "DENY"
+# Probes inside a private network speak plain http to the health checks.
+SECURE_REDIRECT_EXEMPT = [r"^health/"]
 
 # A strict Content-Security-Policy: the pages load scripts, styles and fonts from
 # static/ only (vendored, no CDN) and run no inline script.
@@ -234,16 +242,13 @@ OUTBOUND_MAX_BYTES = env_int("OUTBOUND_MAX_BYTES", 32 * 1024 * 1024, minimum=102
 # Error tracking: a Sentry-compatible DSN; empty leaves it off.
 ERROR_TRACKING_DSN = env_str("ERROR_TRACKING_DSN")
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-}
+# LOG_FORMAT is "text" (default) or "json"; every line carries the request id.
+LOGGING = logging_config(
+    log_format=env_str("LOG_FORMAT", "text"), level=env_str("LOG_LEVEL", "INFO")
+)
 
 # Cloud prices (pricing app). A price not confirmed for this long is shown as stale.
 PRICES_STALE_AFTER_HOURS = env_int("PRICES_STALE_AFTER_HOURS", 72, minimum=1)
-PRICES_HTTP_TIMEOUT_S = env_int("PRICES_HTTP_TIMEOUT_S", 30, minimum=1)
 # Keys for the price sources that need one; a source stays disabled until its key is set.
 RUNPOD_API_KEY = env_str("RUNPOD_API_KEY")
 LAMBDA_API_KEY = env_str("LAMBDA_API_KEY")

@@ -15,21 +15,32 @@ from estimator.units import GB, GIB
 register = template.Library()
 
 
+def _number(value: object) -> int | float | None:
+    """A real number, or None: a missing context variable reaches a filter as "" (the
+    template engine's string_if_invalid), and a page must not 500 on it."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value
+
+
 @register.filter
-def gb(n_bytes: int | float | None) -> float | None:
+def gb(n_bytes: object) -> float | None:
     """Bytes to decimal gigabytes (10^9), as vendors and Hugging Face listings count."""
-    return None if n_bytes is None else n_bytes / GB
+    value = _number(n_bytes)
+    return None if value is None else value / GB
 
 
 @register.filter
-def gib(n_bytes: int | float | None) -> float | None:
+def gib(n_bytes: object) -> float | None:
     """Bytes to binary gibibytes (2^30), as nvidia-smi and the engines' logs count."""
-    return None if n_bytes is None else n_bytes / GIB
+    value = _number(n_bytes)
+    return None if value is None else value / GIB
 
 
 @register.filter
-def billions(count: int | None) -> float | None:
-    return None if count is None else count / 1e9
+def billions(count: object) -> float | None:
+    value = _number(count)
+    return None if value is None else value / 1e9
 
 
 @register.filter

@@ -53,12 +53,17 @@ def memory_segments(result: dict[str, Any], usable_bytes: int) -> dict[str, Any]
         ("offloaded", result["offloaded_bytes"]),
     ]
     scale = _scale(result["total_bytes"], usable_bytes)
+    segments: list[dict[str, Any]] = []
+    start = 0.0  # x: where each segment starts on the SVG bar (the CSP allows no inline style)
+    for key, size in parts:
+        if size:
+            share = size / scale
+            segments.append(
+                {"key": key, "bytes": size, "percent": round(share, 2), "x": round(start, 2)}
+            )
+            start += share
     return {
-        "parts": [
-            {"key": key, "bytes": size, "percent": round(size / scale, 2)}
-            for key, size in parts
-            if size
-        ],
+        "parts": segments,
         "usable_bytes": usable_bytes,
         "usable_percent": round(usable_bytes / scale, 2),
     }

@@ -192,15 +192,27 @@ class CompareForm(forms.Form):
                 None, _("Column %(n)s: unknown quantization %(q)s.") % {"n": i, "q": quant}
             )
             return None
-        gpus_text = parts[3] if len(parts) > 3 and parts[3] else "1"
-        if not gpus_text.isdigit() or not 1 <= int(gpus_text) <= MAX_GPUS:
+        gpus = ascii_count(parts[3] if len(parts) > 3 and parts[3] else "1", most=MAX_GPUS)
+        if gpus is None:
             self.add_error(
                 None,
                 _("Column %(n)s: the GPU count must be a whole number from 1 to %(max)s.")
                 % {"n": i, "max": MAX_GPUS},
             )
             return None
-        return ColumnSpec(parts[0], parts[1], quant, int(gpus_text))
+        return ColumnSpec(parts[0], parts[1], quant, gpus)
+
+
+def ascii_count(text: str, *, most: int) -> int | None:
+    """A whole number from 1 to `most` written in ASCII digits, else None.
+
+    str.isdigit() is true for "²", which int() then refuses (a 500); int() also takes
+    Arabic-Indic digits and raises past 4,300 digits. ASCII decimals no longer than `most`
+    avoid all three."""
+    if not (text.isascii() and text.isdecimal()) or len(text) > len(str(most)):
+        return None
+    value = int(text)
+    return value if 1 <= value <= most else None
 
 
 def compare_params_from_parts(data: QueryDict) -> dict[str, str] | None:

@@ -11,7 +11,9 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
 
+from catalog.exports import safe_row
 from sizing_site.reports import selectors, services
 from sizing_site.reports.forms import NameForm, PolicyForm, SaveForm, ShareForm
 from sizing_site.reports.models import SavedConfiguration, ShareLink
@@ -156,13 +158,16 @@ def export_csv(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{c.code}.csv"'
     writer = csv.writer(response)
-    writer.writerow(["figure", "value"])
+    # Every row through safe_row: the saved query is user input, and a cell a spreadsheet
+    # would run as a formula is written quoted (catalog.exports).
+    writer.writerow(safe_row(["figure", "value"]))
     for key, value in c.query.items():
-        writer.writerow([f"input.{key}", value])
+        writer.writerow(safe_row([f"input.{key}", value]))
     for path in selectors.FIGURES:
         # Machine-readable: plain numbers, not localised.
-        writer.writerow([path, json.dumps(selectors.figure(c.snapshot["result"], path))])
-    writer.writerow(["fit.verdict", c.snapshot["result"]["fit"]["verdict"]])
+        value = json.dumps(selectors.figure(c.snapshot["result"], path))
+        writer.writerow(safe_row([path, value]))
+    writer.writerow(safe_row(["fit.verdict", c.snapshot["result"]["fit"]["verdict"]]))
     return response
 
 
@@ -279,6 +284,7 @@ def activity(request: HttpRequest, org_slug: str) -> HttpResponse:
     return render(request, "reports/activity.html", context)
 
 
+@never_cache  # the token is the credential: no shared cache or back button may keep a copy
 def shared(request: HttpRequest, token: str) -> HttpResponse:
     configuration = selectors.shared_configuration(token=token)
     context = {

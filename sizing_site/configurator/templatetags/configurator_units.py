@@ -8,15 +8,24 @@ from django import template
 register = template.Library()
 
 
-@register.filter
-def percent(fraction: float | None) -> float | None:
-    return None if fraction is None else fraction * 100
+def _number(value: object) -> int | float | None:
+    # A missing context variable arrives as "" (string_if_invalid): None, not a 500.
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value
 
 
 @register.filter
-def kilo(tokens: int | None) -> float | None:
+def percent(fraction: object) -> float | None:
+    value = _number(fraction)
+    return None if value is None else value * 100
+
+
+@register.filter
+def kilo(tokens: object) -> float | None:
     """Tokens to thousands of tokens (32,768 -> 32.768, shown as "32K")."""
-    return None if tokens is None else tokens / 1024
+    value = _number(tokens)
+    return None if value is None else value / 1024
 
 
 @register.filter
