@@ -79,11 +79,18 @@ class ConfiguratorPage(CastTestCase):
         with translation.override(lang):
             return reverse("configurator:configure", args=[model, card])
 
-    def expected(self, ctx: int) -> dict[str, Any]:
+    def expected(
+        self,
+        ctx: int,
+        quant: str = "Q4_K_M",
+        device: dict[str, Any] | None = None,
+        workload: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """The page's request built by hand; `device`/`workload` add fields."""
         return estimate(
             {
                 "model": {"hf_config": GLM_AIR},
-                "weights": {"format": "gguf", "quant": "Q4_K_M"},
+                "weights": {"format": "gguf", "quant": quant},
                 "device": {
                     # 80 GiB as built, in the estimator's decimal GB: 85.899 GB.
                     "memory_gb": 80 * 2**30 / 1e9,
@@ -93,9 +100,10 @@ class ConfiguratorPage(CastTestCase):
                     "name": "A100 80GB PCIe",
                     "device_class": "datacenter",
                     "memory_kind": "discrete",
+                    **(device or {}),
                 },
                 "engine": {"name": "llama.cpp"},
-                "workload": {"context_tokens": ctx},
+                "workload": {"context_tokens": ctx, **(workload or {})},
             }
         )
 
@@ -151,23 +159,14 @@ class ConfiguratorPage(CastTestCase):
         response = self.client.get(self.url(), query)
         assert response.status_code == 200
         result = response.context["result"]
-        body = self.expected(8192)  # the same request, built by hand
-        request = {
-            "model": {"hf_config": GLM_AIR},
-            "weights": {"format": "gguf", "quant": "Q8_0"},
-            "device": {
-                "memory_gb": 80 * 2**30 / 1e9,
-                "bandwidth_gbps": 1935,
-                "fp16_tflops": 312,
-                "vendor": "nvidia",
-                "name": "A100 80GB PCIe",
-                "device_class": "datacenter",
-                "host_bandwidth_gbps": 204.8,  # 8 channels of DDR5-3200 (8 x 25.6 GB/s)
-            },
-            "engine": {"name": "llama.cpp"},
-            "workload": {"context_tokens": 8192, "offload": {"moe_experts": True}},
-        }
-        expected = estimate(request)
+        body = self.expected(8192, "Q8_0")  # the same request without offload
+        expected = self.expected(
+            8192,
+            "Q8_0",
+            # 8 channels of DDR5-3200: 8 x 25.6 GB/s
+            device={"host_bandwidth_gbps": 204.8},
+            workload={"offload": {"moe_experts": True}},
+        )
         assert body["offloaded_bytes"] == 0 < expected["offloaded_bytes"]
         assert result["offloaded_bytes"] == expected["offloaded_bytes"]
         assert result["decode_tokens_per_s"] == expected["decode_tokens_per_s"]
