@@ -355,6 +355,7 @@ class CompareColumn:
     gpus: int
     result: dict[str, Any] | None  # estimator.api.estimate's result; None with an error
     error: str = ""
+    engine: str = ""  # the card's default engine and backend, "llama.cpp · cuda"
 
 
 @dataclass(frozen=True)
@@ -433,11 +434,12 @@ def _column(
     request = adapters.configurator_request(
         model=model, accelerator=card, setup=setup, measured=adapters.measured_weights(model)
     )
+    engine = f"{choice.engine} · {choice.backend}"
     try:
         result = adapters.estimate_result(request)
     except RequestError as exc:
-        return CompareColumn(model, card, spec.quant, spec.gpus, None, exc.message)
-    return CompareColumn(model, card, spec.quant, spec.gpus, result)
+        return CompareColumn(model, card, spec.quant, spec.gpus, None, exc.message, engine)
+    return CompareColumn(model, card, spec.quant, spec.gpus, result, "", engine)
 
 
 def _value(result: dict[str, Any] | None, path: str) -> Any:
