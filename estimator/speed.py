@@ -2,8 +2,8 @@
 
 Everything here takes plain numbers (bytes, parameters, GB/s, TFLOPS) so it does not
 depend on how the caller obtained them. The efficiency factors come from
-`estimator.calibration` (fitted on `data/validation/throughput.csv`); pass `factors`
-explicitly to override them.
+`data/calibration.json` (read by `estimator.factors`; `python -m estimator.calibration`
+fits it on `data/validation/throughput.csv`); pass `factors` explicitly to override them.
 
 Decode model (one step = one token for each of `batch` sequences):
 
@@ -38,7 +38,9 @@ tensor-parallel all-reduce cost. Bandwidths are decimal GB/s (10^9 bytes per sec
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cache
 
+from estimator.factors import SpeedFactors, first_known
 from estimator.units import GB, Range
 
 TFLOP = 1e12
@@ -54,29 +56,6 @@ ENGINE_ALIASES = {
     "trt-llm": "tensorrt-llm",
     "tensorrt_llm": "tensorrt-llm",
 }
-
-
-@dataclass(frozen=True)
-class SpeedFactors:
-    """Fitted efficiency factors of one engine/backend/device-class group.
-
-    The ratio fields are quantiles of measured / predicted on held-out rows; a Range is
-    (estimate x ratio_low, estimate, estimate x ratio_high).
-    """
-
-    group: str
-    bandwidth_share: float
-    decode_overhead_s: float
-    moe_decode_overhead_s: float  # extra per step for MoE models (expert routing kernels)
-    decode_mfu: float
-    prefill_mfu: float
-    decode_ratio_low: float
-    decode_ratio_high: float
-    prefill_ratio_low: float
-    prefill_ratio_high: float
-    prefill_s_per_param: float = 0.0  # per-token prefill time per active parameter (s)
-    prefill_f16_factor: float = 1.0  # compute-time multiplier of F16 weights (llama.cpp)
-    prefill_bf16_factor: float = 1.0  # compute-time multiplier of BF16 weights (llama.cpp)
 
 
 @dataclass(frozen=True)
@@ -377,13 +356,12 @@ def mean_decode_depth(prompt_tokens: int, output_tokens: int) -> float:
     return prompt_tokens + output_tokens / 2
 
 
+@cache
 def resolve_factors(
     engine: str, backend: str, device_class: str, moe: bool = False
 ) -> SpeedFactors:
-    """The calibrated factors of the most specific known group (estimator.calibration)."""
-    from estimator.calibration import factors_for  # lazy: calibration imports this module
-
-    return factors_for(engine, backend, device_class, moe=moe)
+    """The calibrated factors of the most specific group calibration.json has."""
+    return first_known(group_candidates(engine, backend, device_class, moe))
 
 
 def measured_group(engine: str, backend: str, device_class: str, moe: bool = False) -> bool:

@@ -1,7 +1,7 @@
 """Accuracy report: the public estimate path against the published measurements.
 
 `python -m estimator.validate [--json]` builds one public request per measurement in
-estimator/data/validation/ (config from configs/ or rebuilt from model_configs.csv), runs
+estimator/data/validation/ (config from calibration/models.py's MODEL_CONFIGS), runs
 `estimator.api.estimate`, and compares one figure of the result with the measurement:
 
 - gguf_sizes.csv        -> weights_bytes vs the Hugging Face file size (decimal GB)
@@ -30,6 +30,7 @@ from typing import Any
 
 from estimator.api import RequestError, estimate
 from estimator.calibration import models as calibration_models
+from estimator.calibration.fit import quantile
 from estimator.calibration.rows import (
     DEVICE_ALIASES,
     engine_of,
@@ -38,75 +39,14 @@ from estimator.calibration.rows import (
     parse_test,
     split_device,
 )
-from estimator.model import csv_configs
 from estimator.speed import normalize_backend
 from estimator.units import GB, GIB, MIB
 
 DATA = Path(__file__).resolve().parent / "data" / "validation"
-CONFIGS = DATA / "configs"
 BIG_DEVICE_GB = 100_000.0  # memory for speed/size rows, so fit never limits them
 
-# DeepSeek-V2-Lite (and its Coder variant) is in llamacpp_memory.csv, vllm_memory.csv and
-# throughput.csv but has no config fixture. These are its config.json values; the log
-# columns of row L014 confirm layers (27), heads (16) and the 128 + 64 / 128 head dims.
-DEEPSEEK_V2_LITE: dict[str, Any] = {
-    "model_type": "deepseek_v2",
-    "hidden_size": 2048,
-    "intermediate_size": 10944,
-    "moe_intermediate_size": 1408,
-    "num_hidden_layers": 27,
-    "num_attention_heads": 16,
-    "num_key_value_heads": 16,
-    "n_shared_experts": 2,
-    "n_routed_experts": 64,
-    "num_experts_per_tok": 6,
-    "first_k_dense_replace": 1,
-    "kv_lora_rank": 512,
-    "q_lora_rank": None,
-    "qk_nope_head_dim": 128,
-    "qk_rope_head_dim": 64,
-    "v_head_dim": 128,
-    "vocab_size": 102400,
-    "max_position_embeddings": 163840,
-    "tie_word_embeddings": False,
-}
-
-# Lower-case substrings of the data sets' model names -> config file stem or a
-# csv_configs.CSV_REBUILDS key.
-# First match wins, so longer names come first. Same-architecture stand-ins are noted.
-MODEL_ALIASES: tuple[tuple[str, str], ...] = (
-    ("llama 3 70b", "meta-llama__Llama-3.1-70B-Instruct"),
-    ("llama-3.1-70b", "meta-llama__Llama-3.1-70B-Instruct"),
-    ("llama 3", "meta-llama__Llama-3.1-8B-Instruct"),  # Llama 3 8B: same tensors
-    ("llama-3.1-8b", "meta-llama__Llama-3.1-8B-Instruct"),
-    ("llama_3.1_8b", "meta-llama__Llama-3.1-8B-Instruct"),
-    ("llama 3.1 8b", "meta-llama__Llama-3.1-8B-Instruct"),
-    ("meta-llama-3-8b", "meta-llama__Llama-3.1-8B-Instruct"),
-    ("llama 2 7b", "meta-llama__Llama-2-7b-hf"),
-    ("llama-2-7b", "meta-llama__Llama-2-7b-hf"),
-    ("codellama-7b", "codellama__CodeLlama-7b-hf"),
-    ("gpt-oss-120b", "openai__gpt-oss-120b"),
-    ("gpt-oss-20b", "openai__gpt-oss-20b"),
-    ("qwen2.5-coder-7b", "Qwen__Qwen2.5-7B-Instruct"),  # same shapes as Qwen2.5-7B
-    ("qwen2.5-7b", "Qwen__Qwen2.5-7B-Instruct"),
-    ("qwen3-coder-30b-a3b", "Qwen__Qwen3-30B-A3B"),  # same shapes as Qwen3-30B-A3B
-    ("qwen3-next 80b", "Qwen3-Next-80B-A3B"),
-    ("qwen3 32b", "Qwen__Qwen3-32B"),
-    ("mixtral 8x7b", "mistralai__Mixtral-8x7B-Instruct-v0.1"),
-    ("mixtral-8x7b", "mistralai__Mixtral-8x7B-Instruct-v0.1"),
-    ("mistral-7b-instruct-v0.3", "mistralai__Mistral-7B-Instruct-v0.3"),
-    ("gemma-2-9b", "google__gemma-2-9b-it"),
-    ("gemma-2-27b", "Gemma-2-27B-it"),
-    ("gemma 3 27b", "Gemma-3-27B-it"),
-    ("gemma 3 4b", "Gemma-3-4B-it"),
-    ("phi-4", "microsoft__phi-4"),
-    ("deepseek v3", "deepseek-ai__DeepSeek-V3"),
-    ("deepseek-v3", "deepseek-ai__DeepSeek-V3"),
-    ("deepseek r1", "deepseek-ai__DeepSeek-R1"),
-    ("qwen3moe", "Qwen__Qwen3-235B-A22B"),
-    ("deepseek-coder-v2-lite", "DeepSeek-V2-Lite"),
-    ("deepseek-v2-lite", "DeepSeek-V2-Lite"),
-)
+# The one model-name table (calibration/models.py), re-exported for catalog.validation.
+MODEL_ALIASES = calibration_models.MODEL_CONFIGS
 
 
 @dataclass(frozen=True)
@@ -163,14 +103,6 @@ class Metric:
         return out
 
 
-def quantile(sorted_values: list[float], q: float) -> float:
-    """Linear-interpolation quantile (numpy's default) of an already sorted list."""
-    position = (len(sorted_values) - 1) * q
-    lower = math.floor(position)
-    upper = min(lower + 1, len(sorted_values) - 1)
-    return sorted_values[lower] + (sorted_values[upper] - sorted_values[lower]) * (position - lower)
-
-
 def misses(summary: dict[str, Any], target: Target) -> list[str]:
     """Names of the targets the summary does not meet (empty: all met)."""
     out = []
@@ -194,38 +126,14 @@ def read_csv(name: str) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-@cache
-def _csv_configs() -> dict[str, dict[str, str]]:
-    return {row["model"]: row for row in read_csv("model_configs.csv")}
-
-
 def rebuilt_config(name: str) -> dict[str, Any]:
     """A config.json dict rebuilt from a model_configs.csv row (model.csv_configs)."""
-    return csv_configs.rebuilt_config(_csv_configs()[name])
+    return calibration_models.rebuilt_config(name)
 
 
-@cache
 def config_for(model_name: str) -> str | None:
-    """The config.json (as canonical JSON text) standing in for a data set's model name."""
-    lowered = model_name.lower()
-    stem = next((target for key, target in MODEL_ALIASES if key in lowered), None)
-    if stem is None:
-        return calibration_config(model_name)
-    if stem == "DeepSeek-V2-Lite":
-        return json.dumps(DEEPSEEK_V2_LITE)
-    if stem in csv_configs.CSV_REBUILDS:
-        return json.dumps(rebuilt_config(stem))
-    return (CONFIGS / f"{stem}.json").read_text(encoding="utf-8")
-
-
-def calibration_config(model_name: str) -> str | None:
-    """The calibration's own config for models the aliases above do not cover (newer
-    models in throughput.csv), when a dedicated parser reads it."""
-    if calibration_models.model_spec(model_name) is None:
-        return None
-    stem = calibration_models.config_stem(model_name)
-    path = next(p for d in calibration_models.CONFIG_DIRS if (p := d / f"{stem}.json").exists())
-    return path.read_text(encoding="utf-8")
+    """The config.json (as JSON text) standing in for a data set's model name."""
+    return calibration_models.config_text(model_name)
 
 
 def base_request(config_text: str, weights: dict[str, Any], **sections: Any) -> dict[str, Any]:
@@ -334,6 +242,13 @@ def _fully_placed(row: dict[str, str]) -> bool:
     return not total or done == total
 
 
+def compute_buffer_exclusion(row: dict[str, str]) -> str:
+    """Why the row's compute buffer is no measure of the estimator's (the data's
+    exclude_compute_buffer column, e.g. ik_llama.cpp's -amb chunking of the KQ matrix,
+    PR #237, which mainline llama.cpp lacks); "" when it is one."""
+    return row.get("exclude_compute_buffer", "").strip()
+
+
 def validate_llamacpp_memory() -> list[Metric]:
     """kv_cache_bytes vs 'KV self size' and the compute buffer vs the busiest device's
     'compute buffer size' in llama.cpp (and ik_llama.cpp) load logs."""
@@ -357,9 +272,8 @@ def validate_llamacpp_memory() -> list[Metric]:
             compute.skip("no compute buffer in the log")
         elif not _fully_placed(row):
             compute.skip("partial offload stages weights in the compute buffer")
-        elif row["record_id"] == "L040":
-            # ik_llama.cpp PR #237 chunks the KQ matrix (-amb); mainline has no such cap.
-            compute.skip("ik_llama.cpp attention chunking (-amb)")
+        elif reason := compute_buffer_exclusion(row):
+            compute.skip(reason)
         else:
             compute.add(result["overhead_breakdown"]["compute_buffer"], measured)
     return [kv, compute]

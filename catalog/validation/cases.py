@@ -111,8 +111,9 @@ def _compute_measure(row: dict[str, str]) -> Measure | str:
         return "no compute buffer in the log"
     if not validate._fully_placed(row):
         return "partial offload stages weights in the compute buffer"
-    if row["record_id"] == "L040":
-        return "ik_llama.cpp attention chunking (-amb)"
+    excluded = validate.compute_buffer_exclusion(row)
+    if excluded:
+        return excluded
     return Measure("llamacpp_compute", measured, "overhead_breakdown.compute_buffer")
 
 

@@ -46,9 +46,20 @@ def decode_work(
         host = offloaded_bytes * model.n_experts_per_token / model.n_experts
     else:
         host = offloaded_bytes * min(1.0, active / max(1, wb.total_bytes))
-    full, windowed, window = kv_read_bytes_per_token(model, request)
+    return model_work(model, wb, kv_read_bytes_per_token(model, request), host)
+
+
+def model_work(
+    model: ModelSpec,
+    wb: WeightsBreakdown,
+    kv_split: tuple[int, int, int],
+    offloaded_bytes_per_token: float = 0.0,
+) -> speed.DecodeWork:
+    """speed.DecodeWork of a parsed model and its weights; kv_split is kv.kv_read_split's
+    (full, windowed, window). The one builder: the calibration fits on the same inputs."""
+    full, windowed, window = kv_split
     return speed.DecodeWork(
-        weight_bytes_per_token=active,
+        weight_bytes_per_token=wb.active_bytes_per_token,
         params_active=model.params_active,
         kv_bytes_per_token=full,
         windowed_kv_bytes_per_token=windowed,
@@ -57,7 +68,7 @@ def decode_work(
         n_experts=model.n_experts,
         n_experts_per_token=model.n_experts_per_token,
         replicated_bytes=wb.replicated_bytes,
-        offloaded_bytes_per_token=host,
+        offloaded_bytes_per_token=offloaded_bytes_per_token,
         n_layers=model.n_layers,
         hidden_size=model.hidden_size,
         is_moe=model.n_experts > 0,

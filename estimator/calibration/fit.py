@@ -21,6 +21,7 @@ import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from estimator.calibration.rows import Measurement
 from estimator.speed import (
@@ -142,12 +143,15 @@ def fit_mfu(rows: Sequence[DecodeRow], fit: DecodeFit) -> float:
 
 
 def quantile(values: Sequence[float], q: float) -> float:
-    """Linear-interpolation quantile (numpy's default 'linear' method)."""
-    ordered = sorted(values)
-    pos = q * (len(ordered) - 1)
-    low = math.floor(pos)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+    """The q-quantile with linear interpolation between order statistics (numpy's default,
+    statistics.quantiles' "inclusive" method); q is read as a fraction of at most 1000ths."""
+    if len(values) == 1:  # statistics.quantiles wants two points before Python 3.13
+        return float(values[0])
+    step = Fraction(q).limit_denominator(1000)
+    if step.numerator in (0, step.denominator):
+        return float(min(values) if step.numerator == 0 else max(values))
+    cuts = statistics.quantiles(values, n=step.denominator, method="inclusive")
+    return cuts[step.numerator - 1]
 
 
 def error_stats(triples: Sequence[tuple[float, float, float, float]]) -> dict[str, float]:

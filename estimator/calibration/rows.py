@@ -2,11 +2,11 @@
 
 Models with a config (calibration/models.py MODEL_CONFIGS) get their bytes per token,
 KV widths, layers and experts from the real estimator: parse_hf_config +
-weights_breakdown with the measured file size (the same inputs api/speeds.py builds).
-Models without one (the newest Strix Halo rows) fall back to the file's own columns and
-the small SHAPES table below: MoE bytes = file bytes x active / total params, no KV and
-no attention term for unknown shapes (tg128 / pp512 rows, where both are < 2 % of the
-step). Both approximations are listed in calibration.json.
+weights_breakdown with the measured file size, through api/speeds.py's model_work (the
+builder the product uses). Models without one (GLM-4.7-Flash, Ministral-3-14B) fall
+back to the file's own columns: MoE bytes = file bytes x active / total params, no KV
+and no attention term (tg128 / pp512 rows, where both are < 2 % of the step). Both
+approximations are listed in calibration.json.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from estimator import kv as kvmod
+from estimator.api.speeds import model_work
 from estimator.calibration.models import breakdown, model_spec
-from estimator.model import ModelSpec
 from estimator.speed import (
     DecodeWork,
     Device,
@@ -36,52 +36,6 @@ ACCELERATORS_CSV = DATA / "validation" / "accelerators.csv"
 # RDNA1/2: the FP16 shader rate) and INT8 TOPS, one source per row.
 EXTRA_DEVICES_CSV = DATA / "calibration_devices.csv"
 
-
-@dataclass(frozen=True)
-class Shape:
-    """Architecture facts the speed model needs (model_configs.csv / configs/)."""
-
-    n_layers: int  # layers with attention (for the prefill attention term and TP all-reduces)
-    attention_width: int  # n_heads x head_dim
-    hidden_size: int
-    kv_bytes_per_token: int  # f16 K+V of the full-attention layers
-    windowed_kv_bytes_per_token: int = 0
-    window_tokens: int = 0
-    n_experts: int = 0
-    n_experts_per_token: int = 0
-    untied_embedding_params: int = 0  # token_embd of dense models, not read when decoding
-
-
-def _kv(layers: int, kv_heads: int, head_dim: int) -> int:
-    """f16 K+V bytes per token over `layers`: layers x 2 x kv_heads x head_dim x 2 B."""
-    return layers * 2 * kv_heads * head_dim * 2
-
-
-# Keys are lower-case substrings of throughput.csv's `model`; first match wins.
-SHAPES: tuple[tuple[str, Shape], ...] = (
-    ("llama 3 70b", Shape(80, 8192, 8192, _kv(80, 8, 128), untied_embedding_params=128256 * 8192)),
-    ("llama 3", Shape(32, 4096, 4096, _kv(32, 8, 128), untied_embedding_params=128256 * 4096)),
-    ("llama 2 70b", Shape(80, 8192, 8192, _kv(80, 8, 128), untied_embedding_params=32000 * 8192)),
-    ("llama 2 13b", Shape(40, 5120, 5120, _kv(40, 40, 128), untied_embedding_params=32000 * 5120)),
-    ("llama 2 7b", Shape(32, 4096, 4096, _kv(32, 32, 128), untied_embedding_params=32000 * 4096)),
-    ("mistral 7b", Shape(32, 4096, 4096, _kv(32, 8, 128), untied_embedding_params=32000 * 4096)),
-    ("mixtral 8x7b", Shape(32, 4096, 4096, _kv(32, 8, 128), n_experts=8, n_experts_per_token=2)),
-    ("gpt-oss-20b", Shape(24, 4096, 2880, _kv(12, 8, 64), _kv(12, 8, 64), 128, 32, 4)),
-    ("gpt-oss-120b", Shape(36, 4096, 2880, _kv(18, 8, 64), _kv(18, 8, 64), 128, 128, 4)),
-    (
-        "qwen2.5-coder-7b",
-        Shape(28, 3584, 3584, _kv(28, 4, 128), untied_embedding_params=152064 * 3584),
-    ),
-    (
-        "qwen3-coder-30b-a3b",
-        Shape(48, 4096, 2048, _kv(48, 4, 128), n_experts=128, n_experts_per_token=8),
-    ),
-    ("gemma 3 4b", Shape(34, 2048, 2560, _kv(5, 4, 256), _kv(29, 4, 256), 1024)),
-    ("qwen3 32b", Shape(64, 8192, 5120, _kv(64, 8, 128), untied_embedding_params=151936 * 5120)),
-    # 12 of 48 layers have attention; the other 36 are Gated DeltaNet (fixed state).
-    ("qwen3-next", Shape(12, 4096, 2048, _kv(12, 2, 256), n_experts=512, n_experts_per_token=10)),
-    ("deepseek-v2-lite", Shape(27, 3072, 2048, 0, n_experts=64, n_experts_per_token=6)),
-)
 
 # Bits per weight for rows without file_size_gb (whole file / params): GGUF values from
 # the measured sizes in this file (Llama 2 7B Q4_0 3.82 GB / 6.74 B = 4.53; Llama 3 8B
@@ -165,8 +119,7 @@ class Measurement:
     output_tokens: int
     measured_tps: float  # decode: per sequence (value_tps / batch); prefill: prompt tokens/s
     compute_tflops: float | None  # fp16 (fp8 for FP8 weights); None = unknown
-    attention_width: int  # n_heads x head_dim from SHAPES, 0 when unknown
-    shape_known: bool
+    attention_width: int  # n_heads x head_dim of the config, 0 without one
     excluded: str  # reason the row is left out of the fit, "" if used
     quant: str = ""  # throughput.csv quant label
     model: str = ""  # throughput.csv model name
@@ -238,12 +191,6 @@ def parse_test(test: str, batch: int) -> tuple[str, int, int] | None:
     return None
 
 
-def shape_for(model: str) -> Shape | None:
-    """The SHAPES entry whose key occurs in the model name, if any."""
-    name = model.lower()
-    return next((shape for key, shape in SHAPES if key in name), None)
-
-
 def file_bytes_for(row: dict[str, str], rows: list[dict[str, str]]) -> float:
     """GGUF/checkpoint bytes: file_size_gb; else a sibling row of the same model with a size
     (the MXFP4-expert GGUFs); else params x BITS_PER_WEIGHT / 8."""
@@ -258,19 +205,13 @@ def file_bytes_for(row: dict[str, str], rows: list[dict[str, str]]) -> float:
     return float(row["params_total_b"]) * 1e9 * bits / 8
 
 
-def active_bytes_for(row: dict[str, str], file_bytes: float, shape: Shape | None) -> float:
-    """Weight bytes read per token at batch 1, excluding token_embd.
-
-    Dense: file bytes minus the untied token_embd (at the file's mean bits per weight).
-    MoE: file bytes x params_active / params_total (the brief's approximation: it treats
-    expert and non-expert tensors as equally compressed).
-    """
+def active_bytes_for(row: dict[str, str], file_bytes: float) -> float:
+    """Weight bytes read per token at batch 1 for a model without a config: the whole
+    file for dense models; MoE: file bytes x params_active / params_total (the brief's
+    approximation: it treats expert and non-expert tensors as equally compressed)."""
     total = float(row["params_total_b"])
     active = float(row["params_active_b"])
-    if active < total:
-        return file_bytes * active / total
-    embedding = shape.untied_embedding_params if shape else 0
-    return file_bytes * (1 - embedding / (total * 1e9))
+    return file_bytes * active / total if active < total else file_bytes
 
 
 def exclusion_reason(row: dict[str, str], kind: str) -> str:
@@ -301,60 +242,25 @@ def parallelism_for(engine: str, backend_text: str, n_devices: int) -> Paralleli
     return Parallelism(n_devices=n_devices, mode=mode)
 
 
-def work_for(row: dict[str, str], active_bytes: float, shape: Shape | None) -> DecodeWork:
-    """DecodeWork for a row: bytes from the file, KV and experts from the shape table."""
+def work_for(row: dict[str, str], file_bytes: float) -> DecodeWork:
+    """DecodeWork of a model without a config: bytes from the file, no shapes."""
     total = float(row["params_total_b"]) * 1e9
     active = float(row["params_active_b"]) * 1e9
-    expert_bytes = 0.0
-    if shape and shape.n_experts and active < total:
-        # total - active = expert params x (1 - k/E); same bytes/param as the whole file
-        expert_params = (total - active) / (1 - shape.n_experts_per_token / shape.n_experts)
-        expert_bytes = active_bytes * total / active * expert_params / total
-    if shape is None:
-        return DecodeWork(
-            weight_bytes_per_token=active_bytes, params_active=active, is_moe=active < total
-        )
     return DecodeWork(
-        weight_bytes_per_token=active_bytes,
+        weight_bytes_per_token=active_bytes_for(row, file_bytes),
         params_active=active,
-        kv_bytes_per_token=shape.kv_bytes_per_token,
-        windowed_kv_bytes_per_token=shape.windowed_kv_bytes_per_token,
-        window_tokens=shape.window_tokens,
-        expert_bytes=expert_bytes,
-        n_experts=shape.n_experts,
-        n_experts_per_token=shape.n_experts_per_token,
-        n_layers=shape.n_layers,
-        hidden_size=shape.hidden_size,
         is_moe=active < total,
     )
 
 
-def kv_widths(spec: ModelSpec) -> tuple[int, int, int]:
-    """kv.kv_read_split at f16: the same split the product uses (api/speeds)."""
-    return kvmod.kv_read_split(spec, kv_dtype="f16")
-
-
 def work_from_config(row: dict[str, str], engine: str, file_bytes: float) -> DecodeWork | None:
-    """DecodeWork from the real estimator (models.breakdown), None without a config."""
+    """DecodeWork from the real estimator (models.breakdown, KV read at f16), None
+    without a config."""
     spec = model_spec(row["model"])
     wb = breakdown(row["model"], row["quant"], engine, file_bytes)
     if spec is None or wb is None:
         return None
-    full, windowed, window = kv_widths(spec)
-    return DecodeWork(
-        weight_bytes_per_token=wb.active_bytes_per_token,
-        params_active=spec.params_active,
-        kv_bytes_per_token=full,
-        windowed_kv_bytes_per_token=windowed,
-        window_tokens=window,
-        expert_bytes=wb.expert_bytes,
-        n_experts=spec.n_experts,
-        n_experts_per_token=spec.n_experts_per_token,
-        replicated_bytes=wb.replicated_bytes,
-        n_layers=spec.n_layers,
-        hidden_size=spec.hidden_size,
-        is_moe=spec.n_experts > 0,
-    )
+    return model_work(spec, wb, kvmod.kv_read_split(spec, kv_dtype="f16"))
 
 
 def measurement_for(
@@ -375,13 +281,10 @@ def measurement_for(
     backend = normalize_backend(row["backend"])
     if engine != "llama.cpp":  # the column names the engine, not its GPU backend
         backend = "rocm" if "amd" in name.lower() else "cuda"
-    shape = shape_for(row["model"])
     file_bytes = file_bytes_for(row, rows)
     config = model_spec(row["model"])
-    work = work_from_config(row, engine, file_bytes) or work_for(
-        row, active_bytes_for(row, file_bytes, shape), shape
-    )
-    width = config.n_heads * config.head_dim if config else shape.attention_width if shape else 0
+    work = work_from_config(row, engine, file_bytes) or work_for(row, file_bytes)
+    width = config.n_heads * config.head_dim if config else 0
     tflops = device.fp16_tflops
     if spec and engine == "llama.cpp":
         tflops = prefill_compute_tflops(spec.fp16_tflops, spec.int8_tops)
@@ -403,7 +306,6 @@ def measurement_for(
         measured_tps=value / batch if kind == "decode" else value,
         compute_tflops=tflops,
         attention_width=width,
-        shape_known=shape is not None or config is not None,
         excluded=exclusion_reason(row, kind),
         quant=row["quant"],
         model=row["model"],

@@ -117,9 +117,10 @@ def _compute_rows() -> list[dict[str, str]]:
         if (row["arch"], row["n_layer"]) in LLAMACPP_ARCH
         and _largest_device_mib(row)
         and _fully_placed(row)
-        # L040 comes from ik_llama.cpp PR #237, which chunks the KQ matrix (-amb): the
-        # full KQ of 163,840 x 1,024 x 128 heads would be 80 GiB; mainline has no such cap
-        and row["record_id"] != "L040"
+        # The data's exclude_compute_buffer column: L040 comes from ik_llama.cpp PR #237,
+        # which chunks the KQ matrix (-amb): the full KQ of 163,840 x 1,024 x 128 heads
+        # would be 80 GiB; mainline has no such cap
+        and not row["exclude_compute_buffer"]
     ]
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -38,3 +40,37 @@ def test_it_would_catch_a_third_party_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("import numpy\nfrom django.db import models\nimport json\n")
     assert _imported_roots(bad) - set(sys.stdlib_module_names) == {"numpy", "django"}
+
+
+def _tooling_loaded_after(statements: str) -> list[str]:
+    """estimator.calibration / estimator.validate modules in sys.modules after running
+    `statements` in a fresh interpreter (other tests' imports would leak into this one)."""
+    code = (
+        f"import json, sys\n{statements}\n"
+        "tooling = ('estimator.calibration', 'estimator.validate')\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(tooling))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ESTIMATOR.parent,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    loaded: list[str] = json.loads(done.stdout)
+    return loaded
+
+
+def test_the_runtime_does_not_load_the_calibration_or_validation_tooling() -> None:
+    # resolve_factors runs too: the factors were once imported lazily from calibration.
+    runtime = (
+        "import estimator.api\n"
+        "from estimator import speed\n"
+        "speed.resolve_factors('llama.cpp', 'cuda', 'consumer')"
+    )
+    assert _tooling_loaded_after(runtime) == []
+
+
+def test_the_tooling_check_would_see_the_calibration_package() -> None:
+    # Without this, a wrong module prefix would make the test above pass vacuously.
+    assert "estimator.calibration" in _tooling_loaded_after("import estimator.calibration")

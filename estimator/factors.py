@@ -1,0 +1,76 @@
+"""Calibrated speed factors, read as data: `data/calibration.json` (written by
+`python -m estimator.calibration`) is loaded once per process; nothing here imports the
+calibration or validation tooling, so pages never load them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from pathlib import Path
+from typing import Any
+
+CALIBRATION_JSON = Path(__file__).resolve().parent / "data" / "calibration.json"
+
+_FACTOR_FIELDS = (
+    "bandwidth_share",
+    "decode_overhead_s",
+    "moe_decode_overhead_s",
+    "decode_mfu",
+    "prefill_mfu",
+    "decode_ratio_low",
+    "decode_ratio_high",
+    "prefill_ratio_low",
+    "prefill_ratio_high",
+)
+# Added later; entries without them keep SpeedFactors' defaults.
+_OPTIONAL_FIELDS = ("prefill_s_per_param", "prefill_f16_factor", "prefill_bf16_factor")
+
+
+@dataclass(frozen=True)
+class SpeedFactors:
+    """Fitted efficiency factors of one engine/backend/device-class group.
+
+    The ratio fields are quantiles of measured / predicted on held-out rows; a Range is
+    (estimate x ratio_low, estimate, estimate x ratio_high).
+    """
+
+    group: str
+    bandwidth_share: float
+    decode_overhead_s: float
+    moe_decode_overhead_s: float  # extra per step for MoE models (expert routing kernels)
+    decode_mfu: float
+    prefill_mfu: float
+    decode_ratio_low: float
+    decode_ratio_high: float
+    prefill_ratio_low: float
+    prefill_ratio_high: float
+    prefill_s_per_param: float = 0.0  # per-token prefill time per active parameter (s)
+    prefill_f16_factor: float = 1.0  # compute-time multiplier of F16 weights (llama.cpp)
+    prefill_bf16_factor: float = 1.0  # compute-time multiplier of BF16 weights (llama.cpp)
+
+
+@lru_cache(maxsize=1)
+def load_calibration() -> dict[str, Any]:
+    """The committed calibration.json as a dict (read once per process)."""
+    with CALIBRATION_JSON.open() as handle:
+        data: dict[str, Any] = json.load(handle)
+    return data
+
+
+@cache
+def group_factors(key: str) -> SpeedFactors:
+    """The factors of one calibrated group (KeyError for a group the file lacks)."""
+    entry = load_calibration()["groups"][key]
+    optional = {name: float(entry[name]) for name in _OPTIONAL_FIELDS if name in entry}
+    return SpeedFactors(
+        group=key, **{name: float(entry[name]) for name in _FACTOR_FIELDS}, **optional
+    )
+
+
+def first_known(candidates: Iterable[str]) -> SpeedFactors:
+    """The factors of the first candidate group the file has (speed.group_candidates
+    ends with "default", which it always has)."""
+    groups = load_calibration()["groups"]
+    return group_factors(next(key for key in candidates if key in groups))
