@@ -387,9 +387,12 @@ def smallest_cards(
     for choice, cards in _by_engine(accelerators, matrix).items():
         single = _single(parsed, choice)
         same_family = _llama_like(choice.engine) == gguf
-        quants = _sizeable(single, MATRIX_GGUF_QUANTS if gguf else HF_FORMATS)
-        if not same_family or not quants:
-            quants = quants[:1] if same_family else _sizeable(single, _family_quants(choice))[:1]
+        # A card of the other family only reports its usable bytes: one quant sizes that.
+        quants = (
+            _sizeable(single, MATRIX_GGUF_QUANTS if gguf else HF_FORMATS)
+            if same_family
+            else _sizeable(single, _family_quants(choice))[:1]
+        )
         if not quants:
             continue
         rows = sweep(single, [device_spec(c) for c in cards], quants, measured_bytes=sizes)

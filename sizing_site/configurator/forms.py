@@ -14,6 +14,7 @@ from catalog.hardware import EngineChoice
 from estimator import cost
 from estimator.api.schema import KV_DTYPES
 from estimator.weights import HF_FORMATS
+from sizing_site.configurator.commands import refusal
 
 ENGINE_CHOICES = [
     ("llama.cpp", "llama.cpp"),
@@ -132,8 +133,6 @@ class ConfigureForm(forms.Form):
         """An engine that cannot load the chosen weights format, or has no such KV type,
         is a 400 on the field at fault with the engine's reason (commands.refusal). With
         "best that fits" the quant comes from the engine's own family, so only KV counts."""
-        from sizing_site.configurator.commands import refusal
-
         data = super().clean() or {}
         engine, kv = data.get("engine"), data.get("kv")
         if not engine or not kv or engine not in self.engines:

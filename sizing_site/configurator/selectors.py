@@ -14,6 +14,7 @@ from catalog.models import Accelerator, LLMModel, ModelWeights, Segment
 from pricing import selectors as pricing_selectors
 from sizing_site.configurator import commands
 from sizing_site.configurator.forms import RentBuyForm
+from sizing_site.explore.selectors import default_floor, ladder_down_to, quant_ladder
 
 FAQ_CONTEXT_TOKENS = 32768
 
@@ -119,8 +120,6 @@ def recommendations(
     Apple machine that fits, each under the card's own default engine with the least
     compressed quant that fits it: the explore tables' sweep (adapters.model_on_cards), so
     a card's figure here is the one every other page shows."""
-    from sizing_site.explore.selectors import default_floor, ladder_down_to, quant_ladder
-
     ladder = quant_ladder()
     quants = ladder_down_to(ladder, default_floor(ladder))
     sizable = [c for c in cards if adapters.can_size_accelerator(c)]

@@ -190,3 +190,25 @@ class OneSizingPath(TestCase):
         for label in ("decode", "prefill", "ttft"):
             assert rows[label].values[0] is None and rows[label].values[1] is not None
             assert rows[label].best == set()  # one figure left: nothing to star
+
+    def test_the_configurator_page_shows_device_memory_and_the_vllm_start_rule(self) -> None:
+        # Through the page: catalog row -> sizing -> template. The H100 SXM5's driver total
+        # is published (79.19 GiB = 85.03 GB, catalog memory_reported_gib); gpt-oss-120b in
+        # vLLM holds 107,200 KV tokens there, fewer than one 131,072-token sequence needs.
+        from django.contrib.auth import get_user_model
+        from django.urls import reverse
+
+        self.client.force_login(get_user_model().objects.create_user("sizer", password="x"))
+        url = reverse("configurator:configure", args=["gpt-oss-120b", "nvidia-h100-sxm5-80gb"])
+        query = {"engine": "vllm", "quant": "mxfp4", "kv": "bf16"}
+        fits = self.client.get(url, {**query, "ctx": "100000"})
+        assert fits.status_code == 200
+        body = fits.content.decode()
+        assert "1 device with 79.19 GiB (85.03 GB) each" in body
+        assert "the total the driver reports to engines" in body
+        assert fits.context["result"]["kv_cache_capacity_tokens"] == 107_200
+        full = self.client.get(url, {**query, "ctx": "131072"})
+        body = full.content.decode()
+        assert full.context["result"]["fit"]["verdict"] == "does_not_fit"
+        assert "vllm would not start: its KV cache holds 107,200 tokens" in body
+        assert "No speed: this configuration does not fit" in body
