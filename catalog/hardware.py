@@ -19,10 +19,11 @@ x that total, Apple the default Metal working set (2/3 of RAM up to 36 GiB, 3/4 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from catalog.models import Accelerator, EngineSupport, InferenceEngine
 from estimator.units import GIB
@@ -68,8 +69,7 @@ def device_memory_bytes(card: Accelerator) -> int:
     """Memory one device reports to engines, in bytes (see the module docstring)."""
     if card.memory_reported_gib:
         return round(card.memory_reported_gib * GIB)
-    capacity = card.memory_gib or card.memory_gb or 0.0
-    return round(capacity * GIB / chips(card))
+    return round((card.capacity_gib or 0.0) * GIB / chips(card))
 
 
 def memory_basis(card: Accelerator) -> str:
@@ -162,58 +162,30 @@ def _rank(order: Sequence[str], name: str) -> int:
     return order.index(name) if name in order else len(order)
 
 
-def matrix_from(rows: Iterable[EngineSupport], engines: dict[int, str]) -> SupportMatrix:
-    built = tuple(
-        _row(
-            ENGINE_NAMES.get(row.engine.slug, row.engine.slug),
-            row.backend,
-            row.vendor,
-            row.architectures,
-            row.status,
-            row.package,
-            row.source,
-        )
-        for row in rows
-    )
-    return SupportMatrix(tuple(r for r in built if r is not None), engines)
-
-
-def _row(
-    engine: str,
-    backend: str,
-    vendor: str,
-    architectures: Iterable[str] | None,
-    status: str,
-    package: str,
-    source: str,
-) -> _Row | None:
-    if backend == "cpu":  # the host CPU, not the card
+def _row(engine_slug: str, fields: Mapping[str, Any]) -> _Row | None:
+    """One support row, from the database or the seed file; None for the host CPU."""
+    if fields["backend"] == "cpu":  # the host CPU, not the card
         return None
-    return _Row(
-        EngineChoice(engine, backend, status, package, source),
-        vendor.strip().casefold(),
-        frozenset(a.strip().casefold() for a in architectures or []),
+    choice = EngineChoice(
+        engine=ENGINE_NAMES.get(engine_slug, engine_slug),
+        backend=fields["backend"],
+        status=fields.get("status") or "supported",
+        package=fields.get("package") or "",
+        source=fields["source"],
     )
+    architectures = frozenset(a.strip().casefold() for a in fields.get("architectures") or [])
+    return _Row(choice, fields["vendor"].strip().casefold(), architectures)
+
+
+def _rows(pairs: Iterable[tuple[str, Mapping[str, Any]]]) -> tuple[_Row, ...]:
+    return tuple(row for slug, fields in pairs if (row := _row(slug, fields)) is not None)
 
 
 @cache
 def _seed_rows() -> tuple[_Row, ...]:
     """catalog/data/engine_support.json, for a database load_catalog has not filled yet."""
     path = Path(__file__).resolve().parent / "data" / "engine_support.json"
-    rows = json.loads(path.read_text(encoding="utf-8"))
-    built = (
-        _row(
-            ENGINE_NAMES.get(r["engine"], r["engine"]),
-            r["backend"],
-            r["vendor"],
-            r.get("architectures"),
-            r.get("status") or "supported",
-            r.get("package") or "",
-            r["source"],
-        )
-        for r in rows
-    )
-    return tuple(r for r in built if r is not None)
+    return _rows((r["engine"], r) for r in json.loads(path.read_text(encoding="utf-8")))
 
 
 def support_matrix() -> SupportMatrix:
@@ -224,7 +196,7 @@ def support_matrix() -> SupportMatrix:
         pk: ENGINE_NAMES.get(slug, slug)
         for pk, slug in InferenceEngine.objects.values_list("pk", "slug")
     }
-    rows = list(EngineSupport.objects.select_related("engine"))
-    if not rows:
-        return SupportMatrix(_seed_rows(), engines)
-    return matrix_from(rows, engines)
+    fields = ("backend", "vendor", "architectures", "status", "package", "source")
+    rows = EngineSupport.objects.values("engine__slug", *fields)
+    built = _rows((row["engine__slug"], row) for row in rows)
+    return SupportMatrix(built or _seed_rows(), engines)
