@@ -414,15 +414,15 @@ def _support_key(engine_slug: str, backend: str, vendor: str) -> tuple[str, str,
 def _load_engine_support(data_dir: Path, force: bool, result: LoadResult) -> None:
     """engine_support.json: one row per (engine, backend, vendor), keyed on those three."""
     engines = dict(InferenceEngine.objects.values_list("slug", "pk"))
+    raw = _by_key(
+        _read_json_lists([data_dir / "engine_support.json"]),
+        lambda r: _support_key(r["engine"], r["backend"], r["vendor"]),
+        result,
+    )
     rows: dict[Any, dict[str, Any]] = {}
-    raw = _read_json_lists([data_dir / "engine_support.json"])
-    for row in raw:
-        key = _support_key(row["engine"], row["backend"], row["vendor"])
+    for key, row in raw.items():
         if row["engine"] not in engines:
             result.warnings.append(f"engine support {key}: no engine {row['engine']!r}")
-            continue
-        if key in rows:
-            result.warnings.append(f"engine support {key}: duplicate row, first kept")
             continue
         rows[key] = {
             "engine_id": engines[row["engine"]],
@@ -431,8 +431,8 @@ def _load_engine_support(data_dir: Path, force: bool, result: LoadResult) -> Non
             "architectures": row.get("architectures") or [],
             "status": row.get("status") or "supported",
             "package": row.get("package") or "",
-            "source": row["source"],
-            **_provenance({**row, "sources": {"support": row["source"]}}, Origin.SEED),
+            "source": row["source"],  # the row's one figure: its own field, not `sources`
+            **_provenance(row, Origin.SEED),
         }
     existing = {
         _support_key(s.engine.slug, s.backend, s.vendor): s

