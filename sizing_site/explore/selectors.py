@@ -274,7 +274,7 @@ def card_model_table(
         published = model.max_context_tokens
         if published and context_tokens > published:
             # A sibling or stand-in config may allow more than the model does.
-            skipped.append((model, _("its published context is %(n)s tokens") % {"n": published}))
+            skipped.append((model, _("its published context is shorter")))
             continue
         try:
             fit = adapters.model_on_cards(
@@ -355,7 +355,7 @@ class CompareColumn:
     gpus: int
     result: dict[str, Any] | None  # estimator.api.estimate's result; None with an error
     error: str = ""
-    engine: str = ""  # the card's default engine and backend, "llama.cpp · cuda"
+    choice: hardware.EngineChoice | None = None  # the card's default engine and backend
 
 
 @dataclass(frozen=True)
@@ -434,12 +434,11 @@ def _column(
     request = adapters.configurator_request(
         model=model, accelerator=card, setup=setup, measured=adapters.measured_weights(model)
     )
-    engine = f"{choice.engine} · {choice.backend}"
     try:
         result = adapters.estimate_result(request)
     except RequestError as exc:
-        return CompareColumn(model, card, spec.quant, spec.gpus, None, exc.message, engine)
-    return CompareColumn(model, card, spec.quant, spec.gpus, result, "", engine)
+        return CompareColumn(model, card, spec.quant, spec.gpus, None, exc.message, choice)
+    return CompareColumn(model, card, spec.quant, spec.gpus, result, "", choice)
 
 
 def _value(result: dict[str, Any] | None, path: str) -> Any:
