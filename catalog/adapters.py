@@ -274,6 +274,11 @@ def estimate_result(request: dict[str, Any]) -> dict[str, Any]:
     return estimate(request)
 
 
+def fallback_quant(engine: str) -> str:
+    """The quant a setup takes when nothing fits, of the engine's weights family."""
+    return "Q4_K_M" if _llama_like(engine) else "bf16"
+
+
 def default_quant(request: dict[str, Any]) -> str:
     """The least-compressed quant that fits (estimator.recommend's ladder and floor).
 
@@ -282,9 +287,8 @@ def default_quant(request: dict[str, Any]) -> str:
     Falls back to Q4_K_M (bf16 for vLLM-like engines) when nothing fits.
     """
     engine = request["engine"]["name"]
-    llama = engine in LLAMA_FAMILY and engine != "mlx"
-    ladder = recommend.GGUF_LADDER if llama else recommend.HF_LADDER
-    fallback = "Q4_K_M" if llama else "bf16"
+    ladder = recommend.GGUF_LADDER if _llama_like(engine) else recommend.HF_LADDER
+    fallback = fallback_quant(engine)
     request = {**request, "weights": weights_section(fallback, {})}
     parsed = parse_request(request)
     names = [name for name, bits in ladder if bits >= recommend.DEFAULT_MIN_BITS]

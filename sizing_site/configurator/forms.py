@@ -9,7 +9,7 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from catalog.adapters import GGUF_QUANTS, Setup, is_gguf
+from catalog.adapters import GGUF_QUANTS, Setup, fallback_quant, is_gguf
 from catalog.hardware import EngineChoice
 from estimator import cost
 from estimator.api.schema import KV_DTYPES
@@ -137,7 +137,7 @@ class ConfigureForm(forms.Form):
         engine, kv = data.get("engine"), data.get("kv")
         if not engine or not kv or engine not in self.engines:
             return data
-        quant = data.get("quant") or ("Q4_K_M" if engine in ("llama.cpp", "ollama") else "bf16")
+        quant = data.get("quant") or fallback_quant(engine)
         common = {
             "engine": engine,
             "weights_format": "gguf" if is_gguf(quant) else "hf",

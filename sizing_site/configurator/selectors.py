@@ -26,13 +26,6 @@ def configuration_rows(*, model_slug: str, accelerator_slug: str) -> tuple[LLMMo
     return model, Accelerator.objects.get(slug=accelerator_slug)
 
 
-def card_engines(
-    *, accelerator: Accelerator, matrix: hardware.SupportMatrix
-) -> list[hardware.EngineChoice]:
-    """The engines that run on the card, its default first (catalog.hardware)."""
-    return matrix.default_first(accelerator)
-
-
 def curated_accelerators() -> list[Accelerator]:
     return list(Accelerator.objects.filter(curated=True).order_by("vendor", "name"))
 

@@ -29,7 +29,7 @@ def configure(request: HttpRequest, model_slug: str, accelerator_slug: str) -> H
     if limit is None or not adapters.can_size_accelerator(accelerator):
         context.update(unavailable=True, model_unavailable=limit is None)
         return render(request, TEMPLATE, context)
-    engines = selectors.card_engines(accelerator=accelerator, matrix=hardware.support_matrix())
+    engines = hardware.support_matrix().default_first(accelerator)
     if not engines:
         context.update(unavailable=True, no_engine=True)
         return render(request, TEMPLATE, context)

@@ -89,7 +89,7 @@ def configuration_snapshot(
     limit = adapters.model_context_limit(model) if model.config else None
     if limit is None or not adapters.can_size_accelerator(accelerator):
         raise SnapshotError("this configuration cannot be sized")
-    engines = configurator.card_engines(accelerator=accelerator, matrix=hardware.support_matrix())
+    engines = hardware.support_matrix().default_first(accelerator)
     if not engines:
         raise SnapshotError("no engine in the catalog runs on this card")
     form = ConfigureForm(
