@@ -36,6 +36,7 @@ from types import TracebackType
 from typing import Any
 
 from django.conf import settings
+from django.utils import formats
 from django.utils.translation import gettext as _
 
 logger = logging.getLogger(__name__)
@@ -68,7 +69,6 @@ class TooLarge(FetchError):
 class Target:
     """A checked URL: where to connect (`ip`) and what to name (`host`)."""
 
-    url: str
     scheme: str
     host: str
     port: int
@@ -101,8 +101,10 @@ def host_allowed_by_settings(host: str) -> bool:
 
 
 def megabytes(count: int) -> str:
-    """The size as the house writes it (2 MB means 2 MiB, as on the upload form)."""
-    return f"{round(count / (1024 * 1024), 1):g}"
+    """The size as the house writes it (2 MB means 2 MiB, as on the upload form), in the
+    active language's number format: the message may be shown on a page."""
+    value = round(count / (1024 * 1024), 1)
+    return formats.number_format(int(value) if value.is_integer() else value, use_l10n=True)
 
 
 class Deadline:
@@ -206,7 +208,7 @@ def target_check(url: str, deadline: Deadline) -> Target:
     if not host_allowed_by_settings(host) and not all(address_allowed(a) for a in addresses):
         logger.info("outbound: refused %s (resolves to %s)", host, addresses)
         raise _not_allowed()
-    return Target(url=url, scheme=scheme, host=host, port=port, path=path, ip=addresses[0])
+    return Target(scheme=scheme, host=host, port=port, path=path, ip=addresses[0])
 
 
 def url_check(url: str, *, deadline_s: float = FORM_DEADLINE_S) -> None:
@@ -283,11 +285,9 @@ class Response:
         response: http.client.HTTPResponse,
         deadline: Deadline,
         max_bytes: int,
-        url: str,
     ) -> None:
         self._conn, self._response, self._deadline = conn, response, deadline
-        self.max_bytes, self.url, self.status = max_bytes, url, response.status
-        self.bytes_read = 0
+        self.max_bytes, self.bytes_read = max_bytes, 0
         declared = response.getheader("Content-Length") or ""
         if declared.isascii() and declared.isdigit() and int(declared) > max_bytes:
             self.close()
@@ -393,7 +393,7 @@ def fetch(
                 if response.status >= 400:
                     conn.close()
                     raise _status_error(response.status)
-                return Response(conn, response, deadline, limit, url)
+                return Response(conn, response, deadline, limit)
             conn.close()
             url, new_method, sent = _next_hop(url, response, method, sent)
             body = body if new_method == method else None

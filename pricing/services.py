@@ -28,6 +28,7 @@ from pricing.fetchers.base import (
     SourceConfig,
     TransientFetchError,
     offer_check,
+    positive_number,
 )
 from pricing.fetchers.feed import parse as feed_parse
 from pricing.matching import AcceleratorMatcher
@@ -211,23 +212,16 @@ def _config(source: PriceSource, now: datetime) -> SourceConfig:
     config = source.config if isinstance(source.config, dict) else {}
     # Only staff sources may set their own limits; an organisation's feed has the defaults.
     limits = config if source.organization_id is None else {}
-    max_bytes = _positive(limits.get("max_bytes"))
+    max_bytes = positive_number(limits.get("max_bytes"))
     return SourceConfig(
         base_url=source.base_url,
         api_key=source.api_key,
         config=config,
         feed_content=source.feed_content,
-        timeout_s=_positive(limits.get("deadline_s")),
+        timeout_s=positive_number(limits.get("deadline_s")),
         max_bytes=int(max_bytes) if max_bytes else None,
         now=now,
     )
-
-
-def _positive(value: Any) -> float | None:
-    """A number from an admin-edited JSON config; anything else means "the default"."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if value > 0 else None
 
 
 def _apply_counts(run: RefreshRun, counts: UpsertCounts) -> None:
@@ -399,11 +393,10 @@ def pricing_seed_load(*, data_dir: Path = DATA_DIR) -> SeedResult:
     providers = _seed_providers(data_dir / "providers.csv", result)
     _seed_sources(data_dir / "sources.csv", providers, result)
     text = (data_dir / "offers.csv").read_text(encoding="utf-8")
-    now = timezone.now()
-    parsed = feed_parse(text, now=now)
-    offers, refused = offers_checked(parsed.offers, now=now)
-    result.skipped = parsed.skipped + refused
-    result.offers = offers_upsert(fetched=offers, source=None, providers=providers)
+    # The feed parser applies offer_check to each row itself, naming the row it skips.
+    parsed = feed_parse(text, now=timezone.now())
+    result.skipped = parsed.skipped
+    result.offers = offers_upsert(fetched=parsed.offers, source=None, providers=providers)
     return result
 
 

@@ -21,6 +21,7 @@ from pricing.fetchers.base import (
     money,
     open_url,
     parse_time,
+    positive_number,
 )
 from pricing.fetchers.jsonstream import JsonStream
 from pricing.outbound import Response
@@ -80,8 +81,8 @@ def fetch(config: SourceConfig) -> FetchResult:
 def _open_region(url: str, config: SourceConfig) -> Response:
     return open_url(
         url,
-        timeout_s=float(config.config.get("region_deadline_s") or REGION_DEADLINE_S),
-        max_bytes=int(config.config.get("region_max_bytes") or REGION_MAX_BYTES),
+        timeout_s=positive_number(config.config.get("region_deadline_s")) or REGION_DEADLINE_S,
+        max_bytes=int(positive_number(config.config.get("region_max_bytes")) or REGION_MAX_BYTES),
     )
 
 

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from django.utils import formats
 from django.utils.translation import gettext as _
 
 from catalog.limits import LimitError, json_loads_bounded
@@ -106,8 +107,14 @@ def _price_check(name: str, price: Decimal, cap: Decimal, currency: str) -> None
     if not 0 < price < cap:
         raise ValueError(
             _("%(field)s must be more than 0 and less than %(cap)s %(currency)s per hour")
-            % {"field": name, "cap": f"{cap:,.0f}", "currency": currency}
+            % {"field": name, "cap": grouped(cap), "currency": currency}
         )
+
+
+def grouped(number: Decimal | int) -> str:
+    """A whole number with the active language's thousands separator, for a message
+    a form or the run shows (10,000 in English, 10.000 in German)."""
+    return formats.number_format(number, decimal_pos=0, use_l10n=True, force_grouping=True)
 
 
 def time_check(name: str, moment: datetime, *, now: datetime) -> None:
@@ -115,6 +122,13 @@ def time_check(name: str, moment: datetime, *, now: datetime) -> None:
         raise ValueError(_("%(field)s is before 2000") % {"field": name})
     if moment > now + CLOCK_SKEW:
         raise ValueError(_("%(field)s is in the future") % {"field": name})
+
+
+def positive_number(value: Any) -> float | None:
+    """A number from an admin-edited JSON config; anything else means "the default"."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if value > 0 else None
 
 
 def fetch_day(now: datetime) -> datetime:

@@ -22,6 +22,7 @@ from pricing.fetchers.base import (
     SourceConfig,
     fetch_day,
     gpu_count_error,
+    grouped,
     money,
     offer_check,
     open_url,
@@ -51,7 +52,7 @@ def fetch(config: SourceConfig) -> FetchResult:
 def parse(text: str, *, now: datetime) -> FetchResult:
     rows = _rows(text)
     if len(rows) > MAX_ROWS:
-        raise FetchError(_("the feed has more than %(max)s rows") % {"max": f"{MAX_ROWS:,}"})
+        raise FetchError(_("the feed has more than %(max)s rows") % {"max": grouped(MAX_ROWS)})
     result = FetchResult()
     for number, row in enumerate(rows, start=1):
         try:

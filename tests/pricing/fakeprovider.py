@@ -69,13 +69,20 @@ def fake_provider() -> Iterator[FakeProvider]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    with local_server(Handler) as server:
+        provider.base = f"http://127.0.0.1:{server.server_address[1]}"
+        yield provider
+
+
+@contextmanager
+def local_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[ThreadingHTTPServer]:
+    """Serve `handler` on 127.0.0.1 and a random port, in a thread, for the with-block."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    provider.base = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield provider
+        yield server
     finally:
         server.shutdown()
         server.server_close()

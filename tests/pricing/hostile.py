@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from tests.pricing.fakeprovider import local_server
+
 MB = 1024 * 1024
 
 
@@ -45,17 +47,10 @@ def serving(behaviour: Behaviour) -> Iterator[Served]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    served.base = f"http://127.0.0.1:{server.server_address[1]}"
-    served.server = server
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with local_server(Handler) as server:
+        served.base = f"http://127.0.0.1:{server.server_address[1]}"
+        served.server = server
         yield served
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def endless(total: int, *, declare_length: bool = False) -> Behaviour:

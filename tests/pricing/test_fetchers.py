@@ -9,9 +9,17 @@ from decimal import Decimal
 
 import pytest
 from django.test import override_settings
+from django.utils import translation
 
+from pricing import outbound
 from pricing.fetchers import aws, azure, feed, lambda_, runpod, vastai
-from pricing.fetchers.base import FetchError, SourceConfig, TransientFetchError
+from pricing.fetchers.base import (
+    MAX_PER_HOUR,
+    FetchError,
+    SourceConfig,
+    TransientFetchError,
+    grouped,
+)
 from tests.pricing.fakeprovider import FIXTURES, FakeProvider
 
 NOW = datetime(2026, 11, 29, 16, 0, tzinfo=UTC)
@@ -283,3 +291,14 @@ def test_feed_malformed_empty_and_500(fake: FakeProvider) -> None:
 def test_a_refused_connection_is_transient_and_names_no_port() -> None:
     with pytest.raises(TransientFetchError, match=r"^the source could not be reached$"):
         feed.fetch(SourceConfig(base_url="http://127.0.0.1:9/feed.csv", timeout_s=1))
+
+
+def test_numbers_in_stored_messages_follow_the_active_language() -> None:
+    # The cap in "less than 10,000 USD per hour" is MAX_PER_HOUR; JPY's is 200 x 10,000.
+    # 0.5 MiB = 524,288 bytes: "larger than 0.5 MB" (German writes 0,5).
+    with translation.override("en"):
+        assert (grouped(MAX_PER_HOUR), grouped(MAX_PER_HOUR * 200)) == ("10,000", "2,000,000")
+        assert (outbound.megabytes(512 * 1024), outbound.megabytes(32 * 1024**2)) == ("0.5", "32")
+    with translation.override("de"):
+        assert (grouped(MAX_PER_HOUR), grouped(MAX_PER_HOUR * 200)) == ("10.000", "2.000.000")
+        assert (outbound.megabytes(512 * 1024), outbound.megabytes(32 * 1024**2)) == ("0,5", "32")

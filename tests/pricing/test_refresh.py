@@ -15,7 +15,7 @@ from django.db import OperationalError, connection
 from django.utils import timezone
 
 from pricing import services
-from pricing.fetchers.base import FetchedOffer, TransientFetchError
+from pricing.fetchers.base import FetchedOffer, TransientFetchError, positive_number
 from pricing.fetchers.feed import parse as feed_parse
 from pricing.models import CloudOffer, PriceSnapshot, PriceSource, RefreshRun, RunStatus
 from tests.pricing.fakeprovider import FakeProvider
@@ -332,3 +332,17 @@ def test_a_date_only_checked_at_may_lead_utc_by_a_time_zone() -> None:
     assert parsed.offers[0].checked_at == now and parsed.skipped == []
     parsed = feed_parse("sku,on_demand_per_hour,checked_at\nx,1,2026-12-01\n", now=now)
     assert parsed.skipped == ["row 1: checked_at is in the future"]
+
+
+def test_only_a_staff_source_sets_its_own_fetch_limits() -> None:
+    now = datetime(2026, 11, 29, tzinfo=UTC)
+    limits = {"max_bytes": 1_048_576, "deadline_s": 5, "region_deadline_s": "soon"}
+    staff = PriceSource(kind="aws", config=limits)
+    config = services._config(staff, now)
+    assert (config.max_bytes, config.timeout_s) == (1_048_576, 5.0)
+    # An organisation's feed keeps the defaults (None: OUTBOUND_MAX_BYTES, _DEADLINE_S).
+    org_feed = PriceSource(kind="feed", config=limits, organization_id=1)
+    config = services._config(org_feed, now)
+    assert (config.max_bytes, config.timeout_s) == (None, None)
+    # Text, zero, negatives and booleans in the admin-edited JSON mean "the default".
+    assert [positive_number(v) for v in ("soon", 0, -3, True, 2.5)] == [None] * 4 + [2.5]
