@@ -45,9 +45,6 @@ from estimator.units import GB, GIB, MIB
 DATA = Path(__file__).resolve().parent / "data" / "validation"
 BIG_DEVICE_GB = 100_000.0  # memory for speed/size rows, so fit never limits them
 
-# The one model-name table (calibration/models.py), re-exported for catalog.validation.
-MODEL_ALIASES = calibration_models.MODEL_CONFIGS
-
 
 @dataclass(frozen=True)
 class Target:
@@ -155,35 +152,42 @@ def run(metric: Metric, request: dict[str, Any]) -> dict[str, Any] | None:
         return None
 
 
+def gguf_request(row: dict[str, str]) -> tuple[dict[str, Any], float] | str:
+    """(request, measured file bytes) for a gguf_sizes.csv row, or why it is left out."""
+    config = config_for(row["model"])
+    notes = row["notes"]
+    if config is None:
+        return "no config for the model"
+    if row["quant"].endswith(("_L", "_XL")) and row["quant"] not in ("Q3_K_L",):
+        return "uploader mix (Q8_0 embeddings/output) not modelled"
+    if "BEFORE the MoE-specific quant rules" in notes:
+        return "file predates llama.cpp's MoE quant rules"
+    imatrix = "static" not in notes.lower()
+    weights = {"format": "gguf", "quant": row["quant"], "imatrix": imatrix}
+    return base_request(config, weights), float(row["file_size_gb"]) * GB
+
+
 def validate_gguf_sizes() -> list[Metric]:
     """weights_bytes of each GGUF file type vs the Hugging Face listing (decimal GB, three
     significant figures, so +-0.5 in the last digit is in the measurement)."""
     metric = Metric("gguf_sizes.csv", "weights_bytes", Target(median_pct=1.0, max_pct=3.0))
     for row in read_csv("gguf_sizes.csv"):
-        config = config_for(row["model"])
-        notes = row["notes"]
-        if config is None:
-            metric.skip("no config for the model")
+        built = gguf_request(row)
+        if isinstance(built, str):
+            metric.skip(built)
             continue
-        if row["quant"].endswith(("_L", "_XL")) and row["quant"] not in ("Q3_K_L",):
-            metric.skip("uploader mix (Q8_0 embeddings/output) not modelled")
-            continue
-        if "BEFORE the MoE-specific quant rules" in notes:
-            metric.skip("file predates llama.cpp's MoE quant rules")
-            continue
-        imatrix = "static" not in notes.lower()
-        weights = {"format": "gguf", "quant": row["quant"], "imatrix": imatrix}
-        result = run(metric, base_request(config, weights))
+        request, measured = built
+        result = run(metric, request)
         if result is not None:
-            metric.add(result["weights_bytes"], float(row["file_size_gb"]) * GB)
+            metric.add(result["weights_bytes"], measured)
     return [metric]
 
 
-def _mib(text: str) -> float:
+def mib(text: str) -> float:
     return float(text) * MIB
 
 
-def _busiest_compute_buffer(text: str) -> float | None:
+def busiest_compute_buffer(text: str) -> float | None:
     """Largest device compute buffer in 'CUDA0=17.14;CUDA_Host=17.14' (host copies left out,
     unless the run was CPU only)."""
     if not text:
@@ -215,7 +219,12 @@ def _llama_kv_types(row: dict[str, str]) -> tuple[str, str | None, str | None]:
     return type_k, type_v, "full"
 
 
-def llamacpp_request(row: dict[str, str], config: str) -> dict[str, Any]:
+def llamacpp_request(row: dict[str, str]) -> dict[str, Any] | str:
+    """The request for a llamacpp_memory.csv row (config by model, else by arch), or why
+    there is none."""
+    config = config_for(row["model"]) or config_for(row["arch"])
+    if config is None:
+        return "no config for the model"
     type_k, type_v, layout = _llama_kv_types(row)
     engine: dict[str, Any] = {
         "name": "llama.cpp",
@@ -236,7 +245,7 @@ def llamacpp_request(row: dict[str, str], config: str) -> dict[str, Any]:
     )
 
 
-def _fully_placed(row: dict[str, str]) -> bool:
+def fully_placed(row: dict[str, str]) -> bool:
     """All layers on the devices (e.g. '62/62', or no offload column for CPU runs)."""
     done, _, total = row["layers_offloaded"].partition("/")
     return not total or done == total
@@ -249,6 +258,16 @@ def compute_buffer_exclusion(row: dict[str, str]) -> str:
     return row.get("exclude_compute_buffer", "").strip()
 
 
+def compute_buffer_measure(row: dict[str, str]) -> float | str:
+    """The busiest device's compute buffer in bytes, or why the row gives no measure."""
+    measured = busiest_compute_buffer(row["compute_buffers_mib"])
+    if measured is None:
+        return "no compute buffer in the log"
+    if not fully_placed(row):
+        return "partial offload stages weights in the compute buffer"
+    return compute_buffer_exclusion(row) or measured
+
+
 def validate_llamacpp_memory() -> list[Metric]:
     """kv_cache_bytes vs 'KV self size' and the compute buffer vs the busiest device's
     'compute buffer size' in llama.cpp (and ik_llama.cpp) load logs."""
@@ -257,23 +276,19 @@ def validate_llamacpp_memory() -> list[Metric]:
         "llamacpp_memory.csv", "overhead_breakdown.compute_buffer", Target(median_pct=15.0)
     )
     for row in read_csv("llamacpp_memory.csv"):
-        config = config_for(row["model"]) or config_for(row["arch"])
-        if config is None:
-            kv.skip("no config for the model")
-            compute.skip("no config for the model")
+        request = llamacpp_request(row)
+        if isinstance(request, str):
+            kv.skip(request)
+            compute.skip(request)
             continue
-        result = run(kv, llamacpp_request(row, config))
+        result = run(kv, request)
         if result is None:
             compute.skip("estimator refused the request")
             continue
-        kv.add(result["kv_cache_bytes"], _mib(row["kv_total_mib"]))
-        measured = _busiest_compute_buffer(row["compute_buffers_mib"])
-        if measured is None:
-            compute.skip("no compute buffer in the log")
-        elif not _fully_placed(row):
-            compute.skip("partial offload stages weights in the compute buffer")
-        elif reason := compute_buffer_exclusion(row):
-            compute.skip(reason)
+        kv.add(result["kv_cache_bytes"], mib(row["kv_total_mib"]))
+        measured = compute_buffer_measure(row)
+        if isinstance(measured, str):
+            compute.skip(measured)
         else:
             compute.add(result["overhead_breakdown"]["compute_buffer"], measured)
     return [kv, compute]
@@ -306,7 +321,16 @@ def vllm_weights(row: dict[str, str]) -> dict[str, Any] | None:
     return None
 
 
-def vllm_request(row: dict[str, str], config: str, weights: dict[str, Any]) -> dict[str, Any]:
+def vllm_request(row: dict[str, str]) -> dict[str, Any] | str:
+    """The request for a vllm_memory.csv row, or why there is none."""
+    config = config_for(row["model"])
+    weights = vllm_weights(row)
+    if config is None:
+        return "no config for the model"
+    if weights is None:
+        return "quantization scheme not modelled"
+    if not row["total_gpu_memory_gib"] or not row["max_model_len"].isdigit():
+        return "log lacks total memory or max_model_len"
     tp = int(row["tp"] or 1)
     pp = int(row["pp"] or 1)
     context = int(row["max_model_len"])
@@ -338,6 +362,13 @@ def vllm_request(row: dict[str, str], config: str, weights: dict[str, Any]) -> d
     return request
 
 
+def vllm_kv_tokens(row: dict[str, str]) -> float | None:
+    """The log's "GPU KV cache size" in tokens; None when it printed none (or failed)."""
+    if row["kv_cache_tokens"] and row["status"].startswith("ok"):
+        return float(row["kv_cache_tokens"])
+    return None
+
+
 def validate_vllm_memory() -> list[Metric]:
     """Per-rank weights ("Model loading took X GiB") and "GPU KV cache size" tokens."""
     weights_metric = Metric("vllm_memory.csv", "per_device_weights_bytes", Target(median_pct=3.0))
@@ -345,29 +376,20 @@ def validate_vllm_memory() -> list[Metric]:
         "vllm_memory.csv", "kv_cache_capacity_tokens", Target(median_pct=5.0, p90_pct=15.0)
     )
     for row in read_csv("vllm_memory.csv"):
-        config = config_for(row["model"])
-        weights = vllm_weights(row)
-        reason = (
-            "no config for the model"
-            if config is None
-            else "quantization scheme not modelled"
-            if weights is None
-            else "log lacks total memory or max_model_len"
-            if not row["total_gpu_memory_gib"] or not row["max_model_len"].isdigit()
-            else ""
-        )
-        if reason or config is None or weights is None:
-            weights_metric.skip(reason)
-            tokens_metric.skip(reason)
+        request = vllm_request(row)
+        if isinstance(request, str):
+            weights_metric.skip(request)
+            tokens_metric.skip(request)
             continue
-        result = run(weights_metric, vllm_request(row, config, weights))
+        result = run(weights_metric, request)
         if result is None:
             tokens_metric.skip("estimator refused the request")
             continue
         if row["weights_gib"]:
             weights_metric.add(result["per_device_weights_bytes"], float(row["weights_gib"]) * GIB)
-        if row["kv_cache_tokens"] and row["status"].startswith("ok"):
-            tokens_metric.add(result["kv_cache_capacity_tokens"], float(row["kv_cache_tokens"]))
+        tokens = vllm_kv_tokens(row)
+        if tokens is not None:
+            tokens_metric.add(result["kv_cache_capacity_tokens"], tokens)
         else:
             tokens_metric.skip("no KV token count in the log")
     return [weights_metric, tokens_metric]
@@ -486,6 +508,21 @@ def throughput_request(row: dict[str, str]) -> tuple[str, dict[str, Any]] | str:
     return kind, request
 
 
+def throughput_metric(row: dict[str, str]) -> str:
+    """ "prefill" or "decode": the metric a throughput.csv row counts in, sized or not."""
+    parsed = parse_test(row["test"], 1)
+    return "prefill" if parsed is not None and parsed[0] == "prefill" else "decode"
+
+
+def throughput_figure(row: dict[str, str], kind: str) -> str:
+    """The result field a throughput.csv row measures (the aggregate for batched rows)."""
+    if kind == "prefill":
+        return "prefill_tokens_per_s"
+    if "batched" in row["test"].lower():
+        return "aggregate_decode_tokens_per_s"
+    return "decode_tokens_per_s"
+
+
 def validate_throughput() -> list[Metric]:
     """decode_tokens_per_s (aggregate for batched rows) and prefill_tokens_per_s vs
     throughput.csv, with the share of measurements inside [low, high]."""
@@ -497,8 +534,7 @@ def validate_throughput() -> list[Metric]:
     prefill = Metric("throughput.csv", "prefill_tokens_per_s", Target(median_pct=20.0))
     for row in read_csv("throughput.csv"):
         built = throughput_request(row)
-        parsed = parse_test(row["test"], 1)
-        metric = prefill if parsed is not None and parsed[0] == "prefill" else decode
+        metric = prefill if throughput_metric(row) == "prefill" else decode
         if isinstance(built, str):
             metric.skip(built)
             continue
@@ -507,12 +543,7 @@ def validate_throughput() -> list[Metric]:
         if result is None:
             continue
         measured = float(row["value_tps"])
-        if kind == "prefill":
-            figure = result.get("prefill_tokens_per_s")
-        elif "batched" in row["test"].lower():
-            figure = result["aggregate_decode_tokens_per_s"]
-        else:
-            figure = result["decode_tokens_per_s"]
+        figure = result[throughput_figure(row, kind)]
         if figure is None:
             metric.skip("no TFLOPS figure for the device")
             continue

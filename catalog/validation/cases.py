@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from estimator import validate
-from estimator.calibration.rows import parse_test, split_device
-from estimator.units import GB, GIB
+from estimator.calibration.rows import split_device
+from estimator.units import GIB
 
 MEMORY = "memory"
 SPEED = "speed"
@@ -71,27 +71,20 @@ Item = Case | Skip
 
 def gguf_cases() -> Iterator[Item]:
     """gguf_sizes.csv, with validate_gguf_sizes' request and skip rules."""
-    keys = ("gguf_sizes",)
     for number, row in enumerate(validate.read_csv("gguf_sizes.csv"), 1):
-        config = validate.config_for(row["model"])
-        if config is None:
-            yield Skip(keys, BY_ESTIMATOR + "no config for the model")
-        elif row["quant"].endswith(("_L", "_XL")) and row["quant"] != "Q3_K_L":
-            yield Skip(keys, BY_ESTIMATOR + "uploader mix not modelled")
-        elif "BEFORE the MoE-specific quant rules" in row["notes"]:
-            yield Skip(keys, BY_ESTIMATOR + "file predates llama.cpp's MoE quant rules")
-        else:
-            imatrix = "static" not in row["notes"].lower()
-            weights = {"format": "gguf", "quant": row["quant"], "imatrix": imatrix}
-            measured = float(row["file_size_gb"]) * GB
-            yield Case(
-                row_id=f"gguf_sizes.csv#{number}",
-                model_names=(row["model"],),
-                device="",
-                device_count=1,
-                request=validate.base_request(config, weights),
-                measures=(Measure("gguf_sizes", measured, "weights_bytes"),),
-            )
+        built = validate.gguf_request(row)
+        if isinstance(built, str):
+            yield Skip(("gguf_sizes",), BY_ESTIMATOR + built)
+            continue
+        request, measured = built
+        yield Case(
+            row_id=f"gguf_sizes.csv#{number}",
+            model_names=(row["model"],),
+            device="",
+            device_count=1,
+            request=request,
+            measures=(Measure("gguf_sizes", measured, "weights_bytes"),),
+        )
 
 
 def _llama_devices(row: dict[str, str]) -> tuple[str, str]:
@@ -104,40 +97,28 @@ def _llama_devices(row: dict[str, str]) -> tuple[str, str]:
     return names.pop(), ""
 
 
-def _compute_measure(row: dict[str, str]) -> Measure | str:
-    """The busiest device's compute buffer, or why validate_llamacpp_memory leaves it out."""
-    measured = validate._busiest_compute_buffer(row["compute_buffers_mib"])
-    if measured is None:
-        return "no compute buffer in the log"
-    if not validate._fully_placed(row):
-        return "partial offload stages weights in the compute buffer"
-    excluded = validate.compute_buffer_exclusion(row)
-    if excluded:
-        return excluded
-    return Measure("llamacpp_compute", measured, "overhead_breakdown.compute_buffer")
-
-
 def llamacpp_cases() -> Iterator[Item]:
     """llamacpp_memory.csv, with validate_llamacpp_memory's request and skip rules."""
-    keys = ("llamacpp_kv", "llamacpp_compute")
     for row in validate.read_csv("llamacpp_memory.csv"):
-        config = validate.config_for(row["model"]) or validate.config_for(row["arch"])
-        if config is None:
-            yield Skip(keys, BY_ESTIMATOR + "no config for the model")
+        request = validate.llamacpp_request(row)
+        if isinstance(request, str):
+            yield Skip(("llamacpp_kv", "llamacpp_compute"), BY_ESTIMATOR + request)
             continue
-        measures = [Measure("llamacpp_kv", validate._mib(row["kv_total_mib"]), "kv_cache_bytes")]
-        compute = _compute_measure(row)
+        measures = [Measure("llamacpp_kv", validate.mib(row["kv_total_mib"]), "kv_cache_bytes")]
+        compute = validate.compute_buffer_measure(row)
         if isinstance(compute, str):
             yield Skip(("llamacpp_compute",), BY_ESTIMATOR + compute)
         else:
-            measures.append(compute)
+            measures.append(
+                Measure("llamacpp_compute", compute, "overhead_breakdown.compute_buffer")
+            )
         device, device_skip = _llama_devices(row)
         yield Case(
             row_id=row["record_id"],
             model_names=(row["model"], row["arch"]),
             device=device,
             device_count=int(row["n_gpus"] or 0) or 1,
-            request=validate.llamacpp_request(row, config),
+            request=request,
             measures=tuple(measures),
             device_skip=device_skip,
         )
@@ -149,41 +130,32 @@ VLLM_KEYS = ("vllm_weights", "vllm_kv_tokens", "usable_memory", "vllm_kv_budget"
 def _vllm_measures(row: dict[str, str]) -> tuple[list[Measure], list[Skip]]:
     """The log's figures: weights, KV tokens, usable memory (utilization x total) and the
     KV budget ("Available KV cache memory")."""
-    ok = row["status"].startswith("ok")
     usable = float(row["gpu_memory_utilization"]) * float(row["total_gpu_memory_gib"]) * GIB
     candidates = (
-        ("vllm_weights", row["weights_gib"], lambda t: float(t) * GIB, "per_device_weights_bytes"),
-        ("vllm_kv_tokens", row["kv_cache_tokens"] if ok else "", float, "kv_cache_capacity_tokens"),
-        ("usable_memory", str(usable), float, "usable_bytes_per_device"),
-        ("vllm_kv_budget", row["kv_cache_gib"], lambda t: float(t) * GIB, "kv_budget_bytes"),
+        ("vllm_weights", _gib(row["weights_gib"]), "per_device_weights_bytes"),
+        ("vllm_kv_tokens", validate.vllm_kv_tokens(row), "kv_cache_capacity_tokens"),
+        ("usable_memory", usable, "usable_bytes_per_device"),
+        ("vllm_kv_budget", _gib(row["kv_cache_gib"]), "kv_budget_bytes"),
     )
     measures, skips = [], []
-    for key, text, convert, path in candidates:
-        if text:
-            measures.append(Measure(key, convert(text), path))
+    for key, measured, path in candidates:
+        if measured is not None:
+            measures.append(Measure(key, measured, path))
         else:
             skips.append(Skip((key,), BY_ESTIMATOR + "no such figure in the log"))
     return measures, skips
 
 
-def _vllm_reason(row: dict[str, str], config: str | None, weights: object) -> str:
-    if config is None:
-        return "no config for the model"
-    if weights is None:
-        return "quantization scheme not modelled"
-    if not row["total_gpu_memory_gib"] or not row["max_model_len"].isdigit():
-        return "log lacks total memory or max_model_len"
-    return ""
+def _gib(text: str) -> float | None:
+    return float(text) * GIB if text else None
 
 
 def vllm_cases() -> Iterator[Item]:
     """vllm_memory.csv, with validate_vllm_memory's request and skip rules."""
     for row in validate.read_csv("vllm_memory.csv"):
-        config = validate.config_for(row["model"])
-        weights = validate.vllm_weights(row)
-        reason = _vllm_reason(row, config, weights)
-        if reason or config is None or weights is None:
-            yield Skip(VLLM_KEYS, BY_ESTIMATOR + reason)
+        request = validate.vllm_request(row)
+        if isinstance(request, str):
+            yield Skip(VLLM_KEYS, BY_ESTIMATOR + request)
             continue
         measures, skips = _vllm_measures(row)
         yield from skips
@@ -192,7 +164,7 @@ def vllm_cases() -> Iterator[Item]:
             model_names=(row["model"],),
             device=row["gpu"],
             device_count=int(row["tp"] or 1) * int(row["pp"] or 1),
-            request=validate.vllm_request(row, config, weights),
+            request=request,
             measures=tuple(measures),
         )
 
@@ -200,20 +172,13 @@ def vllm_cases() -> Iterator[Item]:
 def throughput_cases() -> Iterator[Item]:
     """throughput.csv, with validate_throughput's request and skip rules."""
     for number, row in enumerate(validate.read_csv("throughput.csv"), 1):
-        parsed = parse_test(row["test"], 1)
-        key = "prefill" if parsed is not None and parsed[0] == "prefill" else "decode"
+        key = validate.throughput_metric(row)
         built = validate.throughput_request(row)
         if isinstance(built, str):
             yield Skip((key,), BY_ESTIMATOR + built)
             continue
         kind, request = built
-        path = (
-            "prefill_tokens_per_s"
-            if kind == "prefill"
-            else "aggregate_decode_tokens_per_s"
-            if "batched" in row["test"].lower()
-            else "decode_tokens_per_s"
-        )
+        path = validate.throughput_figure(row, kind)
         count, device = split_device(row["device"])
         yield Case(
             row_id=f"throughput.csv#{number}",

@@ -10,10 +10,9 @@ from typing import Any
 from catalog import adapters
 from catalog.models import Accelerator, LLMModel
 from catalog.validation.cases import Case
-from estimator import validate
 from estimator.api import parse_request
 from estimator.api.schema import LLAMA_FAMILY
-from estimator.calibration import models as calibration_models
+from estimator.calibration.models import config_stem
 from estimator.calibration.rows import DEVICE_ALIASES
 
 # GGUF sizes name no device; weights_bytes does not depend on it, the page needs one.
@@ -41,9 +40,9 @@ class CatalogIndex:
 
     def model(self, names: Sequence[str]) -> LLMModel | None:
         """The model a data set names: its repo, repo name or catalog name; else the
-        stand-in estimator.validate uses (MODEL_ALIASES, then the calibration's table)."""
+        stand-in estimator.validate uses (calibration.models.MODEL_CONFIGS)."""
         for name in names:
-            found = self._by_name(name) or self._by_stem(_estimator_stem(name))
+            found = self._by_name(name) or self._by_stem(config_stem(name))
             if found is not None:
                 return found
         return None
@@ -87,12 +86,6 @@ class CatalogIndex:
                 if _compact(attempt) in keys and (cores is None or cores.group() in card.name):
                     return card
         return None
-
-
-def _estimator_stem(name: str) -> str | None:
-    lowered = name.lower()
-    stem = next((target for key, target in validate.MODEL_ALIASES if key in lowered), None)
-    return stem or calibration_models.config_stem(name)
 
 
 def catalog_index() -> CatalogIndex:

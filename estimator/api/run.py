@@ -233,20 +233,35 @@ def kv_capacity_tokens(
     largest single-sequence context whose cache fits (binary search when sliding or linear
     layers make the cache non-linear in context), not capped by the model's maximum.
     """
-    tp = request.workload.tensor_parallel
-    kv_dtype = request.engine.type_k or request.workload.kv_cache_dtype
     if request.engine.name not in LLAMA_FAMILY:
-        exact = kvmod.kv_bytes_per_token(model, kv_dtype=kv_dtype, tensor_parallel=tp)
-        if exact <= 0:
-            return 0
-        per_token = float(exact)
-        if place.split == "layer":
-            per_token /= request.device.count  # a pipeline stage caches only its layers
-        block = request.engine.block_size
-        return int(kv_budget_bytes // (per_token * block)) * block if per_token else 0
+        per_token = paged_bytes_per_token(request, model, place.split)
+        return block_pool_tokens(kv_budget_bytes, per_token, request.engine.block_size)
     return _largest_fitting(
         lambda tokens: _per_device_kv_bytes(request, model, place, tokens, 1) <= kv_budget_bytes
     )
+
+
+def paged_bytes_per_token(request: Request, model: ModelSpec, split: str) -> float:
+    """KV bytes one token takes per device in a vLLM-like block pool: every layer (the pool
+    pages sliding and full layers alike) on one tensor-parallel rank; a pipeline stage
+    (split "layer") caches only its share of the layers."""
+    per_token = float(
+        kvmod.kv_bytes_per_token(
+            model,
+            kv_dtype=request.engine.type_k or request.workload.kv_cache_dtype,
+            tensor_parallel=request.workload.tensor_parallel,
+        )
+    )
+    return per_token / request.device.count if split == "layer" else per_token
+
+
+def block_pool_tokens(kv_budget_bytes: int, bytes_per_token: float, block_size: int) -> int:
+    """vLLM's "GPU KV cache size": num_gpu_blocks x block_size, with num_gpu_blocks =
+    budget // (block_size x bytes per token); 0 for a negative budget or a model that
+    caches nothing per token."""
+    if bytes_per_token <= 0:
+        return 0
+    return int(max(0, kv_budget_bytes) // (bytes_per_token * block_size)) * block_size
 
 
 def _largest_fitting(fits: Callable[[int], bool]) -> int:
@@ -359,14 +374,13 @@ def _warnings(
 def _uncalibrated(request: Request, model: ModelSpec, speeds: Speeds) -> tuple[str, ...]:
     """Say when no published measurement covers this engine on this backend: the speed
     then uses a wider group's factors (calibration.json), fitted on other hardware."""
-    backend = speed.normalize_backend(request.engine.backend)
-    moe = model.n_experts > 0
-    if speed.measured_group(request.engine.name, backend, speeds.device.device_class, moe):
+    engine, backend = request.engine.name, speed.normalize_backend(request.engine.backend)
+    group = (engine, backend, speeds.device.device_class, model.n_experts > 0)
+    if speed.measured_group(*group):
         return ()
-    group = speed.resolve_factors(request.engine.name, backend, speeds.device.device_class, moe)
     return (
-        f"no published speed measurements for {request.engine.name} on {backend}: "
-        f"speeds use the {group.group!r} group's factors",
+        f"no published speed measurements for {engine} on {backend}: "
+        f"speeds use the {speed.resolve_factors(*group).group!r} group's factors",
     )
 
 

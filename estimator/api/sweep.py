@@ -13,10 +13,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from estimator import kv as kvmod
 from estimator import memory, speed
 from estimator.api import cache
-from estimator.api.run import check_model, engine_overhead, kv_cache, paged_start_fails
+from estimator.api.run import (
+    block_pool_tokens,
+    check_model,
+    engine_overhead,
+    kv_cache,
+    paged_bytes_per_token,
+    paged_start_fails,
+)
 from estimator.api.schema import LLAMA_FAMILY, Device, Request, WeightsSpec, metal_working_set
 from estimator.api.speeds import decode_work, device_for_speed
 from estimator.units import GB
@@ -72,13 +78,9 @@ def sweep(
     ).total_bytes
     fixed = kv_bytes + overhead_bytes
     # vLLM-like engines: the KV block pool must hold one max_model_len sequence
-    # (run.paged_start_fails); per-token bytes over all layers, as kv_capacity_tokens.
+    # (run.paged_start_fails), sized as run.kv_capacity_tokens sizes it.
     paged_per_token = (
-        0.0
-        if engine.name in LLAMA_FAMILY
-        else float(
-            kvmod.kv_bytes_per_token(model, kv_dtype=workload.kv_cache_dtype, tensor_parallel=1)
-        )
+        0.0 if engine.name in LLAMA_FAMILY else paged_bytes_per_token(single, model, "none")
     )
     per_quant = []
     for quant in quants:
@@ -101,8 +103,7 @@ def sweep(
             verdict = memory.fit_verdict(need, usable).verdict
             if paged_per_token and verdict != "does_not_fit":
                 budget = usable - weights_bytes - overhead_bytes
-                block = engine.block_size
-                capacity = int(max(0, budget) // (paged_per_token * block)) * block
+                capacity = block_pool_tokens(budget, paged_per_token, engine.block_size)
                 if paged_start_fails(single, capacity):
                     verdict = "does_not_fit"
             # speed.decode_speed's central estimate, with the factor lookup hoisted out

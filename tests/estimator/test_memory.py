@@ -25,6 +25,7 @@ from estimator.memory import (
 )
 from estimator.model.spec import ModelSpec
 from estimator.units import GIB, MIB
+from estimator.validate import fully_placed
 from tests.estimator.test_kv import DEEPSEEK_MLA, LLAMA_31_8B, hand_spec, parsed
 
 VALIDATION = Path(__file__).resolve().parents[2] / "estimator" / "data" / "validation"
@@ -98,12 +99,6 @@ def _largest_device_mib(row: dict[str, str]) -> float | None:
     return float(sizes["CPU"]) if "CPU" in sizes else None
 
 
-def _fully_placed(row: dict[str, str]) -> bool:
-    """Partial offload (e.g. 0/41) stages weights in the compute buffer: not modelled."""
-    done, _, total = row["layers_offloaded"].partition("/")
-    return not total or done == total
-
-
 def _mla_layout(row: dict[str, str]) -> str:
     if row["n_head_kv"] == "1":  # mainline MLA GGUF: K 576 + V 512 (row L055)
         return "latent_kv"
@@ -116,7 +111,7 @@ def _compute_rows() -> list[dict[str, str]]:
         for row in _rows("llamacpp_memory.csv")
         if (row["arch"], row["n_layer"]) in LLAMACPP_ARCH
         and _largest_device_mib(row)
-        and _fully_placed(row)
+        and fully_placed(row)  # partial offload stages weights in the compute buffer
         # The data's exclude_compute_buffer column: L040 comes from ik_llama.cpp PR #237,
         # which chunks the KQ matrix (-amb): the full KQ of 163,840 x 1,024 x 128 heads
         # would be 80 GiB; mainline has no such cap
