@@ -210,9 +210,9 @@ class InferenceEngineAdmin(SimpleHistoryAdmin):
 
 @admin.register(EngineSupport)
 class EngineSupportAdmin(SimpleHistoryAdmin):
-    formfield_overrides = BOUNDED_JSON
     """The engine support matrix: which engine runs on which hardware, and the source."""
 
+    formfield_overrides = BOUNDED_JSON
     list_display = ["engine", "backend", "vendor", "status", "package", "needs_review"]
     list_filter = ["engine", "backend", "vendor", "status", "needs_review"]
     search_fields = ["vendor", "package", "source", "architectures"]

@@ -30,8 +30,9 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _depth(text: str) -> int:
-    """The deepest nesting of [ and { outside strings, in one pass (no recursion)."""
+def json_depth(text: str) -> int:
+    """The deepest nesting of [ and { outside strings, in one pass (no recursion); also for
+    parsers with their own rules on values (catalog.services.configs keeps NaN as text)."""
     depth = deepest = 0
     in_string = escaped = False
     for char in text:
@@ -52,12 +53,6 @@ def _depth(text: str) -> int:
     return deepest
 
 
-def json_depth(text: str) -> int:
-    """How deep [ and { nest in a JSON text, for parsers with their own rules on values
-    (catalog.services.configs keeps NaN as text) that still need the depth cap."""
-    return _depth(text)
-
-
 def json_loads_bounded(
     data: str | bytes, *, max_bytes: int, max_depth: int = MAX_JSON_DEPTH
 ) -> Any:
@@ -72,7 +67,7 @@ def json_loads_bounded(
             raise LimitError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     if "\x00" in data:
         raise LimitError("contains a NUL byte")
-    if _depth(data) > max_depth:
+    if json_depth(data) > max_depth:
         raise LimitError(f"nested deeper than {max_depth} levels")
     try:
         return json.loads(data, parse_constant=_reject_constant, parse_float=_finite_float)

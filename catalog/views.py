@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-from typing import Any
-
+from django import forms
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -73,7 +72,7 @@ def _body_over(request: HttpRequest, limit: int) -> bool:
     return not (length.isascii() and length.isdecimal()) or int(length) > limit
 
 
-def _too_large(request: HttpRequest, template: str, form: Any) -> HttpResponse:
+def _too_large(request: HttpRequest, template: str, form: forms.Form) -> HttpResponse:
     form.is_valid()  # bound to nothing: only this one error is shown
     form.errors.clear()
     form.add_error(None, _("The upload is too large."))

@@ -66,7 +66,7 @@ def config_parse_text(*, text: str | bytes) -> dict[str, Any]:
                 _("A config.json nests at most %(n)s levels.") % {"n": MAX_CONFIG_DEPTH}
             )
         data = config_json_loads(text)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+    except (UnicodeDecodeError, ValueError) as exc:
         raise CatalogError(_("Not valid JSON: %(error)s") % {"error": exc}) from None
     if not isinstance(data, dict):
         raise CatalogError(_("A config.json must be a JSON object."))

@@ -15,32 +15,36 @@ from estimator.units import GB, GIB
 register = template.Library()
 
 
-def _number(value: object) -> int | float | None:
+def number(value: object) -> int | float | None:
     """A real number, or None: a missing context variable reaches a filter as "" (the
-    template engine's string_if_invalid), and a page must not 500 on it."""
+    template engine's string_if_invalid), and a page must not 500 on it. Every unit filter
+    (here and configurator_units) reads its input through this."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return value
 
 
+def divided(value: object, unit: float) -> float | None:
+    """value / unit for a real number, else None (see number)."""
+    n = number(value)
+    return None if n is None else n / unit
+
+
 @register.filter
 def gb(n_bytes: object) -> float | None:
     """Bytes to decimal gigabytes (10^9), as vendors and Hugging Face listings count."""
-    value = _number(n_bytes)
-    return None if value is None else value / GB
+    return divided(n_bytes, GB)
 
 
 @register.filter
 def gib(n_bytes: object) -> float | None:
     """Bytes to binary gibibytes (2^30), as nvidia-smi and the engines' logs count."""
-    value = _number(n_bytes)
-    return None if value is None else value / GIB
+    return divided(n_bytes, GIB)
 
 
 @register.filter
 def billions(count: object) -> float | None:
-    value = _number(count)
-    return None if value is None else value / 1e9
+    return divided(count, 1e9)
 
 
 @register.filter

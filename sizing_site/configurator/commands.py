@@ -50,6 +50,7 @@ from estimator.memory import (
     TRTLLM_FREE_GPU_MEMORY_FRACTION,
     VLLM_GPU_MEMORY_UTILIZATION,
 )
+from estimator.units import GIB
 
 __all__ = ["ENGINES", "LaunchCommand", "LaunchConfig", "launch_commands", "launch_config"]
 
@@ -96,7 +97,7 @@ KV_TYPES = {
 # MLX checkpoints (mlx-community naming: <model>-4bit); the estimator has no MLX format.
 MLX_QUANTS = ("mlx-3bit", "mlx-4bit", "mlx-6bit", "mlx-8bit")
 HF_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
-TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+TORCH_DTYPES = {torch: name for name, torch in HF_DTYPES.items()}
 # The GGUF file type of about the same bytes per weight (catalog/data/quant_formats.csv).
 SIMILAR_GGUF = {
     "fp32": "F32",
@@ -123,14 +124,45 @@ CHECKPOINTS = {
 }
 # llama.cpp's -ngl takes a layer count; any number above the model's layers means "all".
 ALL_LAYERS = 999
-GIB = 1024**3
-SERVER_MEMORY_DEFAULTS = {
-    "vllm": VLLM_GPU_MEMORY_UTILIZATION,
-    "sglang": SGLANG_MEM_FRACTION_STATIC,
-    "tensorrt-llm": TRTLLM_FREE_GPU_MEMORY_FRACTION,
-}
 SGLANG_DEVICES = {"cann": "npu", "hpu": "hpu", "xpu": "xpu", "cpu": "cpu"}
 MLX_KV_BITS = {"q8_0": "8", "q4_0": "4"}
+
+
+@dataclass(frozen=True)
+class ServerFlags:
+    """How a vLLM-like server spells the sized figures, and the memory share the estimator
+    assumes when the request names none."""
+
+    tensor_parallel: str
+    context: str
+    sequences: str
+    memory_share: str
+    memory_default: float
+
+
+SERVER_FLAGS = {
+    "vllm": ServerFlags(
+        "--tensor-parallel-size",
+        "--max-model-len",
+        "--max-num-seqs",
+        "--gpu-memory-utilization",
+        VLLM_GPU_MEMORY_UTILIZATION,
+    ),
+    "sglang": ServerFlags(
+        "--tp",
+        "--context-length",
+        "--max-running-requests",
+        "--mem-fraction-static",
+        SGLANG_MEM_FRACTION_STATIC,
+    ),
+    "tensorrt-llm": ServerFlags(
+        "--tp_size",
+        "--max_seq_len",
+        "--max_batch_size",
+        "--kv_cache_free_gpu_memory_fraction",
+        TRTLLM_FREE_GPU_MEMORY_FRACTION,
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -248,8 +280,8 @@ def _hf_only(engine: str, weights_format: str, quant: str) -> str | None:
     ) % {"engine": ENGINE_NAMES[engine], "quant": quant}
 
 
-def _trtllm_format(weights_format: str, quant: str) -> str | None:
-    reason = _hf_only("tensorrt-llm", weights_format, quant)
+def _trtllm_format(engine: str, weights_format: str, quant: str) -> str | None:
+    reason = _hf_only(engine, weights_format, quant)
     if reason or quant not in ("w8a8", "fp32"):
         return reason
     return _(
@@ -258,7 +290,7 @@ def _trtllm_format(weights_format: str, quant: str) -> str | None:
     ) % {"quant": quant}
 
 
-def _mlx_format(weights_format: str, quant: str) -> str | None:
+def _mlx_format(engine: str, weights_format: str, quant: str) -> str | None:
     if (weights_format == "hf" and quant in ("bf16", "fp16")) or weights_format == "mlx":
         return None
     return _(
@@ -267,11 +299,12 @@ def _mlx_format(weights_format: str, quant: str) -> str | None:
     ) % {"quant": quant}
 
 
-FORMAT_RULES: dict[str, Callable[[str, str], str | None]] = {
-    "llama.cpp": lambda fmt, quant: _gguf_only("llama.cpp", fmt, quant),
-    "ollama": lambda fmt, quant: _gguf_only("ollama", fmt, quant),
-    "vllm": lambda fmt, quant: _hf_only("vllm", fmt, quant),
-    "sglang": lambda fmt, quant: _hf_only("sglang", fmt, quant),
+# (engine, weights format, quant) -> why the engine cannot load it, or None.
+FORMAT_RULES: dict[str, Callable[[str, str, str], str | None]] = {
+    "llama.cpp": _gguf_only,
+    "ollama": _gguf_only,
+    "vllm": _hf_only,
+    "sglang": _hf_only,
     "tensorrt-llm": _trtllm_format,
     "mlx": _mlx_format,
 }
@@ -291,15 +324,14 @@ def _backend_refusal(engine: str, quant: str, backend: str) -> str | None:
 
 
 def _kv_refusal(engine: str, quant: str, kv: str) -> str | None:
-    allowed = KV_TYPES[engine]
     # vLLM and SGLang keep the cache in the model dtype ("auto"): f32 only for fp32 weights.
-    model_dtype_only = engine in ("vllm", "sglang") and kv == "f32" and quant != "fp32"
-    if kv in allowed and not model_dtype_only:
-        return None
-    if model_dtype_only:
+    if engine in ("vllm", "sglang") and kv == "f32" and quant != "fp32":
         return _("%(engine)s keeps an f32 KV cache only for fp32 weights.") % {
             "engine": ENGINE_NAMES[engine]
         }
+    allowed = KV_TYPES[engine]
+    if kv in allowed:
+        return None
     return _("%(engine)s has no %(kv)s KV cache; it offers %(kvs)s.") % {
         "engine": ENGINE_NAMES[engine],
         "kv": kv,
@@ -316,7 +348,7 @@ def refusal(*, engine: str, weights_format: str, quant: str, backend: str, kv: s
     if quant in MLX_QUANTS:
         weights_format = "mlx"
     return (
-        FORMAT_RULES[engine](weights_format, quant)
+        FORMAT_RULES[engine](engine, weights_format, quant)
         or _backend_refusal(engine, quant, backend)
         or _kv_refusal(engine, quant, kv)
     )
@@ -345,6 +377,11 @@ def _join(parts: list[str]) -> str:
             lines.append(parts[i])
             i += 1
     return " \\\n  ".join(lines)
+
+
+def _heredoc(path: str, body: str) -> str:
+    """A shell line that writes `body` to `path` before the command that reads it."""
+    return f"cat > {path} <<'EOF'\n{body}\nEOF\n"
 
 
 def _model_name(config: LaunchConfig) -> str:
@@ -416,11 +453,10 @@ def ollama(config: LaunchConfig) -> LaunchCommand:
     modelfile = [f"FROM {source}", f"PARAMETER num_ctx {config.context_tokens}"]
     if config.offloaded_layers:
         modelfile.append(f"PARAMETER num_gpu {config.n_layers - config.offloaded_layers}")
-    body = "\n".join(modelfile)
     text = (
         " \\\n".join(env)
         + " ollama serve\n\n"
-        + f"cat > Modelfile <<'EOF'\n{body}\nEOF\n"
+        + _heredoc("Modelfile", "\n".join(modelfile))
         + "ollama create local-model -f Modelfile\nollama run local-model"
     )
     return LaunchCommand("ollama", text, None, notes)
@@ -473,13 +509,25 @@ def _server_tp(config: LaunchConfig) -> int:
     return config.tensor_parallel if config.tensor_parallel > 1 else config.gpus
 
 
-def _offload_gib_per_gpu(config: LaunchConfig) -> int:
+def _offload_flags(config: LaunchConfig) -> list[str]:
     """--cpu-offload-gb is GiB per GPU: the offloaded bytes over the TP ranks, rounded up."""
-    return -(-config.offloaded_bytes // (_server_tp(config) * GIB))
+    if not config.offloaded_bytes:
+        return []
+    return ["--cpu-offload-gb", str(-(-config.offloaded_bytes // (_server_tp(config) * GIB)))]
 
 
-def _memory_share(config: LaunchConfig, engine: str) -> str:
-    return str(config.gpu_memory_utilization or SERVER_MEMORY_DEFAULTS[engine])
+def _sizing_flags(config: LaunchConfig, engine: str, kv: tuple[str, ...] = ()) -> list[str]:
+    """Devices, context, sequences, the KV flags and the memory share, in the order every
+    server's docs list them."""
+    flags = SERVER_FLAGS[engine]
+    share = config.gpu_memory_utilization or flags.memory_default
+    return [
+        *(flags.tensor_parallel, str(_server_tp(config))),
+        *(flags.context, str(config.context_tokens)),
+        *(flags.sequences, str(config.sequences)),
+        *kv,
+        *(flags.memory_share, str(share)),
+    ]
 
 
 def vllm(config: LaunchConfig) -> LaunchCommand:
@@ -490,15 +538,10 @@ def vllm(config: LaunchConfig) -> LaunchCommand:
     parts = [
         f"vllm serve {shlex.quote(source.model)}",
         *source.flags,
-        *("--tensor-parallel-size", str(_server_tp(config))),
-        *("--max-model-len", str(config.context_tokens)),
-        *("--max-num-seqs", str(config.sequences)),
-        *("--kv-cache-dtype", kv),
-        *("--gpu-memory-utilization", _memory_share(config, "vllm")),
+        *_sizing_flags(config, "vllm", ("--kv-cache-dtype", kv)),
+        *_offload_flags(config),
     ]
     notes = source.notes + _backend_notes("vllm", config.backend)
-    if config.offloaded_bytes:
-        parts += ["--cpu-offload-gb", str(_offload_gib_per_gpu(config))]
     if config.offloaded_bytes and config.moe_experts:
         parts += ["--cpu-offload-params", "experts"]
         notes += (_("--cpu-offload-params needs a recent vLLM release."),)
@@ -507,24 +550,19 @@ def vllm(config: LaunchConfig) -> LaunchCommand:
 
 def sglang(config: LaunchConfig) -> LaunchCommand:
     source = _server_source(config, "sglang")
+    kv = ("--kv-cache-dtype", "fp8_e4m3" if config.kv == "fp8" else "auto")
+    device = SGLANG_DEVICES.get(config.backend)
+    # engine_support.json: the MLX path is switched on with SGLANG_USE_MLX=1.
+    mlx_env = "SGLANG_USE_MLX=1 " if config.backend == "metal" else ""
     parts = [
-        "python -m sglang.launch_server",
+        f"{mlx_env}python -m sglang.launch_server",
         *("--model-path", shlex.quote(source.model)),
         *source.flags,
-        *("--tp", str(_server_tp(config))),
-        *("--context-length", str(config.context_tokens)),
-        *("--max-running-requests", str(config.sequences)),
-        *("--kv-cache-dtype", "fp8_e4m3" if config.kv == "fp8" else "auto"),
-        *("--mem-fraction-static", _memory_share(config, "sglang")),
+        *_sizing_flags(config, "sglang", kv),
+        *(("--device", device) if device else ()),
+        *_offload_flags(config),
     ]
-    if config.backend in SGLANG_DEVICES:
-        parts += ["--device", SGLANG_DEVICES[config.backend]]
-    if config.backend == "metal":
-        # engine_support.json: the MLX path is switched on with SGLANG_USE_MLX=1.
-        parts[0] = "SGLANG_USE_MLX=1 " + parts[0]
     notes = source.notes + _backend_notes("sglang", config.backend)
-    if config.offloaded_bytes:
-        parts += ["--cpu-offload-gb", str(_offload_gib_per_gpu(config))]
     if config.offloaded_bytes and config.moe_experts:
         notes += (_("SGLang offloads weights in load order, not the MoE experts first."),)
     return LaunchCommand("sglang", _join(parts), None, notes)
@@ -536,16 +574,12 @@ def tensorrt_llm(config: LaunchConfig) -> LaunchCommand:
     parts = [
         f"trtllm-serve {shlex.quote(source.model)}",
         *("--backend", "pytorch"),
-        *("--tp_size", str(_server_tp(config))),
-        *("--max_seq_len", str(config.context_tokens)),
-        *("--max_batch_size", str(config.sequences)),
-        *("--kv_cache_free_gpu_memory_fraction", _memory_share(config, "tensorrt-llm")),
+        *_sizing_flags(config, "tensorrt-llm"),
     ]
     prefix = ""
     if config.kv == "fp8":
         parts += ["--extra_llm_api_options", "extra_llm_api_options.yaml"]
-        yaml = "kv_cache_config:\n  dtype: fp8"
-        prefix = f"cat > extra_llm_api_options.yaml <<'EOF'\n{yaml}\nEOF\n"
+        prefix = _heredoc("extra_llm_api_options.yaml", "kv_cache_config:\n  dtype: fp8")
     return LaunchCommand("tensorrt-llm", prefix + _join(parts), None, source.notes)
 
 
@@ -569,7 +603,7 @@ def mlx(config: LaunchConfig) -> LaunchCommand:
     source = _mlx_source(config)
     parts = ["mlx_lm.server", *("--model", shlex.quote(source.model))]
     notes = source.notes
-    if config.kv in ("q8_0", "q4_0"):
+    if config.kv in MLX_KV_BITS:
         bits = MLX_KV_BITS[config.kv]
         parts += ["--kv-bits", bits, "--max-prompt-tokens", str(config.context_tokens)]
         notes += (_("--max-prompt-tokens caps the prompt; answers can grow the cache."),)

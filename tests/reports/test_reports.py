@@ -148,6 +148,19 @@ class RenderingTests(ReportsTestCase):
             expected = english.replace(".", ",") if lang in ("de", "it") else english
             assert f'<td class="num">{expected}</td>' in html, (lang, expected)
 
+    def test_the_report_shows_the_memory_as_built_and_falls_back_to_the_vendor_gb(self) -> None:
+        self.client.force_login(self.bob)
+        url = self.url("report", "org-a", self.saved.code)
+        # tests/configurator/test_views.py a100(): 80 GiB of HBM2e as built, 1,935 GB/s.
+        line = "2 × NVIDIA A100 80GB PCIe <small>(80 GiB, 1935 GB/s)</small>"
+        assert line in self.client.get(url).content.decode()
+        # A snapshot frozen before memory_gib existed shows the vendor's 80 GB.
+        snapshot = self.saved.snapshot
+        snapshot["accelerator"].pop("memory_gib")
+        SavedConfiguration.all_tenants.filter(pk=self.saved.pk).update(snapshot=snapshot)
+        line = "2 × NVIDIA A100 80GB PCIe <small>(80 GB, 1935 GB/s)</small>"
+        assert line in self.client.get(url).content.decode()
+
     def test_the_shared_page_follows_the_language_in_its_address(self) -> None:
         link = services.share_link_create(
             tenant=tenant_for(self.alice, "org-a"),
