@@ -290,3 +290,11 @@ def fit_verdict(per_device_bytes: int, usable_bytes_per_device: int) -> Fit:
     else:
         verdict = "tight"
     return Fit(verdict, reserve, fraction, per_device_bytes / usable)
+
+
+def cpu_offload_gib_per_device(offloaded_bytes: int, devices: int) -> int:
+    """vLLM/SGLang --cpu-offload-gb: "the space in GiB to offload to CPU, per GPU" (vLLM
+    engine arguments), so ceil(offloaded bytes / (devices x 2^30)); 0 without offload."""
+    if offloaded_bytes <= 0:
+        return 0
+    return -(-offloaded_bytes // (max(1, devices) * GIB))

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from estimator import memory
 from estimator.api.schema import (
     LLAMA_FAMILY,
     Device,
@@ -326,7 +327,8 @@ def _offload_layers(request: Request, n_layers: int, estimator: Estimator) -> Pl
         flags: tuple[str, ...] = ("-ngl", str(n_layers - low))
     else:
         result = estimator(at(low))
-        flags = ("--cpu-offload-gb", str(-(-result.offloaded_bytes // 10**9)))
+        per_device = memory.cpu_offload_gib_per_device(result.offloaded_bytes, request.device.count)
+        flags = ("--cpu-offload-gb", str(per_device))
     return _step(
         "offload_layers",
         f"Keep {low} of {n_layers} layers in host memory",

@@ -49,8 +49,8 @@ from estimator.memory import (
     SGLANG_MEM_FRACTION_STATIC,
     TRTLLM_FREE_GPU_MEMORY_FRACTION,
     VLLM_GPU_MEMORY_UTILIZATION,
+    cpu_offload_gib_per_device,
 )
-from estimator.units import GIB
 
 __all__ = ["ENGINES", "LaunchCommand", "LaunchConfig", "launch_commands", "launch_config"]
 
@@ -513,7 +513,8 @@ def _offload_flags(config: LaunchConfig) -> list[str]:
     """--cpu-offload-gb is GiB per GPU: the offloaded bytes over the TP ranks, rounded up."""
     if not config.offloaded_bytes:
         return []
-    return ["--cpu-offload-gb", str(-(-config.offloaded_bytes // (_server_tp(config) * GIB)))]
+    per_device = cpu_offload_gib_per_device(config.offloaded_bytes, _server_tp(config))
+    return ["--cpu-offload-gb", str(per_device)]
 
 
 def _sizing_flags(config: LaunchConfig, engine: str, kv: tuple[str, ...] = ()) -> list[str]:

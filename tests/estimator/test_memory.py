@@ -435,3 +435,14 @@ def test_vllm_end_to_end_from_config_weights_and_overheads() -> None:
     assert weights_stats[1] <= 0.03
     assert token_stats[1] <= 0.05
     assert token_stats[2] <= 0.15
+
+
+def test_cpu_offload_gb_is_gib_per_device_rounded_up() -> None:
+    # 3.5e9 bytes over 2 GPUs: 3.5e9 / (2 x 2^30) = 1.63 GiB each -> --cpu-offload-gb 2
+    # (the plan and the launch command both use this; 3.5e9 / 1e9 = 4 was the old plan's).
+    from estimator.memory import cpu_offload_gib_per_device
+
+    assert cpu_offload_gib_per_device(3_500_000_000, 2) == 2
+    assert cpu_offload_gib_per_device(2**30, 1) == 1
+    assert cpu_offload_gib_per_device(2**30 + 1, 1) == 2
+    assert cpu_offload_gib_per_device(0, 4) == 0
