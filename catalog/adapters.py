@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from catalog import hardware
 from catalog.models import Accelerator, Architecture, LLMModel, ModelWeights
-from estimator import cost, recommend, speed
+from estimator import cost, recommend
 from estimator.api import (
     Device,
     Offload,
@@ -26,7 +26,6 @@ from estimator.api import (
 from estimator.api import cache as estimator_cache
 from estimator.api.run import offloaded_layer_count
 from estimator.api.schema import LLAMA_FAMILY
-from estimator.api.speeds import device_for_speed
 from estimator.model import ModelSpec, parse_hf_config
 from estimator.units import GB, Range
 from estimator.weights import (
@@ -644,15 +643,9 @@ def _sweep_cards(
         usable = _sizeable(request, ladder)
         targets = [device_spec(accelerators[i]) for i in indices]
         rows = sweep(request, targets, usable, measured_bytes=sizes) if usable else []
-        moe = parsed_model(request).n_experts > 0
         for position, index in enumerate(indices):
             own = rows[position * len(usable) : (position + 1) * len(usable)]
-            fits[index] = replace(
-                _best_fit(own),
-                engine=choice.engine,
-                backend=choice.backend,
-                calibrated=_calibrated(targets[position], choice, moe),
-            )
+            fits[index] = replace(_best_fit(own), engine=choice.engine, backend=choice.backend)
     return [fits[index] for index in range(len(accelerators))]
 
 
@@ -662,13 +655,6 @@ def _ladder(choice: hardware.EngineChoice, quants: Sequence[str]) -> list[str]:
     if _llama_like(choice.engine) and quants:
         return list(quants)
     return _family_quants(choice)
-
-
-def _calibrated(device: Device, choice: hardware.EngineChoice, moe: bool) -> bool:
-    """Whether published measurements back this engine and backend on this device's
-    speed class (estimator.speed.measured_group)."""
-    device_class = device_for_speed(device).device_class
-    return speed.measured_group(choice.engine, choice.backend, device_class, moe)
 
 
 def _llama_like(engine: str) -> bool:
@@ -699,9 +685,15 @@ def _board_fit(
         if verdict != "does_not_fit":
             need, usable = result.per_device_bytes, result.usable_bytes_per_device
             decode = result.decode_tokens_per_s
-            calibrated = not any("no published speed" in w for w in result.warnings)
             return CardFit(
-                quant, verdict, need, usable, decode, choice.engine, choice.backend, calibrated
+                quant,
+                verdict,
+                need,
+                usable,
+                decode,
+                choice.engine,
+                choice.backend,
+                result.speed_calibrated,
             )
         last = replace(
             last, need_bytes=result.per_device_bytes, usable_bytes=result.usable_bytes_per_device
@@ -719,7 +711,12 @@ def _best_fit(rows: Sequence[SweepRow]) -> CardFit:
                 row.decode_tokens_per_s, row.decode_low_tokens_per_s, row.decode_high_tokens_per_s
             )
             return CardFit(
-                row.quant, row.verdict, row.per_device_bytes, row.usable_bytes_per_device, decode
+                row.quant,
+                row.verdict,
+                row.per_device_bytes,
+                row.usable_bytes_per_device,
+                decode,
+                calibrated=row.speed_calibrated,
             )
     last = rows[-1]
     return CardFit(None, last.verdict, last.per_device_bytes, last.usable_bytes_per_device, None)

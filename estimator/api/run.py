@@ -371,15 +371,20 @@ def _warnings(
     return tuple(out)
 
 
+def _speed_group(request: Request, model: ModelSpec, speeds: Speeds) -> tuple[str, str, str, bool]:
+    """(engine, backend, device class, MoE): the calibration group key of the speeds."""
+    backend = speed.normalize_backend(request.engine.backend)
+    return (request.engine.name, backend, speeds.device.device_class, model.n_experts > 0)
+
+
 def _uncalibrated(request: Request, model: ModelSpec, speeds: Speeds) -> tuple[str, ...]:
     """Say when no published measurement covers this engine on this backend: the speed
     then uses a wider group's factors (calibration.json), fitted on other hardware."""
-    engine, backend = request.engine.name, speed.normalize_backend(request.engine.backend)
-    group = (engine, backend, speeds.device.device_class, model.n_experts > 0)
+    group = _speed_group(request, model, speeds)
     if speed.measured_group(*group):
         return ()
     return (
-        f"no published speed measurements for {engine} on {backend}: "
+        f"no published speed measurements for {group[0]} on {group[1]}: "
         f"speeds use the {speed.resolve_factors(*group).group!r} group's factors",
     )
 
@@ -449,6 +454,7 @@ def run_estimate(request: Request) -> Result:
         explanation=(),
         notes=tuple(model.notes) + tuple(kv.cache.notes) + _weights_notes(request),
         warnings=_warnings(request, model, place, room.overhead, speeds),
+        speed_calibrated=speed.measured_group(*_speed_group(request, model, speeds)),
         id=request.id,
     )
     return replace(

@@ -215,6 +215,9 @@ class Result:
     explanation: tuple[Explanation, ...]
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    # False when no published measurement covers the engine on this backend and device
+    # class: the speeds use a wider group's factors (speed.measured_group).
+    speed_calibrated: bool = True
     cost: dict[str, Any] | None = None
     finetune: dict[str, Any] | None = None
     recommendations: dict[str, Any] | None = None

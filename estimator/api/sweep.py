@@ -39,6 +39,7 @@ class SweepRow:
     decode_tokens_per_s: float
     decode_low_tokens_per_s: float = 0.0  # speed.decode_bounds, as run_estimate gives them
     decode_high_tokens_per_s: float = 0.0
+    speed_calibrated: bool = True  # as Result.speed_calibrated
 
 
 def _weights_spec(request: Request, quant: str, file_bytes: int | None = None) -> WeightsSpec:
@@ -98,6 +99,9 @@ def sweep(
         )
         target = device_for_speed(device)
         factors = _factors(engine.name, engine.backend, target.device_class, model.is_moe)
+        calibrated = speed.measured_group(
+            engine.name, engine.backend, target.device_class, model.is_moe
+        )
         for quant, weights_bytes, work in per_quant:
             need = weights_bytes + fixed
             verdict = memory.fit_verdict(need, usable).verdict
@@ -122,6 +126,7 @@ def sweep(
                     decode.estimate,
                     decode.low,
                     decode.high,
+                    calibrated,
                 )
             )
     return rows

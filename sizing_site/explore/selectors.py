@@ -453,8 +453,7 @@ def _fits(column: CompareColumn) -> bool:
 
 
 def _calibrated(column: CompareColumn) -> bool:
-    warnings = (column.result or {}).get("warnings", ())
-    return not any("no published speed" in w for w in warnings)
+    return bool((column.result or {}).get("speed_calibrated", True))
 
 
 def compare_rows(columns: Sequence[CompareColumn]) -> list[CompareRow]:
