@@ -18,6 +18,8 @@ import os
 
 
 def _int(name: str, default: int) -> int:
+    # Not sizing_site.env.env_int: gunicorn reads this file before --chdir puts the project
+    # on sys.path, and a SystemExit (not ImproperlyConfigured) stops it without a traceback.
     raw = os.environ.get(name, "")
     try:
         value = int(raw) if raw else default
@@ -77,9 +79,9 @@ limit_request_fields = _int("GUNICORN_LIMIT_REQUEST_FIELDS", 50)
 limit_request_field_size = _int("GUNICORN_LIMIT_REQUEST_FIELD_SIZE", 8190)
 
 # Django logs one line per request with its request id (sizing_site.core.request_id), so
-# gunicorn's own access log stays off unless asked for ("-" for stdout).
+# gunicorn's own access log stays off unless asked for ("-" for stdout). Its error log
+# goes to stderr, gunicorn's default.
 accesslog = os.environ.get("GUNICORN_ACCESSLOG") or None
-errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOGLEVEL", "info")
 # Heartbeat files in memory, not on a disk that may stall (and in containers, on overlayfs).
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None

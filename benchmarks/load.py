@@ -120,7 +120,8 @@ def release(env: dict[str, str]) -> None:
 @contextmanager
 def gunicorn(env: dict[str, str], port: int, log: Path) -> Iterator[dict[str, object]]:
     """The production web command; yields its configuration as gunicorn reads it."""
-    conf = runpy.run_path(str(ROOT / "gunicorn.conf.py"))  # same environment as the server
+    # Read in this process: the server's environment differs only in GUNICORN_BIND.
+    conf = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
     command = [PY, "-m", "gunicorn", "-c", "gunicorn.conf.py", "sizing_site.wsgi"]
     with log.open("w") as out:
         proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=out)
@@ -197,7 +198,6 @@ class Client:
 
 @dataclass(frozen=True)
 class PageResult:
-    name: str
     requests: int
     seconds: float
     p50_ms: float
@@ -231,7 +231,7 @@ def drive(clients: list[Client], path: str, headers: dict[str, str], total: int)
     latencies.sort()
     p95 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.95))]
     return PageResult(
-        "", len(latencies), seconds, statistics.median(latencies) * 1000, p95 * 1000, errors[0]
+        len(latencies), seconds, statistics.median(latencies) * 1000, p95 * 1000, errors[0]
     )
 
 
@@ -368,7 +368,6 @@ def main() -> int:
     args = parser.parse_args()
     port = free_port()
     env = server_env(port)
-    os.environ.update({k: v for k, v in env.items() if k.startswith(("GUNICORN_", "DB_"))})
     release(env)
     try:
         with gunicorn(env, port, Path(f"/tmp/rightsize-bench-{port}.log")) as conf:

@@ -25,20 +25,14 @@ def membership_list(*, tenant: Tenant) -> QuerySet[Membership]:
 
 
 def invitation_list(*, tenant: Tenant) -> QuerySet[Invitation]:
-    """The org's open invitations (expired ones too, so admins can see and revoke them)."""
+    """The org's open invitations, newest first (the model's ordering); expired ones too,
+    so admins can see and revoke them."""
     return (
-        tenant.scoped(Invitation)
-        .filter(status=InvitationStatus.PENDING)
-        .select_related("inviter")
-        .order_by("-created", "-id")
+        tenant.scoped(Invitation).filter(status=InvitationStatus.PENDING).select_related("inviter")
     )
 
 
 def invitation_list_for_user(*, user: AbstractBaseUser | AnonymousUser) -> list[Invitation]:
     if not user.is_authenticated:
         return []
-    return list(
-        Invitation.objects.addressed_to(user)
-        .select_related("organization", "inviter")
-        .order_by("-created", "-id")
-    )
+    return list(Invitation.objects.addressed_to(user).select_related("organization", "inviter"))

@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -46,6 +46,17 @@ def _ensure_not_a_member(tenant: Tenant, identifier: str) -> None:
         raise MembershipError(_("%(who)s is already a member.") % {"who": identifier})
 
 
+def _close(rows: QuerySet[Invitation], *, status: str, by: User | None) -> int:
+    """Close whichever of `rows` are still pending, in one UPDATE, and count them.
+
+    The UPDATE is the compare-and-swap: when the admin revokes while the invitee answers
+    (or two tabs answer), the first to write wins and the other closes nothing.
+    """
+    return rows.filter(status=InvitationStatus.PENDING).update(
+        status=status, closed_by=by, closed_at=timezone.now()
+    )
+
+
 def invitation_create(*, tenant: Tenant, identifier: str, role: str) -> Invitation:
     """Record an invitation; whether an account matches `identifier` is deliberately unused."""
     identifier = identifier.strip()
@@ -54,11 +65,10 @@ def invitation_create(*, tenant: Tenant, identifier: str, role: str) -> Invitati
     try:
         with transaction.atomic():
             # An expired offer must not block a fresh one under the one-pending constraint.
-            tenant.scoped(Invitation).filter(
-                identifier__iexact=identifier,
-                status=InvitationStatus.PENDING,
-                expires_at__lte=now,
-            ).update(status=InvitationStatus.EXPIRED, closed_at=now)
+            expired = tenant.scoped(Invitation).filter(
+                identifier__iexact=identifier, expires_at__lte=now
+            )
+            _close(expired, status=InvitationStatus.EXPIRED, by=None)
             return Invitation.all_tenants.create(
                 organization=tenant.organization,
                 identifier=identifier,
@@ -72,58 +82,35 @@ def invitation_create(*, tenant: Tenant, identifier: str, role: str) -> Invitati
         ) from None
 
 
-def invitation_revoke(*, tenant: Tenant, code: object) -> Invitation:
+def invitation_revoke(*, tenant: Tenant, code: object) -> None:
     invitation = get_owned_or_404(tenant, Invitation, code)
-    # Compare-and-swap: the invitee may be accepting at this very moment.
-    closed = (
-        tenant.scoped(Invitation)
-        .filter(pk=invitation.pk, status=InvitationStatus.PENDING)
-        .update(
-            status=InvitationStatus.REVOKED,
-            closed_by=tenant.membership.user,
-            closed_at=timezone.now(),
-        )
-    )
-    if not closed:
+    this_one = tenant.scoped(Invitation).filter(pk=invitation.pk)
+    if not _close(this_one, status=InvitationStatus.REVOKED, by=tenant.membership.user):
         raise MembershipError(_("Only a pending invitation can be revoked."))
-    invitation.refresh_from_db()
-    return invitation
 
 
-def _claim(invitee: Invitee) -> Invitation:
-    """Lock the row and check it is still live: another tab may have answered already."""
-    live = Invitation.objects.addressed_to(invitee.user).select_for_update()
-    locked: Invitation | None = live.filter(pk=invitee.invitation.pk).first()
-    if locked is None:
+def _answer(invitee: Invitee, status: str) -> None:
+    # Among the invitee's live invitations only: an expired one can no longer be answered.
+    live = Invitation.objects.addressed_to(invitee.user).filter(pk=invitee.invitation.pk)
+    if not _close(live, status=status, by=invitee.user):
         raise MembershipError(_("This invitation is no longer open."))
-    return locked
-
-
-def _close(invitation: Invitation, *, status: str, user: User) -> None:
-    invitation.status = status
-    invitation.closed_by = user
-    invitation.closed_at = timezone.now()
-    invitation.save(update_fields=["status", "closed_by", "closed_at"])
 
 
 def invitation_accept(*, invitee: Invitee) -> Membership:
     """Join the organization with the offered role; an existing membership keeps its role."""
+    invitation = invitee.invitation
     with transaction.atomic():
-        invitation = _claim(invitee)
+        _answer(invitee, InvitationStatus.ACCEPTED)
         membership, _created = Membership.all_tenants.get_or_create(
             organization=invitation.organization,
             user=invitee.user,
             defaults={"role": invitation.role},
         )
-        _close(invitation, status=InvitationStatus.ACCEPTED, user=invitee.user)
     return membership
 
 
-def invitation_decline(*, invitee: Invitee) -> Invitation:
-    with transaction.atomic():
-        invitation = _claim(invitee)
-        _close(invitation, status=InvitationStatus.DECLINED, user=invitee.user)
-    return invitation
+def invitation_decline(*, invitee: Invitee) -> None:
+    _answer(invitee, InvitationStatus.DECLINED)
 
 
 def _ensure_another_admin(tenant: Tenant, membership: Membership) -> None:

@@ -7,12 +7,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from sizing_site.tenancy import services
 from sizing_site.tenancy.access import invitation_for_invitee, tenant_for
 from sizing_site.tenancy.forms import InvitationForm, RoleForm
-from sizing_site.tenancy.models import Role
+from sizing_site.tenancy.models import Organization, Role
 from sizing_site.tenancy.selectors import (
     invitation_list,
     invitation_list_for_user,
@@ -130,33 +131,45 @@ def invitations(request: HttpRequest) -> HttpResponse:
     return render(request, "tenancy/invitations.html", context)
 
 
-@login_required
-def invitation_accept(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
+def _invitee_post(
+    request: HttpRequest,
+    org_slug: str,
+    code: UUID,
+    action: Callable[..., object],
+    done: Callable[[Organization], str],
+    then: str,
+) -> HttpResponse:
+    """The invitee's POST on one of their invitations: run `action`, say `done(org)` and go
+    to `then`, or back to their invitations when it failed."""
     # Invitee first, method second: anyone else gets the same 404 whatever the method.
     invitee = invitation_for_invitee(request.user, org_slug, code)
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
     try:
-        services.invitation_accept(invitee=invitee)
+        action(invitee=invitee)
     except services.MembershipError as exc:
         messages.error(request, str(exc))
         return redirect("tenancy:invitations")
-    messages.success(
-        request, _("You joined %(org)s.") % {"org": invitee.invitation.organization.name}
-    )
-    return redirect("tenancy:dashboard", org_slug=org_slug)
+    messages.success(request, done(invitee.invitation.organization))
+    return redirect(then)
+
+
+@login_required
+def invitation_accept(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
+    def done(org: Organization) -> str:
+        return _("You joined %(org)s.") % {"org": org.name}
+
+    dashboard = reverse("tenancy:dashboard", kwargs={"org_slug": org_slug})
+    return _invitee_post(request, org_slug, code, services.invitation_accept, done, dashboard)
 
 
 @login_required
 def invitation_decline(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
-    # Invitee first, method second: anyone else gets the same 404 whatever the method.
-    invitee = invitation_for_invitee(request.user, org_slug, code)
-    if request.method != "POST":
-        return HttpResponseNotAllowed(["POST"])
-    try:
-        services.invitation_decline(invitee=invitee)
-    except services.MembershipError as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, _("Invitation declined."))
-    return redirect("tenancy:invitations")
+    return _invitee_post(
+        request,
+        org_slug,
+        code,
+        services.invitation_decline,
+        lambda org: _("Invitation declined."),
+        "tenancy:invitations",
+    )

@@ -12,19 +12,10 @@ from collections.abc import Iterator
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.test import Client
-from pytest_django.fixtures import Settings
 
 from sizing_site.core.error_tracking import init_error_tracking
 from sizing_site.core.logconfig import logging_config
 from sizing_site.core.request_id import current_request_id, request_id_from
-
-MIDDLEWARE = "sizing_site.core.request_id.RequestIdMiddleware"
-
-
-@pytest.fixture
-def with_request_ids(settings: Settings) -> None:
-    if MIDDLEWARE not in settings.MIDDLEWARE:
-        settings.MIDDLEWARE = [MIDDLEWARE, *settings.MIDDLEWARE]
 
 
 @pytest.fixture
@@ -58,20 +49,20 @@ def test_anything_else_gets_a_fresh_id(header: str | None) -> None:
 
 
 @pytest.mark.django_db
-def test_the_response_carries_the_client_id(client: Client, with_request_ids: None) -> None:
+def test_the_response_carries_the_client_id(client: Client) -> None:
     response = client.get("/health/live/", HTTP_X_REQUEST_ID="probe-42")
     assert response["X-Request-ID"] == "probe-42"
 
 
 @pytest.mark.django_db
-def test_a_forged_id_is_replaced(client: Client, with_request_ids: None) -> None:
+def test_a_forged_id_is_replaced(client: Client) -> None:
     response = client.get("/health/live/", HTTP_X_REQUEST_ID="x" * 65)
     assert re.fullmatch(r"[0-9a-f]{32}", response["X-Request-ID"])
 
 
 @pytest.mark.django_db
 def test_each_request_logs_one_json_line_with_its_id(
-    client: Client, with_request_ids: None, log_lines: io.StringIO
+    client: Client, log_lines: io.StringIO
 ) -> None:
     client.get("/health/live/", HTTP_X_REQUEST_ID="trace-7")
     entries = [json.loads(line) for line in log_lines.getvalue().splitlines()]
@@ -84,9 +75,7 @@ def test_each_request_logs_one_json_line_with_its_id(
 
 
 @pytest.mark.django_db
-def test_lines_logged_inside_a_view_carry_the_id(
-    client: Client, with_request_ids: None, log_lines: io.StringIO
-) -> None:
+def test_lines_logged_inside_a_view_carry_the_id(client: Client, log_lines: io.StringIO) -> None:
     # django.request logs a 404 from inside the handler, before our middleware's own line.
     client.get("/health/no-such-page/", HTTP_X_REQUEST_ID="trace-404")
     entries = [json.loads(line) for line in log_lines.getvalue().splitlines()]
@@ -149,8 +138,6 @@ def test_a_dsn_with_sentry_sdk_starts_it_without_personal_data(
 
 
 @pytest.mark.django_db
-def test_the_id_is_cleared_when_the_request_finishes(
-    client: Client, with_request_ids: None
-) -> None:
+def test_the_id_is_cleared_when_the_request_finishes(client: Client) -> None:
     client.get("/health/live/", HTTP_X_REQUEST_ID="gone-after")
     assert current_request_id() == "-"
