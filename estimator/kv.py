@@ -14,7 +14,9 @@ Layouts by engine (sources in each docstring):
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -91,6 +93,7 @@ class KVCache:
     notes: tuple[str, ...]
 
 
+@lru_cache(maxsize=64)
 def normalize_kv_dtype(kv_dtype: str) -> str:
     """Canonical cache dtype name ("fp16" -> "f16"); raises ValueError for unknown names."""
     name = _DTYPE_ALIASES.get(kv_dtype.lower(), kv_dtype.lower())
@@ -185,18 +188,8 @@ def kv_bytes_per_token(
     is the divisor vLLM uses for "GPU KV cache size" (tokens) and the marginal cost of one
     more token in full-attention layers. Llama-3.1-8B f16: 32 x 2 x 8 x 128 x 2 = 131,072 B.
     """
-    total = 0
-    for layer in model.layers:
-        k_bytes, v_bytes = layer_bytes_per_token(
-            model,
-            layer,
-            kv_dtype=kv_dtype,
-            mla_layout=mla_layout,
-            tensor_parallel=tensor_parallel,
-            v_dtype=v_dtype,
-        )
-        total += k_bytes + v_bytes
-    return total
+    rows = _cache_rows(model, kv_dtype, v_dtype, mla_layout, tensor_parallel)
+    return sum(kind.k_bytes_per_cell + kind.v_bytes_per_cell for kind in rows)
 
 
 def llama_cpp_cells(
@@ -280,7 +273,11 @@ class KVSettings:
 def engine_cells(
     engine: str, layer: LayerSpec, context_tokens: int, sequences: int, settings: KVSettings
 ) -> int:
-    """Dispatch to the engine's cell rule (llama_cpp_cells, mlx_cells, paged_cells)."""
+    """Dispatch to the engine's cell rule (llama_cpp_cells, mlx_cells, paged_cells).
+
+    The rules read only layer.attention and layer.window_tokens: kv_cache_bytes counts the
+    cells once for all layers that share both (_CellGroup).
+    """
     if engine == "mlx":
         return mlx_cells(layer, context_tokens=context_tokens, sequences=sequences)
     if engine in LLAMA_CPP_LIKE:
@@ -298,6 +295,107 @@ def engine_cells(
         sequences=sequences,
         block_size=settings.block_size,
         max_num_batched_tokens=settings.max_num_batched_tokens,
+    )
+
+
+_LayerRow = tuple["LayerSpec", int, int]  # a layer and its (K, V) bytes per cell
+
+
+@dataclass(frozen=True)
+class _CellGroup:
+    """Layers of one attention kind and window: engine_cells gives each the same cells."""
+
+    layer: LayerSpec  # the group's first layer; engine_cells reads only attention and window
+    k_row_bytes: int  # summed over the group's layers
+    v_row_bytes: int
+
+
+@dataclass(frozen=True)
+class _KindRows:
+    """What the layers of one attention kind cache per cell: a KVPart before the cells."""
+
+    attention: str
+    n_layers: int
+    k_bytes_per_cell: int
+    v_bytes_per_cell: int
+    state_bytes_per_seq: int
+    groups: tuple[_CellGroup, ...]
+
+
+class _ModelKey:
+    """A cache key that stands for one ModelSpec object.
+
+    Hashing the frozen spec itself walks every tensor (50-170 us, more than the arithmetic
+    it would save); the key compares by identity instead and holds only a weak reference,
+    so a cache entry neither keeps a model alive nor matches a later object that reuses
+    its id.
+    """
+
+    __slots__ = ("_id", "_ref")
+
+    def __init__(self, model: ModelSpec) -> None:
+        self._ref = weakref.ref(model)
+        self._id = id(model)
+
+    @property
+    def model(self) -> ModelSpec | None:
+        """The model, or None once it has been garbage-collected."""
+        return self._ref()
+
+    def __hash__(self) -> int:
+        return self._id
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _ModelKey) or other._id != self._id:
+            return False
+        model = self.model
+        return model is not None and model is other.model
+
+
+def _cache_rows(
+    model: ModelSpec, kv_dtype: str, v_dtype: str | None, mla_layout: str, tensor_parallel: int
+) -> tuple[_KindRows, ...]:
+    """Per-cell bytes of every layer (layer_bytes_per_token), grouped by attention kind in
+    the order the kinds first appear, and within a kind by window. The same for every
+    context and batch, so a capacity search computes it once per model and cache type."""
+    return _rows_for(_ModelKey(model), kv_dtype, v_dtype, mla_layout, tensor_parallel)
+
+
+@lru_cache(maxsize=1024)
+def _rows_for(
+    key: _ModelKey, kv_dtype: str, v_dtype: str | None, mla_layout: str, tensor_parallel: int
+) -> tuple[_KindRows, ...]:
+    model = key.model
+    assert model is not None  # the caller holds the model while it asks
+    by_kind: dict[str, list[_LayerRow]] = {}
+    for layer in model.layers:  # in model order: a bad dtype or layout fails on the same layer
+        k_row, v_row = layer_bytes_per_token(
+            model,
+            layer,
+            kv_dtype=kv_dtype,
+            mla_layout=mla_layout,
+            tensor_parallel=tensor_parallel,
+            v_dtype=v_dtype,
+        )
+        by_kind.setdefault(layer.attention, []).append((layer, k_row, v_row))
+    return tuple(_kind_rows(attention, rows) for attention, rows in by_kind.items())
+
+
+def _kind_rows(attention: str, rows: list[_LayerRow]) -> _KindRows:
+    """One attention kind's per-cell bytes, its layers grouped by window."""
+    by_window: dict[int | None, list[_LayerRow]] = {}
+    for row in rows:
+        by_window.setdefault(row[0].window_tokens, []).append(row)
+    return _KindRows(
+        attention,
+        n_layers=len(rows),
+        k_bytes_per_cell=sum(k_row for _, k_row, _ in rows),
+        v_bytes_per_cell=sum(v_row for _, _, v_row in rows),
+        state_bytes_per_seq=sum(layer.linear_state_bytes_per_seq for layer, _, _ in rows),
+        groups=tuple(
+            _CellGroup(group[0][0], sum(k for _, k, _ in group), sum(v for _, _, v in group))
+            for group in by_window.values()
+        ),
     )
 
 
@@ -337,55 +435,50 @@ def kv_cache_bytes(
     cache: llama.cpp sets n_layer_kv_from_start = n_layer - nextn_predict_layers, vLLM
     allocates them only with MTP speculative decoding. Excludes compute buffers.
     """
-    settings = replace(settings or KVSettings(), n_ubatch=n_ubatch)
+    settings = settings or KVSettings()
+    if settings.n_ubatch != n_ubatch:
+        settings = replace(settings, n_ubatch=n_ubatch)
     layout = mla_layout or default_mla_layout(engine)
     dtype_v = normalize_kv_dtype(v_dtype or kv_dtype)
     _check_v_dtype(engine, dtype_v, flash_attention)
     tp = settings.tensor_parallel if engine in PAGED_ENGINES else 1
-    parts = _parts(
-        model, engine, context_tokens, sequences, kv_dtype, dtype_v, layout, tp, settings
-    )
+    rows = _cache_rows(model, kv_dtype, dtype_v, layout, tp)
+    parts = _parts(rows, engine, context_tokens, sequences, settings)
     return _assemble(model, engine, context_tokens, sequences, kv_dtype, dtype_v, layout, tp, parts)
 
 
 def _parts(
-    model: ModelSpec,
+    rows: tuple[_KindRows, ...],
     engine: str,
     context_tokens: int,
     sequences: int,
-    kv_dtype: str,
-    v_dtype: str,
-    layout: str,
-    tp: int,
     settings: KVSettings,
 ) -> tuple[KVPart, ...]:
-    """Per-attention-kind totals, in the order the kinds first appear in the model."""
-    acc: dict[str, list[int]] = {}
-    for layer in model.layers:
-        cells = engine_cells(engine, layer, context_tokens, sequences, settings)
-        k_row, v_row = layer_bytes_per_token(
-            model,
-            layer,
-            kv_dtype=kv_dtype,
-            mla_layout=layout,
-            tensor_parallel=tp,
-            v_dtype=v_dtype,
+    """Per-attention-kind totals, in the order the kinds first appear in the model: each
+    group's cells (engine_cells) x its summed row bytes, plus the linear state x sequences."""
+    parts = []
+    for kind in rows:
+        max_cells = k_bytes = v_bytes = 0
+        for group in kind.groups:
+            cells = engine_cells(engine, group.layer, context_tokens, sequences, settings)
+            max_cells = max(max_cells, cells)
+            k_bytes += cells * group.k_row_bytes
+            v_bytes += cells * group.v_row_bytes
+        state = kind.state_bytes_per_seq * sequences
+        parts.append(
+            KVPart(
+                kind.attention,
+                kind.n_layers,
+                max_cells,
+                kind.k_bytes_per_cell,
+                kind.v_bytes_per_cell,
+                k_bytes,
+                v_bytes,
+                state,
+                k_bytes + v_bytes + state,
+            )
         )
-        state = layer.linear_state_bytes_per_seq * sequences
-        n, max_cells, k_row_sum, v_row_sum, k_sum, v_sum, state_sum, total = acc.setdefault(
-            layer.attention, [0] * 8
-        )
-        acc[layer.attention] = [
-            n + 1,
-            max(max_cells, cells),
-            k_row_sum + k_row,
-            v_row_sum + v_row,
-            k_sum + cells * k_row,
-            v_sum + cells * v_row,
-            state_sum + state,
-            total + cells * (k_row + v_row) + state,
-        ]
-    return tuple(KVPart(kind, *values) for kind, values in acc.items())
+    return tuple(parts)
 
 
 def _assemble(
@@ -400,12 +493,16 @@ def _assemble(
     parts: tuple[KVPart, ...],
 ) -> KVCache:
     """Fold the parts into one KVCache; totals cover every tensor-parallel rank."""
-    per_rank = sum(p.total_bytes for p in parts)
-    k_bytes = sum(p.k_bytes for p in parts)
-    state = sum(p.state_bytes for p in parts)
-    full_cells = max(
-        (p.cells_per_layer for p in parts if p.attention in ("full", "mla")), default=0
-    )
+    per_rank = k_bytes = v_bytes = state = per_token = 0
+    full_cells: list[int] = []
+    for part in parts:
+        per_rank += part.total_bytes
+        k_bytes += part.k_bytes
+        v_bytes += part.v_bytes
+        state += part.state_bytes
+        per_token += part.k_bytes_per_cell + part.v_bytes_per_cell
+        if part.attention in ("full", "mla"):
+            full_cells.append(part.cells_per_layer)
     tokens = max(1, context_tokens * sequences)
     notes: list[str] = []
     if model.mla is not None:
@@ -417,12 +514,12 @@ def _assemble(
         kv_dtype=normalize_kv_dtype(kv_dtype),
         context_tokens=context_tokens,
         sequences=sequences,
-        cells=full_cells,
+        cells=max(full_cells, default=0),
         total_bytes=per_rank * tp,
         k_bytes=k_bytes * tp,
-        v_bytes=sum(p.v_bytes for p in parts) * tp,
+        v_bytes=v_bytes * tp,
         state_bytes=state * tp,
-        bytes_per_token=sum(p.k_bytes_per_cell + p.v_bytes_per_cell for p in parts) * tp,
+        bytes_per_token=per_token * tp,
         effective_bytes_per_token=per_rank * tp / tokens,
         per_rank_bytes=per_rank,
         mla_layout=layout if model.mla is not None else None,
@@ -528,11 +625,12 @@ def kv_read_split(
     of context. Sliding and chunked layers read at most their window; the speed model
     caps them there (speed.DecodeWork)."""
     full = windowed = window = 0
-    for layer in model.layers:
-        k_bytes, v_bytes = layer_bytes_per_token(model, layer, kv_dtype=kv_dtype, v_dtype=v_dtype)
-        if layer.attention in ("sliding", "chunked") and layer.window_tokens:
-            windowed += k_bytes + v_bytes
-            window = max(window, layer.window_tokens)
-        else:
-            full += k_bytes + v_bytes
+    for kind in _cache_rows(model, kv_dtype, v_dtype, "latent", 1):
+        for group in kind.groups:
+            layer = group.layer
+            if layer.attention in ("sliding", "chunked") and layer.window_tokens:
+                windowed += group.k_row_bytes + group.v_row_bytes
+                window = max(window, layer.window_tokens)
+            else:
+                full += group.k_row_bytes + group.v_row_bytes
     return full, windowed, window

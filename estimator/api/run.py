@@ -21,6 +21,9 @@ from estimator.model import ModelSpec
 from estimator.units import GB
 from estimator.weights import WeightsBreakdown
 
+# The largest context or batch a capacity search considers (2^27 tokens or sequences).
+SEARCH_LIMIT = 2**27
+
 
 @dataclass(frozen=True)
 class Placement:
@@ -230,14 +233,14 @@ def kv_capacity_tokens(
 
     vLLM-like: budget // (block_size x bytes per token per rank, all layers) x block_size,
     which is vLLM's "GPU KV cache size" (num_gpu_blocks x block_size). llama.cpp: the
-    largest single-sequence context whose cache fits (binary search when sliding or linear
+    largest single-sequence context whose cache fits (a search: sliding or linear
     layers make the cache non-linear in context), not capped by the model's maximum.
     """
     if request.engine.name not in LLAMA_FAMILY:
         per_token = paged_bytes_per_token(request, model, place.split)
         return block_pool_tokens(kv_budget_bytes, per_token, request.engine.block_size)
     return _largest_fitting(
-        lambda tokens: _per_device_kv_bytes(request, model, place, tokens, 1) <= kv_budget_bytes
+        lambda tokens: _per_device_kv_bytes(request, model, place, tokens, 1), kv_budget_bytes
     )
 
 
@@ -264,36 +267,61 @@ def block_pool_tokens(kv_budget_bytes: int, bytes_per_token: float, block_size: 
     return int(max(0, kv_budget_bytes) // (bytes_per_token * block_size)) * block_size
 
 
-def _largest_fitting(fits: Callable[[int], bool]) -> int:
-    """Largest n in [0, 2^27] with fits(n) (fits is monotone), by doubling then bisection."""
-    if not fits(1):
+def _largest_fitting(need: Callable[[int], int], budget: int, upper: int = SEARCH_LIMIT) -> int:
+    """Largest n in [1, upper] with need(n) <= budget, 0 if none.
+
+    need never decreases as n grows (KV cells and the compute and output buffers grow
+    with context and batch), so every bracketing search finds the same n. The line
+    through need(1) and need(upper) guesses it (KV bytes are close to linear in n), steps
+    doubling away from the guess bracket it and bisection finishes: about 10 probes where
+    doubling from 1 and then bisecting took about 25.
+    """
+    if upper < 1:
         return 0
-    low, high = 1, 2
-    while high <= 2**27 and fits(high):
-        low, high = high, high * 2
-    if high > 2**27:
-        return low
+    bottom = need(1)
+    if bottom > budget:
+        return 0
+    top = need(upper)
+    if top <= budget:
+        return upper
+    low, high = _bracket(need, budget, bottom, upper, top)
     while high - low > 1:
-        mid = (low + high) // 2
-        if fits(mid):
-            low = mid
-        else:
-            high = mid
+        middle = (low + high) // 2
+        low, high = (middle, high) if need(middle) <= budget else (low, middle)
     return low
 
 
-def _fits_with(
-    request: Request,
-    model: ModelSpec,
-    place: Placement,
-    usable: int,
-    context_tokens: int,
-    sequences: int,
-) -> bool:
-    """Weights + KV + overhead (both recomputed for this context and batch) <= usable."""
+def _bracket(
+    need: Callable[[int], int], budget: int, bottom: int, upper: int, top: int
+) -> tuple[int, int]:
+    """(low, high) with need(low) <= budget < need(high), given need(1) = bottom <= budget
+    < top = need(upper): probe where the line through both ends meets the budget, then
+    step away from that guess, starting at the line's distance to the budget and doubling
+    the step until the budget is crossed."""
+    span, rise = upper - 1, top - bottom
+    if span < 2:
+        return 1, upper
+    guess = min(max(1 + (budget - bottom) * span // rise, 2), upper - 1)
+    value = need(guess)
+    step = max(1, abs(budget - value) * span // rise)
+    if value <= budget:
+        low, high = guess, upper
+        while low + step < high and need(low + step) <= budget:
+            low, step = low + step, step * 2
+        return low, min(high, low + step)
+    low, high = 1, guess
+    while high - step > low and need(high - step) > budget:
+        high, step = high - step, step * 2
+    return max(low, high - step), high
+
+
+def _need_with(
+    request: Request, model: ModelSpec, place: Placement, context_tokens: int, sequences: int
+) -> int:
+    """Per-device weights + KV + overhead, both recomputed for this context and batch."""
     kv_bytes = _per_device_kv_bytes(request, model, place, context_tokens, sequences)
     overhead = engine_overhead(request, model, context_tokens, sequences).total_bytes
-    return place.per_device_weights_bytes + kv_bytes + overhead <= usable
+    return place.per_device_weights_bytes + kv_bytes + overhead
 
 
 def max_context_tokens(
@@ -306,10 +334,12 @@ def max_context_tokens(
     if request.engine.name not in LLAMA_FAMILY:
         return min(model.max_context_tokens, capacity_tokens // sequences)
     limit = model.max_context_tokens
-    if _fits_with(request, model, place, usable, limit, sequences):
+    if _need_with(request, model, place, limit, sequences) <= usable:
         return limit
-    return min(
-        limit, _largest_fitting(lambda n: _fits_with(request, model, place, usable, n, sequences))
+    return _largest_fitting(
+        lambda n: _need_with(request, model, place, n, sequences),
+        usable,
+        min(limit - 1, SEARCH_LIMIT),
     )
 
 
@@ -322,7 +352,7 @@ def max_concurrent_sequences(
     context = request.workload.context_tokens
     if request.engine.name not in LLAMA_FAMILY:
         return capacity_tokens // context
-    return _largest_fitting(lambda n: _fits_with(request, model, place, usable, context, n))
+    return _largest_fitting(lambda n: _need_with(request, model, place, context, n), usable)
 
 
 def paged_start_fails(request: Request, capacity_tokens: int) -> bool:

@@ -139,7 +139,7 @@ def estimate_speeds(
     if not tflops or workload.prompt_tokens == 0:
         return Speeds(decode, None, None, work, device, tflops, host_bw)
     prefill = speed.prefill_speed(
-        model.params_active,
+        work.params_active,  # model.params_active, summed once (it walks every tensor)
         device,
         engine=engine.name,
         backend=engine.backend,

@@ -105,7 +105,8 @@ class ModelSpec:
     tensors: tuple[Tensor, ...]
     notes: tuple[str, ...]
 
-    # Cached: weights sizing reads these once per file type; the fields never change.
+    # Cached: weights sizing and every speed estimate read these (a sweep once per card and
+    # quant); the fields never change, so each is summed once per model.
     @cached_property
     def text_tensors(self) -> tuple[Tensor, ...]:
         """Tensors of the text model (everything except vision/audio towers and projectors)."""
@@ -116,7 +117,7 @@ class ModelSpec:
         """Vision/audio encoder and projector tensors (llama.cpp's mmproj file)."""
         return tuple(t for t in self.tensors if t.kind in MULTIMODAL_KINDS)
 
-    @property
+    @cached_property
     def params_total(self) -> int:
         """Sum of text-model tensor elements; a tied output head is one tensor, counted once.
 
@@ -124,12 +125,12 @@ class ModelSpec:
         """
         return sum(t.n_elements for t in self.text_tensors)
 
-    @property
+    @cached_property
     def params_expert(self) -> int:
         """Elements of routed-expert tensors (weights and biases), all experts."""
         return sum(t.n_elements for t in self.tensors if t.kind == "expert")
 
-    @property
+    @cached_property
     def params_active(self) -> int:
         """Parameters read per token: params_total - params_expert x (1 - k/E).
 
@@ -141,12 +142,12 @@ class ModelSpec:
         inactive = self.params_expert * (self.n_experts - self.n_experts_per_token)
         return self.params_total - inactive // self.n_experts
 
-    @property
+    @cached_property
     def params_multimodal(self) -> int:
         """Elements of the vision/audio towers and their projectors (0 for text-only)."""
         return sum(t.n_elements for t in self.multimodal_tensors)
 
-    @property
+    @cached_property
     def params_embedding(self) -> int:
         """Elements of token_embd plus an untied output head."""
         return sum(t.n_elements for t in self.tensors if t.kind in ("embedding", "output"))
