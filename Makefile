@@ -60,9 +60,12 @@ serve-check:
 	[ $$fail = 0 ] || echo "make serve: see README, Production, and .env.example" >&2; \
 	exit $$fail
 
+# lint-imports checks the contracts in pyproject.toml ([tool.importlinter]): the layers
+# estimator < catalog < pricing < sizing_site import downward only.
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 typecheck: setup
 	$(VENV)/bin/mypy .

@@ -1,8 +1,9 @@
 """Cloud prices: providers, the sources that fetch their prices, the offers, and the history.
 
 Offers are public reference data unless their source is an organisation's feed; those rows
-carry the organisation and are reached only through `CloudOffer.objects.visible_to()` or the
-tenancy helpers (`Tenant.scoped(CloudOffer)`), whose manager fails closed like TenantManager.
+carry the organisation and are reached only through the fail-closed `OrgOptionalManager`
+(`CloudOffer.objects.visible_to()`, `.for_organization()`; catalog.scoping). The
+organisation is the web layer's model, named here by its lazy reference "tenancy.Organization".
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from sizing_site.tenancy.models import Organization, TenantRequired
+from catalog.scoping import OrgOptionalManager
 
 
 class BillingModel(models.TextChoices):
@@ -70,37 +71,6 @@ class CloudProvider(models.Model):
         return self.name
 
 
-class OrgOptionalManager(models.Manager[Any]):
-    """Rows that are public (no organisation) or owned by one organisation; fails closed.
-
-    `objects.all()` raises, as with TenantManager: callers say whose rows they want.
-    Services that write every row and admin use the loudly named `all_orgs` manager.
-    """
-
-    def get_queryset(self) -> models.QuerySet[Any]:
-        raise TenantRequired(
-            f"{self.model.__name__}.objects needs .public(), .visible_to() or .for_organization()"
-        )
-
-    def _base(self) -> models.QuerySet[Any]:
-        return models.QuerySet(self.model, using=self._db)
-
-    def public(self) -> models.QuerySet[Any]:
-        return self._base().filter(organization__isnull=True)
-
-    def for_organization(self, organization: Organization | None) -> models.QuerySet[Any]:
-        """Only the organisation's own rows (what `Tenant.scoped()` calls)."""
-        if organization is None or organization.pk is None:
-            raise TenantRequired(f"{self.model.__name__}: no organization given")
-        return self._base().filter(organization=organization)
-
-    def visible_to(self, organizations: list[Organization]) -> models.QuerySet[Any]:
-        """Public rows plus those of the given organisations (the caller's memberships)."""
-        return self._base().filter(
-            Q(organization__isnull=True) | Q(organization__in=[o.pk for o in organizations])
-        )
-
-
 class PriceSource(models.Model):
     provider = models.ForeignKey(
         CloudProvider, on_delete=models.CASCADE, related_name="sources", verbose_name=_("provider")
@@ -128,7 +98,7 @@ class PriceSource(models.Model):
         _("refresh every (hours)"), default=24, validators=[MinValueValidator(1)]
     )
     organization = models.ForeignKey(
-        Organization,
+        "tenancy.Organization",
         on_delete=models.CASCADE,
         null=True,
         blank=True,
@@ -187,7 +157,7 @@ class CloudOffer(models.Model):
         verbose_name=_("source"),
     )
     organization = models.ForeignKey(
-        Organization,
+        "tenancy.Organization",
         on_delete=models.CASCADE,
         null=True,
         blank=True,

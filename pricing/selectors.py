@@ -1,10 +1,12 @@
 """Reads for prices: the prices page, an organisation's feed page, the configurator's offers,
 and the sources a scheduled refresh should run. Organisation feed offers are reached only
-through the fail-closed manager with the caller's organisations."""
+through the fail-closed manager with the caller's organisations; the web layer resolves
+which organisations those are (tenancy) and passes them in."""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -13,14 +15,13 @@ from django.db.models import F, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from catalog.models import Accelerator
+from catalog.scoping import Owner
 from pricing.models import CloudOffer, CloudProvider, PriceSnapshot, PriceSource, RefreshRun
-from sizing_site.tenancy.access import Tenant
-from sizing_site.tenancy.models import Organization
 
 SPARKLINE_POINTS = 12
 
 
-def _offers(organizations: list[Organization]) -> QuerySet[CloudOffer]:
+def _offers(organizations: Sequence[Owner]) -> QuerySet[CloudOffer]:
     return CloudOffer.objects.visible_to(organizations).select_related(
         "provider", "accelerator", "organization"
     )
@@ -28,7 +29,7 @@ def _offers(organizations: list[Organization]) -> QuerySet[CloudOffer]:
 
 def offer_list(
     *,
-    organizations: list[Organization],
+    organizations: Sequence[Owner],
     accelerator: Accelerator | None = None,
     provider: CloudProvider | None = None,
     max_price_per_gpu_hour: Decimal | None = None,
@@ -68,7 +69,7 @@ def offer_providers() -> QuerySet[CloudProvider]:
 
 
 def offers_for(
-    *, accelerator: Accelerator, gpu_count: int, organization: Organization | None = None
+    *, accelerator: Accelerator, gpu_count: int, organization: Owner | None = None
 ) -> QuerySet[CloudOffer]:
     """Offers of `accelerator` with at least `gpu_count` GPUs in one instance, cheapest
     instance-hour first (you rent the whole instance). Public offers plus, when given,
@@ -117,24 +118,24 @@ def offers_by_accelerator(offers: QuerySet[CloudOffer]) -> list[dict[str, Any]]:
     return [{"accelerator": a, "offers": groups[a.pk if a else None]} for a in order]
 
 
-def org_feed_sources(*, tenant: Tenant) -> QuerySet[PriceSource]:
+def org_feed_sources(*, organization: Owner) -> QuerySet[PriceSource]:
     return (
-        PriceSource.objects.for_organization(tenant.organization)
+        PriceSource.objects.for_organization(organization)
         .select_related("provider")
         .order_by("provider__name")
     )
 
 
-def org_feed_offers(*, tenant: Tenant) -> QuerySet[CloudOffer]:
+def org_feed_offers(*, organization: Owner) -> QuerySet[CloudOffer]:
     return (
-        CloudOffer.objects.for_organization(tenant.organization)
+        CloudOffer.objects.for_organization(organization)
         .select_related("provider", "accelerator")
         .order_by("provider__name", "sku")
     )
 
 
-def org_feed_runs(*, tenant: Tenant, limit: int = 10) -> list[RefreshRun]:
-    sources = PriceSource.objects.for_organization(tenant.organization)
+def org_feed_runs(*, organization: Owner, limit: int = 10) -> list[RefreshRun]:
+    sources = PriceSource.objects.for_organization(organization)
     return list(
         RefreshRun.objects.filter(source__in=sources).select_related("source__provider")[:limit]
     )

@@ -21,6 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
+from catalog.scoping import Owner
 from pricing.fetchers import FETCHERS
 from pricing.fetchers.base import (
     FetchedOffer,
@@ -41,7 +42,6 @@ from pricing.models import (
     RunStatus,
     SourceKind,
 )
-from sizing_site.tenancy.access import Tenant
 
 logger = logging.getLogger(__name__)
 
@@ -447,16 +447,16 @@ def _seed_sources(path: Path, providers: dict[str, CloudProvider], result: SeedR
 
 
 def org_feed_save(
-    *, tenant: Tenant, provider: CloudProvider, url: str = "", content: str = ""
+    *, organization: Owner, provider: CloudProvider, url: str = "", content: str = ""
 ) -> PriceSource:
     """Create or update the organisation's feed for a provider (admins only: the view
-    resolves the tenant with min_role=admin)."""
+    resolves the tenant with min_role=admin and passes its organisation)."""
     source, _created = PriceSource.all_orgs.update_or_create(
-        organization=tenant.organization,
+        organization=organization,
         provider=provider,
         kind=SourceKind.FEED,
         defaults={
-            "name": f"{tenant.organization.name}: {provider.name}",
+            "name": f"{organization.name}: {provider.name}",
             "base_url": url,
             "feed_content": "" if url else content,
             "enabled": True,

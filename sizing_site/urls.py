@@ -31,7 +31,7 @@ urlpatterns += i18n_patterns(
     ),
     path("", include("sizing_site.tenancy.urls")),
     path("", include("catalog.urls")),
-    path("", include("pricing.urls")),
+    path("", include("sizing_site.prices.urls")),
     path("", include("sizing_site.configurator.urls")),
     path("", include("sizing_site.explore.urls")),
     path("", include("sizing_site.reports.urls")),

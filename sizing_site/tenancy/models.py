@@ -1,4 +1,7 @@
-"""Organizations are the tenants; memberships give users a role inside one."""
+"""Organizations are the tenants; memberships give users a role inside one.
+
+Rows an organization owns are read through the fail-closed managers of `catalog.scoping`.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +14,10 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from catalog.scoping import TenantManager, TenantRequired
+
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
-
-
-class TenantRequired(LookupError):
-    """A tenant-owned table was queried without naming the tenant."""
 
 
 class Role(models.TextChoices):
@@ -42,29 +43,6 @@ class Organization(models.Model):
         return self.name
 
 
-class TenantQuerySet(models.QuerySet[Any]):
-    pass
-
-
-class TenantManager(models.Manager[Any]):
-    """The one scoped path into tenant-owned rows; it fails closed.
-
-    `get_queryset()` raises, so `Model.objects.all()` or `.filter(...)` without naming the
-    organization is an error rather than a leak. Admin and migrations use the explicit,
-    loudly named `all_tenants` manager instead.
-    """
-
-    def get_queryset(self) -> TenantQuerySet:
-        raise TenantRequired(
-            f"{self.model.__name__}.objects needs a tenant: use .for_organization(org)"
-        )
-
-    def for_organization(self, organization: Organization | None) -> TenantQuerySet:
-        if organization is None or organization.pk is None:
-            raise TenantRequired(f"{self.model.__name__}: no organization given")
-        return TenantQuerySet(self.model, using=self._db).filter(organization=organization)
-
-
 class TenantOwned(models.Model):
     """Base for every row that belongs to one organization."""
 
@@ -82,11 +60,13 @@ class TenantOwned(models.Model):
 
 
 class MembershipManager(TenantManager):
-    def for_user(self, user: AbstractBaseUser) -> TenantQuerySet:
+    scopes = ("for_organization", "for_user")
+
+    def for_user(self, user: AbstractBaseUser) -> models.QuerySet[Any]:
         """A user's own memberships across organizations (for the org switcher)."""
         if user.pk is None:
             raise TenantRequired("Membership: no user given")
-        return TenantQuerySet(self.model, using=self._db).filter(user=user)
+        return self._unscoped().filter(user=user)
 
 
 class Membership(TenantOwned):
@@ -128,7 +108,9 @@ class InvitationStatus(models.TextChoices):
 
 
 class InvitationManager(TenantManager):
-    def addressed_to(self, user: AbstractBaseUser) -> TenantQuerySet:
+    scopes = ("for_organization", "addressed_to")
+
+    def addressed_to(self, user: AbstractBaseUser) -> models.QuerySet[Any]:
         """Live invitations for this user across organizations (the invitee's own page).
 
         Matched by username or by the account e-mail. Staff set e-mail addresses in the
@@ -140,7 +122,7 @@ class InvitationManager(TenantManager):
         email = getattr(user, "email", "")
         if email:
             names |= models.Q(identifier__iexact=email)
-        live = TenantQuerySet(self.model, using=self._db).filter(
+        live = self._unscoped().filter(
             status=InvitationStatus.PENDING, expires_at__gt=timezone.now()
         )
         return live.filter(names)

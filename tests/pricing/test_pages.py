@@ -10,12 +10,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from catalog.models import Accelerator
+from catalog.scoping import TenantRequired
 from pricing import selectors, services
 from pricing.matching import tokens
 from pricing.models import CloudOffer, CloudProvider, PriceSource, RefreshRun
 from pricing.tasks import refresh_prices
 from sizing_site.tenancy.access import tenant_for
-from sizing_site.tenancy.models import TenantRequired
 from tests.cast import CastTestCase
 from tests.pricing.helpers import accelerators
 
@@ -37,7 +37,9 @@ class PricesTests(CastTestCase):
         cls.h100 = Accelerator.objects.get(slug="nvidia-h100-sxm5-80gb")
         cls.acme = CloudProvider.objects.create(name="Acme GPU", slug="acme")
         tenant = tenant_for(cls.alice, "org-a")
-        feed = services.org_feed_save(tenant=tenant, provider=cls.acme, content=FEED)
+        feed = services.org_feed_save(
+            organization=tenant.organization, provider=cls.acme, content=FEED
+        )
         services.price_source_refresh(source_id=feed.pk)
 
     def test_the_page_lists_offers_per_accelerator_with_per_gpu_hour(self) -> None:
@@ -116,6 +118,18 @@ class PricesTests(CastTestCase):
             list(CloudOffer.objects.all())
         with self.assertRaises(TenantRequired):
             CloudOffer.objects.for_organization(None)
+
+    def test_the_offer_scopes_split_public_and_negotiated_rows(self) -> None:
+        public = set(CloudOffer.objects.public().values_list("sku", flat=True))
+        own = set(CloudOffer.objects.for_organization(self.org_a).values_list("sku", flat=True))
+        seen = set(CloudOffer.objects.visible_to([self.org_a]).values_list("sku", flat=True))
+        assert own == {"acme-h100x8"} and "acme-h100x8" not in public
+        assert seen == public | own
+        assert set(CloudOffer.objects.visible_to([self.org_b]).values_list("sku", flat=True)) == (
+            public
+        )
+        with self.assertRaisesRegex(TenantRequired, r"\.public\(\), \.visible_to\(\)"):
+            CloudOffer.objects.filter(sku="acme-h100x8")
 
     def test_org_feed_page_is_404_for_another_org_and_403_to_post_for_a_viewer(self) -> None:
         url = reverse("pricing:org-feed", args=["org-a"])

@@ -13,11 +13,11 @@ from django.urls import reverse
 from django.utils import translation
 
 from catalog.models import Accelerator
+from catalog.scoping import TenantRequired
 from estimator.api import estimate
 from sizing_site.reports import services
 from sizing_site.reports.models import ActivityEntry, SavedConfiguration, ShareLink, SharePolicy
 from sizing_site.tenancy.access import tenant_for
-from sizing_site.tenancy.models import TenantRequired
 from tests.reports.base import QUERY, ReportsTestCase
 
 

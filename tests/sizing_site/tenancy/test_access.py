@@ -4,8 +4,9 @@ import pytest
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
+from catalog.scoping import TenantRequired
 from sizing_site.tenancy.access import get_owned_or_404, tenant_for
-from sizing_site.tenancy.models import Membership, Role, TenantRequired
+from sizing_site.tenancy.models import Membership, Organization, Role
 from tests.cast import CastTestCase
 
 
@@ -41,6 +42,16 @@ class TenantAccessTests(CastTestCase):
             Membership.objects.filter(role=Role.ADMIN)
         with pytest.raises(TenantRequired):
             Membership.objects.for_organization(None)
+
+    def test_the_refusal_names_the_scopes_to_use_and_an_unsaved_org_is_no_scope(self) -> None:
+        with pytest.raises(
+            TenantRequired,
+            match=r"^Membership\.objects needs a scope: use "
+            r"\.for_organization\(\), \.for_user\(\)$",
+        ):
+            Membership.objects.all()
+        with pytest.raises(TenantRequired, match="no organization given"):
+            Membership.objects.for_organization(Organization(name="Unsaved", slug="unsaved"))
 
     def test_the_scoped_manager_returns_only_the_given_tenants_rows(self) -> None:
         rows = set(Membership.objects.for_organization(self.org_a))

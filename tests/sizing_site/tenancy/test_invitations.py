@@ -11,6 +11,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from catalog.scoping import TenantRequired
 from sizing_site.tenancy import services
 from sizing_site.tenancy.access import Invitee, tenant_for
 from sizing_site.tenancy.models import (
@@ -18,7 +19,6 @@ from sizing_site.tenancy.models import (
     InvitationStatus,
     Membership,
     Role,
-    TenantRequired,
 )
 from sizing_site.tenancy.selectors import invitation_list_for_user
 from tests.cast import CastTestCase

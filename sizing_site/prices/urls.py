@@ -1,7 +1,8 @@
 from django.urls import path
 
-from pricing import views
+from sizing_site.prices import views
 
+# The namespace stays "pricing": URL names are a contract (templates, links, tests).
 app_name = "pricing"
 
 urlpatterns = [

@@ -1,3 +1,9 @@
+"""The price pages: every offer the viewer may see, and an organisation's own feed.
+
+Web layer: tenancy resolves who the viewer is and which organisations they belong to;
+`pricing` gets those organisations and knows nothing of requests or memberships.
+"""
+
 from __future__ import annotations
 
 from django.conf import settings
@@ -8,9 +14,9 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
 from pricing import selectors, services
-from pricing.forms import FeedUploadForm, OfferFilterForm
 from pricing.models import PriceSource, RunStatus
 from pricing.tasks import refresh_enqueue
+from sizing_site.prices.forms import FeedUploadForm, OfferFilterForm
 from sizing_site.tenancy.access import tenant_for
 from sizing_site.tenancy.models import Role
 from sizing_site.tenancy.selectors import membership_list_for_user
@@ -44,7 +50,7 @@ def org_feed(request: HttpRequest, org_slug: str) -> HttpResponse:
         if form.is_valid():
             data = form.cleaned_data
             source = services.org_feed_save(
-                tenant=tenant,
+                organization=tenant.organization,
                 provider=data["provider"],
                 url=data["url"] or "",
                 content=data.get("content", ""),
@@ -54,9 +60,9 @@ def org_feed(request: HttpRequest, org_slug: str) -> HttpResponse:
     context = {
         "tenant": tenant,
         "form": form,
-        "sources": selectors.org_feed_sources(tenant=tenant),
-        "offers": selectors.org_feed_offers(tenant=tenant),
-        "runs": selectors.org_feed_runs(tenant=tenant),
+        "sources": selectors.org_feed_sources(organization=tenant.organization),
+        "offers": selectors.org_feed_offers(organization=tenant.organization),
+        "runs": selectors.org_feed_runs(organization=tenant.organization),
     }
     return render(request, "pricing/org_feed.html", context, status=400 if form.errors else 200)
 
