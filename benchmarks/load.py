@@ -1,16 +1,41 @@
-"""Load benchmark of the production command: gunicorn with gunicorn.conf.py on PostgreSQL and
-Redis, driven over real sockets on 127.0.0.1.
+"""Load benchmark of the production processes: gunicorn with gunicorn.conf.py and a Celery
+worker, on PostgreSQL and Redis, driven over real sockets on 127.0.0.1.
 
-    python benchmarks/load.py pages [--clients 8] [--requests 240]
+    python benchmarks/load.py pages [--quick] [--clients 8] [--requests 240] [--workers 2]
+        [--threads 4] [--warm-wait-s 120] [--cold-cards 20] [--memory-cards 0] [--root DIR]
     python benchmarks/load.py hold [--keepalive 200] [--half-open 50] [--hold-s 20] [--restart]
 
 Both modes create a scratch database (rightsize_bench, dropped at the end) on the local
-PostgreSQL, use Redis database 9, run the release step (migrate, collectstatic,
-load_catalog), add a bench user and start gunicorn with the repository's configuration.
+PostgreSQL, empty Redis database 9 (cache and Celery queue; emptied again at the end), run
+the release step (migrate, collectstatic, load_catalog), add a bench user and start gunicorn
+with the repository's configuration. GUNICORN_WORKERS and GUNICORN_THREADS come from
+--workers and --threads (issue 12: 2 workers on 2 cores); WEB_CONCURRENCY (which
+gunicorn.conf.py overrides anyway) and GUNICORN_CMD_ARGS (which would override it) are
+removed from the server's environment. One run at a time: runs share the database and Redis.
+--root serves another checkout (say `git archive HEAD` unpacked) with this script.
 
-pages: for each main page, `--clients` keep-alive clients send `--requests` requests in all;
-prints requests/s, p50 and p95, and each page's p50 as a multiple of the trivial view's
-(/health/live/: no database, no template).
+pages also starts a Celery worker as the Procfile does, then:
+1. warm-up: waits at most --warm-wait-s until Redis's `celery` queue is empty and the worker
+   holds no task (active, reserved or scheduled): a warm-up that load_catalog queued has run.
+   Nothing queued, no wait.
+2. cold cards: one client visits --cold-cards card pages (card across every model), spread
+   over the catalog, each once, one after the other: p50 and max of those first visits.
+3. memory: the clients visit every card page once (--memory-cards N: N of them, spread);
+   then each gunicorn worker's RSS (VmRSS of the master's children).
+4. pages: each page, and the login page before the first and after each, `--requests`
+   requests from `--clients` keep-alive clients after 2 warm-up requests per client. The
+   page's requests/s as a % of the login page's (mean of the runs just before and after it,
+   on the same server: a ratio that holds on a noisy machine), p50/p95, and p50 as a
+   multiple of the trivial view's (/health/live/: no database, no template). "varied" rows
+   cycle over distinct configurator URLs (4 cards x 6 contexts x 5 weights formats x 4 GPU
+   counts, half for the full page, half for the HTMX part), so a result cache cannot answer
+   every request from one entry.
+5. catalog edit: one accelerator's notes are changed through the ORM in a subprocess (as an
+   admin save would); its card page and 4 others are visited right after, then 5 other card
+   pages after the warm-up wait.
+It ends with the workers' RSS, how many workers gunicorn replaced (max_requests), and the
+targets of issue 12, each PASS or MISS. --quick: 80 requests per page, 10 cold cards, 150
+card pages for the memory figure.
 
 hold: `--keepalive` clients each keep a connection open and send a request every second,
 while `--half-open` clients send half a request and hold (reconnecting when dropped), for
@@ -19,58 +44,125 @@ at or under gunicorn's workers x threads and that /health/ keeps answering. With
 --restart it then restarts PostgreSQL and Redis (this affects everything else using them)
 and checks that pages come back with no manual step.
 
-Everything is bounded: request counts, --hold-s, and a deadline on each wait.
+Everything is bounded: request counts, --hold-s, --warm-wait-s, a deadline on each wait and
+each subprocess. Exit status 1 when a request was not answered 200 (targets only print).
 """
 
 from __future__ import annotations
 
 import argparse
+import fcntl
 import http.client
 import os
+import random
 import re
 import runpy
 import secrets
+import signal
 import socket
 import statistics
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from unittest import mock
 from urllib.parse import urlencode
 
-ROOT = Path(__file__).resolve().parents[1]
+import redis
+from celery import Celery
+
 PY = sys.executable
 HOST = "127.0.0.1"
 DB = "rightsize_bench"
 REDIS_DB = 9
+LOCK = Path("/tmp/rightsize-load-bench.lock")
 USER, PASSWORD = "bench", "bench-pw-123-load"
 MODEL, CARD = "llama-3-1-8b-instruct", "nvidia-h100-sxm5-80gb"
 CONFIGURE = f"/en/models/{MODEL}/on/{CARD}/?quant=Q4_K_M&ctx=8192"
-PAGES: list[tuple[str, str, dict[str, str]]] = [
-    ("trivial view (/health/live/)", "/health/live/", {}),
-    ("health (database, cache, broker)", "/health/", {}),
-    ("login page", "/en/accounts/login/", {}),
-    ("home", "/en/", {}),
-    ("configurator, full page", CONFIGURE, {}),
-    ("configurator, results (HTMX)", CONFIGURE, {"HX-Request": "true"}),
-    ("model on every card", f"/en/models/{MODEL}/gpus/", {}),
-    ("card across every model", f"/en/gpus/{CARD}/", {}),
-    (
-        "compare, 3 columns",
+HTMX = {"HX-Request": "true"}
+# The "varied" configurator rows: every combination once (the empty quant is "best that fits").
+VARIED_CARDS = (CARD, "nvidia-h100-pcie-80gb", "nvidia-geforce-rtx-4090", "amd-instinct-mi300x")
+VARIED_CTX = (2048, 4096, 8192, 16384, 32768, 65536)
+VARIED_QUANTS = ("Q4_K_M", "Q5_K_M", "Q6_K", "Q8_0", "")
+VARIED_GPUS = (1, 2, 4, 8)
+# Issue 12's targets.
+CONFIGURATOR_PCT, HTMX_PCT, EXPLORE_PCT = 25.0, 50.0, 30.0
+CARD_AFTER_EDIT_MS = 300.0
+WORKER_RSS_MB = 200.0  # decimal megabytes
+EDIT_VISITS = 5  # card pages timed right after the edit, and again after the warm-up
+EDITED_CARD = "nvidia-a100-80gb-pcie"  # a seeded card (catalog/data/accelerators.json)
+
+
+@dataclass(frozen=True)
+class Page:
+    """A row of the pages table: its URLs (cycled), headers and target, if any."""
+
+    name: str
+    paths: tuple[str, ...]
+    headers: dict[str, str] = field(default_factory=dict)
+    min_pct_of_login: float | None = None
+
+
+def configurator_variants() -> list[str]:
+    """Distinct configurator URLs (cards x contexts x weights x GPU counts), in a fixed
+    shuffled order so that consecutive requests differ in every parameter."""
+    paths = [
+        f"/en/models/{MODEL}/on/{card}/?" + urlencode({"quant": quant, "ctx": ctx, "gpus": gpus})
+        for card in VARIED_CARDS
+        for ctx in VARIED_CTX
+        for quant in VARIED_QUANTS
+        for gpus in VARIED_GPUS
+    ]
+    random.Random(12).shuffle(paths)
+    return paths
+
+
+def pages() -> list[Page]:
+    """The pages table: the trivial view first (the p50 reference), the login page (the
+    req/s reference, measured again before every row), then the pages of issue 12."""
+    varied = configurator_variants()
+    full, part = tuple(varied[0::2]), tuple(varied[1::2])
+    compare = (
         f"/en/compare/?c1={MODEL}:{CARD}:Q4_K_M:1&c2={MODEL}:nvidia-h100-pcie-80gb:Q4_K_M:2"
-        f"&c3=qwen3-8b:{CARD}",
-        {},
-    ),
-]
+        f"&c3=qwen3-8b:{CARD}"
+    )
+    return [
+        Page("trivial view (/health/live/)", ("/health/live/",)),
+        Page("health (database, cache, broker)", ("/health/",)),
+        Page("login page", ("/en/accounts/login/",)),
+        Page("home", ("/en/",)),
+        Page("configurator, full page", (CONFIGURE,), min_pct_of_login=CONFIGURATOR_PCT),
+        Page(f"configurator, full, varied ({len(full)} URLs)", full, {}, CONFIGURATOR_PCT),
+        Page("configurator, HTMX results part", (CONFIGURE,), HTMX, HTMX_PCT),
+        Page(f"configurator, HTMX, varied ({len(part)} URLs)", part, HTMX, HTMX_PCT),
+        Page("model on every card", (f"/en/models/{MODEL}/gpus/",), {}, EXPLORE_PCT),
+        Page("card across every model", (f"/en/gpus/{CARD}/",), {}, EXPLORE_PCT),
+        Page("compare, 3 columns", (compare,)),
+    ]
+
+
+LOGIN = Page("login page", ("/en/accounts/login/",))
+
+
+@dataclass(frozen=True)
+class Target:
+    """One of issue 12's targets beside what was measured."""
+
+    name: str
+    goal: str
+    measured: str
+    ok: bool
 
 
 def psql(sql: str, database: str = "postgres") -> str:
     command = ["psql", "-h", HOST, "-U", "postgres", "-d", database, "-Atqc", sql]
-    return subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        command, check=True, capture_output=True, text=True, timeout=120
+    ).stdout.strip()
 
 
 def free_port() -> int:
@@ -79,9 +171,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def server_env(port: int) -> dict[str, str]:
+def server_env(port: int, workers: int, threads: int) -> dict[str, str]:
+    """The environment of every server process: production settings on loopback."""
+    env = {k: v for k, v in os.environ.items() if k not in ("WEB_CONCURRENCY", "GUNICORN_CMD_ARGS")}
     return {
-        **os.environ,
+        **env,
         "DATABASE_URL": f"postgres://postgres@{HOST}:5432/{DB}",
         "REDIS_URL": f"redis://{HOST}:6379/{REDIS_DB}",
         "DEBUG": "False",
@@ -93,47 +187,143 @@ def server_env(port: int) -> dict[str, str]:
         "CSRF_COOKIE_SECURE": "False",
         "SECURE_HSTS_SECONDS": "0",
         "GUNICORN_BIND": f"{HOST}:{port}",
+        "GUNICORN_WORKERS": str(workers),
+        "GUNICORN_THREADS": str(threads),
+        "GUNICORN_LOGLEVEL": "info",  # its "Booting worker" lines count the replacements
         "LOG_LEVEL": "WARNING",  # one line per request would time the log, not the pages
     }
 
 
-def release(env: dict[str, str]) -> None:
+@contextmanager
+def single_run() -> Iterator[None]:
+    """Refuse to start while another run holds the lock: they would share DB and Redis."""
+    with LOCK.open("w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SystemExit(f"another load benchmark is running ({LOCK} is locked)") from None
+        yield
+
+
+def flush_redis() -> None:
+    """Empty the benchmark's Redis database: cold cache, no queued task from a past run."""
+    redis.Redis(host=HOST, port=6379, db=REDIS_DB).flushdb()
+
+
+def manage(root: Path, env: dict[str, str], *args: str) -> None:
+    """One manage.py command, its output discarded, bounded to 10 minutes."""
+    subprocess.run(
+        [PY, "manage.py", *args],
+        cwd=root,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=600,
+    )
+
+
+def release(root: Path, env: dict[str, str]) -> None:
     """The release step of `make serve`, plus the bench user."""
     psql(f"DROP DATABASE IF EXISTS {DB}")
     psql(f"CREATE DATABASE {DB}")
+    flush_redis()
     for args in (["migrate"], ["collectstatic", "--noinput"], ["load_catalog"]):
-        subprocess.run(
-            [PY, "manage.py", *args, "--verbosity", "0"],
-            cwd=ROOT,
-            env=env,
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        manage(root, env, *args, "--verbosity", "0")
     create_user = (
         "from django.contrib.auth.models import User; "
         f"User.objects.create_user({USER!r}, password={PASSWORD!r})"
     )
-    subprocess.run([PY, "manage.py", "shell", "-c", create_user], cwd=ROOT, env=env, check=True)
+    manage(root, env, "shell", "-c", create_user)
 
 
 @contextmanager
-def gunicorn(env: dict[str, str], port: int, log: Path) -> Iterator[dict[str, object]]:
-    """The production web command; yields its configuration as gunicorn reads it."""
-    # Read in this process: the server's environment differs only in GUNICORN_BIND.
-    conf = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
-    command = [PY, "-m", "gunicorn", "-c", "gunicorn.conf.py", "sizing_site.wsgi"]
+def process(command: list[str], root: Path, env: dict[str, str], log: Path) -> Iterator[int]:
+    """Run `command` in its own session, output to `log`; yields its pid. At exit SIGTERM,
+    and SIGKILL to its whole process group when it has not stopped after 40 s."""
     with log.open("w") as out:
-        proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=out)
+        proc = subprocess.Popen(
+            command, cwd=root, env=env, stdout=out, stderr=out, start_new_session=True
+        )
     try:
-        wait_for(lambda: status(port, "/health/") == 200, seconds=60, what="gunicorn start")
-        yield conf
+        yield proc.pid
     finally:
         proc.terminate()
         try:
             proc.wait(timeout=40)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+
+@dataclass(frozen=True)
+class Server:
+    """The running gunicorn: its configuration as gunicorn reads it, master pid, log."""
+
+    conf: dict[str, object]
+    pid: int
+    log: Path
+
+
+@contextmanager
+def gunicorn(root: Path, env: dict[str, str], port: int, log: Path) -> Iterator[Server]:
+    """The production web command, once /health/ answers."""
+    with mock.patch.dict(os.environ, env, clear=True):
+        conf = runpy.run_path(str(root / "gunicorn.conf.py"))
+    command = [PY, "-m", "gunicorn", "-c", "gunicorn.conf.py", "sizing_site.wsgi"]
+    with process(command, root, env, log) as pid:
+        wait_for(lambda: status(port, "/health/") == 200, seconds=60, what="gunicorn start")
+        yield Server(conf, pid, log)
+
+
+class CeleryWorker:
+    """The Procfile's worker; its queue as Redis and the worker's remote control see it."""
+
+    def __init__(self, url: str, log: Path) -> None:
+        self.app = Celery(broker=url)
+        self.redis = redis.Redis.from_url(url)
+        self.log = log
+        self.reported = 0
+
+    def busy(self) -> int | None:
+        """Tasks queued in Redis or held by the worker; None while the worker is silent."""
+        inspect = self.app.control.inspect(timeout=1.0, limit=1)
+        held = [inspect.active(), inspect.reserved(), inspect.scheduled()]
+        if any(reply is None for reply in held):
+            return None
+        queued = int(self.redis.llen("celery"))
+        return queued + sum(len(tasks) for reply in held if reply for tasks in reply.values())
+
+    def wait_idle(self, seconds: float) -> float | None:
+        """Seconds until nothing was queued or held at two polls in a row; None past
+        `seconds`. Two polls: a task between the queue and the worker shows in neither."""
+        started = time.monotonic()
+        idle = 0
+        while time.monotonic() - started < seconds:
+            idle = idle + 1 if self.busy() == 0 else 0
+            if idle == 2:
+                return time.monotonic() - started
+            time.sleep(0.5)
+        return None
+
+    def new_tasks(self) -> list[str]:
+        """Tasks finished since the last call, as the worker logged them."""
+        pattern = re.compile(r"Task (\S+)\[[^\]]+\] (succeeded in [\d.]+s|raised \w+)")
+        done = pattern.findall(self.log.read_text(errors="replace"))
+        fresh, self.reported = done[self.reported :], len(done)
+        return [f"{name} {outcome}" for name, outcome in fresh]
+
+
+@contextmanager
+def celery_worker(root: Path, env: dict[str, str], log: Path) -> Iterator[CeleryWorker]:
+    """The Procfile's `worker` process, once it answers a ping."""
+    concurrency = env.get("CELERY_CONCURRENCY", "2")
+    command = [PY, "-m", "celery", "-A", "sizing_site", "worker", "--loglevel", "INFO"]
+    command += ["--concurrency", concurrency, "--without-gossip", "--without-mingle"]
+    with process(command, root, env, log):
+        worker = CeleryWorker(env["REDIS_URL"], log)
+        wait_for(lambda: bool(worker.app.control.ping(timeout=1.0)), seconds=60, what="celery")
+        yield worker
 
 
 def wait_for(ready: Callable[[], bool], *, seconds: float, what: str) -> float:
@@ -202,62 +392,331 @@ class PageResult:
     seconds: float
     p50_ms: float
     p95_ms: float
-    errors: int
+    failures: tuple[str, ...]  # "<status or exception> <path>" of each request not answered 200
+
+    @property
+    def rate(self) -> float:
+        return self.requests / self.seconds
+
+    @property
+    def errors(self) -> int:
+        return len(self.failures)
 
 
-def drive(clients: list[Client], path: str, headers: dict[str, str], total: int) -> PageResult:
-    """`total` requests shared by the clients, all at once; latency per request."""
+def describe_failures(failures: Sequence[str]) -> str:
+    """'' when there are none, else their count and the first."""
+    return f" ({len(failures)} not 200, first: {failures[0]})" if failures else ""
+
+
+def drive(
+    clients: Sequence[Client],
+    paths: Sequence[str],
+    headers: dict[str, str],
+    total: int,
+    *,
+    start: int = 0,
+    deadline_s: float = 600.0,
+) -> PageResult:
+    """`total` requests shared by the clients, all at once; request k asks for
+    paths[(start + k) % len(paths)]. A failed request counts as an error, not 200."""
     latencies: list[float] = []
-    errors = [0]
+    failures: list[str] = []
     lock = threading.Lock()
-    per_client = max(1, total // len(clients))
 
-    def run(client: Client) -> None:
-        for _ in range(per_client):
+    def run(first: int, client: Client) -> None:
+        for k in range(first, total, len(clients)):
+            path = paths[(start + k) % len(paths)]
             started = time.perf_counter()
-            code, _ = client.request("GET", path, **headers)
+            try:
+                outcome = str(client.request("GET", path, **headers)[0])
+            except (OSError, http.client.HTTPException) as error:  # timeout: no answer in 30 s
+                outcome = type(error).__name__
+                client.conn.close()
             elapsed = time.perf_counter() - started
             with lock:
                 latencies.append(elapsed)
-                errors[0] += code != 200
+                if outcome != "200":
+                    failures.append(f"{outcome} {path}")
 
-    threads = [threading.Thread(target=run, args=(c,)) for c in clients]
+    threads = [
+        threading.Thread(target=run, args=(i, c), daemon=True) for i, c in enumerate(clients)
+    ]
     started = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
-        t.join(timeout=300)
+        t.join(timeout=max(0.0, deadline_s - (time.perf_counter() - started)))
+    if any(t.is_alive() for t in threads):
+        raise SystemExit(f"{paths[0]}: requests still running after {deadline_s:g} s")
     seconds = time.perf_counter() - started
     latencies.sort()
     p95 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.95))]
     return PageResult(
-        len(latencies), seconds, statistics.median(latencies) * 1000, p95 * 1000, errors[0]
+        len(latencies),
+        seconds,
+        statistics.median(latencies) * 1000,
+        p95 * 1000,
+        tuple(failures),
     )
 
 
-def pages_mode(args: argparse.Namespace, port: int, conf: dict[str, object]) -> int:
-    clients = [Client(port) for _ in range(args.clients)]
-    for client in clients:
-        client.login()
+def measure(clients: Sequence[Client], page: Page, total: int) -> PageResult:
+    """2 warm-up requests per client (caches, connections), then `total` timed ones that
+    continue the page's cycle of URLs."""
+    warm = 2 * len(clients)
+    drive(clients, page.paths, page.headers, warm)
+    return drive(clients, page.paths, page.headers, total, start=warm)
+
+
+def logged_in_client(port: int) -> Client:
+    client = Client(port)
+    client.login()
+    return client
+
+
+def card_slugs() -> list[str]:
+    """The slug of every card with a card page, sorted (vendors in turn): those with memory
+    and bandwidth, which the estimator can size (explore_accelerator; others are 404)."""
+    sql = (
+        "select slug from catalog_accelerator where memory_gb > 0 and bandwidth_gbps > 0 "
+        "order by slug"
+    )
+    return psql(sql, DB).split()
+
+
+def spread(items: Sequence[str], n: int) -> list[str]:
+    """`n` of `items`, evenly spaced from the first."""
+    count = min(n, len(items))
+    return [items[i * len(items) // count] for i in range(count)]
+
+
+def first_visits(client: Client, slugs: Sequence[str]) -> tuple[list[float], list[str]]:
+    """Milliseconds of one GET of each card page, one after the other, and the failures.
+    A /health/live/ request before each keeps the connection open (not timed)."""
+    times, failures = [], []
+    for slug in slugs:
+        client.request("GET", "/health/live/")
+        path = f"/en/gpus/{slug}/"
+        started = time.perf_counter()
+        code, _ = client.request("GET", path)
+        times.append((time.perf_counter() - started) * 1000)
+        if code != 200:
+            failures.append(f"{code} {path}")
+    return times, failures
+
+
+def describe_visits(slugs: Sequence[str], times: Sequence[float], failures: Sequence[str]) -> str:
+    slowest = max(range(len(times)), key=times.__getitem__)
+    text = (
+        f"p50 {statistics.median(times):.0f} ms, max {times[slowest]:.0f} ms "
+        f"({slugs[slowest]}) over {len(times)}"
+    )
+    return text + describe_failures(failures)
+
+
+def each_visit(slugs: Sequence[str], times: Sequence[float]) -> str:
+    return ", ".join(f"{slug} {ms:.0f}" for slug, ms in zip(slugs, times, strict=True))
+
+
+def worker_pids(master: int) -> list[int]:
+    """gunicorn's workers: the master's child processes, from /proc."""
+    children = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # Fields after the command name (in parentheses, may hold spaces): state, ppid, ...
+        if int(stat.rsplit(")", 1)[1].split()[1]) == master:
+            children.append(int(entry.name))
+    return sorted(children)
+
+
+def rss_mb(pid: int) -> float:
+    """Resident set size (VmRSS) in decimal megabytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024 / 1e6
+    return 0.0
+
+
+def workers_rss(server: Server) -> dict[int, float]:
+    return {pid: rss_mb(pid) for pid in worker_pids(server.pid)}
+
+
+def describe_rss(rss: dict[int, float]) -> str:
+    return ", ".join(f"pid {pid} {mb:.0f} MB" for pid, mb in rss.items())
+
+
+def replacements(server: Server) -> int:
+    """Workers gunicorn has started beyond its configured count (max_requests recycling,
+    crashes), counted in its log."""
+    boots = server.log.read_text(errors="replace").count("Booting worker with pid")
+    return max(0, boots - int(str(server.conf["workers"])))
+
+
+def warm_up(worker: CeleryWorker, seconds: float, when: str) -> None:
+    """Wait for the worker to finish what is queued (at most `seconds`); print the tasks."""
+    if seconds <= 0:
+        print(f"warm-up wait {when}: off (--warm-wait-s 0)")
+    else:
+        waited = worker.wait_idle(seconds)
+        done = f"worker idle after {waited:.1f} s" if waited is not None else "still busy"
+        print(f"warm-up wait {when} (at most {seconds:g} s): {done}")
+    tasks = worker.new_tasks()
+    print("  tasks run since the last wait: " + ("; ".join(tasks) or "none"))
+
+
+def pages_table(clients: Sequence[Client], total: int, targets: list[Target]) -> int:
+    """The pages table; appends the req/s targets; returns the requests not answered 200.
+
+    The login page is measured before the first page and after each: a page is compared
+    with the mean of the login runs just before and just after it, on the same server."""
     print(
-        f"gunicorn: {conf['workers']} workers x {conf['threads']} threads on "
-        f"{os.cpu_count()} cores; {args.clients} keep-alive clients, {args.requests} "
-        "requests per page after 2 warm-up requests per client"
+        f"pages: {total} requests per page from {len(clients)} keep-alive clients; login "
+        "figures: mean of the login page's runs just before and just after each page"
     )
-    print(f"  {'page':<36} {'req/s':>7} {'p50 ms':>8} {'p95 ms':>8} {'p50 / trivial':>14}")
-    trivial_p50 = 0.0
-    failed = 0
-    for name, path, headers in PAGES:
-        drive(clients, path, headers, 2 * len(clients))  # warm caches and connections
-        result = drive(clients, path, headers, args.requests)
+    print(
+        f"  {'page':<42} {'req/s':>7} {'p50 ms':>7} {'p95 ms':>7} {'login/s':>8} "
+        f"{'login p50':>9} {'% login':>8} {'p50/triv':>9}  target"
+    )
+    trivial_p50, failed = 0.0, 0
+    before = measure(clients, LOGIN, total)
+    for page in pages():
+        result = measure(clients, page, total)
+        after = measure(clients, LOGIN, total)
+        login_rate = (before.rate + after.rate) / 2
+        login_p50 = (before.p50_ms + after.p50_ms) / 2
         trivial_p50 = trivial_p50 or result.p50_ms
-        rate = result.requests / result.seconds
-        ratio = result.p50_ms / trivial_p50
+        pct = 100 * result.rate / login_rate
+        goal = ""
+        if page.min_pct_of_login is not None:
+            ok = pct >= page.min_pct_of_login
+            goal = f">= {page.min_pct_of_login:g} % {'PASS' if ok else 'MISS'}"
+            target = f"req/s >= {page.min_pct_of_login:g} % of login"
+            targets.append(Target(page.name, target, f"{pct:.1f} %", ok))
+        failures = before.failures + result.failures
         print(
-            f"  {name:<36} {rate:7.1f} {result.p50_ms:8.1f} {result.p95_ms:8.1f} {ratio:13.1f}x"
-            + (f"  ({result.errors} not 200)" if result.errors else "")
+            f"  {page.name:<42} {result.rate:7.1f} {result.p50_ms:7.1f} {result.p95_ms:7.1f} "
+            f"{login_rate:8.1f} {login_p50:9.1f} {pct:7.1f}% "
+            f"{result.p50_ms / trivial_p50:8.1f}x  {goal}" + describe_failures(failures)
         )
-        failed += result.errors
+        failed += len(failures)
+        before = after
+    return failed + before.errors
+
+
+def edit_accelerator(root: Path, env: dict[str, str], slug: str) -> None:
+    """Change one accelerator's notes and save it through the ORM, as an admin edit does
+    (the save signal runs), in a separate process like the admin's request."""
+    code = (
+        "from catalog.models import Accelerator; "
+        f"a = Accelerator.objects.get(slug={slug!r}); "
+        "a.notes = (a.notes + ' (edited by benchmarks/load.py)').strip(); a.save()"
+    )
+    manage(root, env, "shell", "-c", code)
+
+
+def edit_phase(
+    args: argparse.Namespace,
+    env: dict[str, str],
+    worker: CeleryWorker,
+    clients: Sequence[Client],
+    cards: Sequence[str],
+) -> tuple[list[Target], int]:
+    """First visits of card pages right after a catalog edit (the edited card's first, then
+    others spread over `cards`), and of other cards after the warm-up wait. Before the edit
+    the clients ask for one card page twice each, so that a worker gunicorn has just
+    replaced (max_requests) does not pay its first card page in these figures."""
+    drive(clients, [f"/en/gpus/{CARD}/"], {}, 2 * len(clients))
+    others = [slug for slug in cards if slug != EDITED_CARD]
+    after_edit = [EDITED_CARD, *spread(others[0::2], EDIT_VISITS - 1)]
+    after_warm = spread(others[1::2], EDIT_VISITS)
+    edit_accelerator(args.root, env, EDITED_CARD)
+    print(f"catalog edit: the notes of {EDITED_CARD} saved through the ORM (manage.py shell)")
+    times, failures = first_visits(clients[0], after_edit)
+    print(f"  right after (ms): {each_visit(after_edit, times)}{describe_failures(failures)}")
+    warm_up(worker, args.warm_wait_s, "after the edit")
+    later, later_failures = first_visits(clients[0], after_warm)
+    print(f"  after the wait (ms): {each_visit(after_warm, later)}")
+    print(f"  {describe_visits(after_warm, later, later_failures)}")
+    targets = [
+        card_target("edited card's page, first visit after", times[0]),
+        card_target(f"{len(times)} card pages after the edit, max", max(times)),
+        card_target(f"{len(later)} card pages after the warm-up, max", max(later)),
+    ]
+    return targets, len(failures) + len(later_failures)
+
+
+def card_target(name: str, ms: float) -> Target:
+    """A card page's time after a catalog edit against issue 12's limit."""
+    return Target(name, f"<= {CARD_AFTER_EDIT_MS:g} ms", f"{ms:.0f} ms", ms <= CARD_AFTER_EDIT_MS)
+
+
+def memory_phase(
+    server: Server, clients: Sequence[Client], slugs: Sequence[str], count: int
+) -> tuple[Target, int]:
+    """Every card page once (or `count` of them, spread), from all clients; then each
+    gunicorn worker's RSS against the target."""
+    visited = spread(slugs, count) if count else list(slugs)
+    before = workers_rss(server)
+    paths = [f"/en/gpus/{slug}/" for slug in visited]
+    every = drive(clients, paths, {}, len(paths), deadline_s=max(600.0, 2.0 * len(paths)))
+    after = workers_rss(server)
+    print(
+        f"memory: {len(visited)} of {len(slugs)} card pages once in {every.seconds:.1f} s, "
+        f"p50 {every.p50_ms:.0f} ms, p95 {every.p95_ms:.0f} ms"
+        f"{describe_failures(every.failures)}; worker RSS before: {describe_rss(before)}; "
+        f"after: {describe_rss(after)}; workers replaced so far: {replacements(server)}"
+    )
+    name = "worker RSS after " + ("every card page" if not count else f"{count} card pages")
+    measured = ", ".join(f"{mb:.0f}" for mb in after.values()) + " MB"
+    ok = bool(after) and max(after.values()) <= WORKER_RSS_MB
+    return Target(name, f"<= {WORKER_RSS_MB:g} MB each", measured, ok), every.errors
+
+
+def print_load() -> None:
+    """The machine's load average: the other processes the figures shared the cores with."""
+    print("load average (1, 5, 15 min): {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
+
+
+def pages_mode(args: argparse.Namespace, env: dict[str, str], port: int, server: Server) -> int:
+    """Warm-up, cold cards, memory, the pages table, the catalog edit; then the targets."""
+    log = server.log.with_name(server.log.stem + "-celery.log")
+    with celery_worker(args.root, env, log) as worker:
+        print(
+            f"gunicorn: {server.conf['workers']} workers ({len(worker_pids(server.pid))} "
+            f"running) x {server.conf['threads']} threads, max_requests "
+            f"{server.conf['max_requests']}; {os.cpu_count()} cores; celery worker "
+            f"--concurrency {env.get('CELERY_CONCURRENCY', '2')}; logs {server.log}, {log}"
+        )
+        print_load()
+        warm_up(worker, args.warm_wait_s, "after load_catalog")
+        clients = [logged_in_client(port) for _ in range(args.clients)]
+        slugs = card_slugs()
+        cold = spread(slugs, args.cold_cards)
+        times, failures = first_visits(clients[0], cold)
+        print(f"cold cards, first visit of each: {describe_visits(cold, times, failures)}")
+        failed = len(failures)
+        memory, errors = memory_phase(server, clients, slugs, args.memory_cards)
+        targets = [memory]
+        failed += errors + pages_table(clients, args.requests, targets)
+        rest = [slug for slug in slugs if slug not in cold and slug != CARD]
+        edit_targets, errors = edit_phase(args, env, worker, clients, rest)
+        targets += edit_targets
+        failed += errors
+        print(
+            f"end: worker RSS {describe_rss(workers_rss(server))}; workers replaced during "
+            f"the run (max_requests): {replacements(server)}"
+        )
+    print_load()
+    print("targets (issue 12):")
+    for t in targets:
+        print(f"  {t.name:<44} {t.goal:<28} {t.measured:>12}  {'PASS' if t.ok else 'MISS'}")
+    if failed:
+        print(f"{failed} requests not answered 200")
     return 1 if failed else 0
 
 
@@ -329,8 +788,8 @@ def restart_postgres_and_redis() -> None:
         ["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "restart"], check=True
     )
     subprocess.run(["redis-cli", "-h", HOST, "-p", "6379", "shutdown", "nosave"], check=False)
-    redis = ["redis-server", "--daemonize", "yes", "--bind", HOST, "--port", "6379"]
-    subprocess.run([*redis, "--save", "", "--appendonly", "no"], check=True)
+    server = ["redis-server", "--daemonize", "yes", "--bind", HOST, "--port", "6379"]
+    subprocess.run([*server, "--save", "", "--appendonly", "no"], check=True)
 
 
 def hold_mode(args: argparse.Namespace, port: int, conf: dict[str, object]) -> int:
@@ -356,26 +815,47 @@ def hold_mode(args: argparse.Namespace, port: int, conf: dict[str, object]) -> i
     return 0 if ok else 1
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("mode", choices=["pages", "hold"])
+    parser.add_argument("--quick", action="store_true", help="a shorter run: smaller defaults")
     parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--requests", type=int, default=240)
+    parser.add_argument("--requests", type=int, help="per page (default 240, --quick 80)")
+    parser.add_argument("--workers", type=int, default=2, help="GUNICORN_WORKERS")
+    parser.add_argument("--threads", type=int, default=4, help="GUNICORN_THREADS")
+    parser.add_argument("--warm-wait-s", type=float, default=120.0, help="0: no wait")
+    parser.add_argument("--cold-cards", type=int, help="default 20, --quick 10")
+    parser.add_argument(
+        "--memory-cards", type=int, help="0: every card page (default), --quick 150"
+    )
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1])
     parser.add_argument("--keepalive", type=int, default=200)
     parser.add_argument("--half-open", type=int, default=50)
     parser.add_argument("--hold-s", type=float, default=20.0)
     parser.add_argument("--restart", action="store_true")
     args = parser.parse_args()
+    defaults = {"requests": (240, 80), "cold_cards": (20, 10), "memory_cards": (0, 150)}
+    for name, (full, quick) in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, quick if args.quick else full)
+    args.root = args.root.resolve()
+    return args
+
+
+def main() -> int:
+    args = arguments()
     port = free_port()
-    env = server_env(port)
-    release(env)
-    try:
-        with gunicorn(env, port, Path(f"/tmp/rightsize-bench-{port}.log")) as conf:
-            if args.mode == "pages":
-                return pages_mode(args, port, conf)
-            return hold_mode(args, port, conf)
-    finally:
-        psql(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
+    env = server_env(port, args.workers, args.threads)
+    with single_run():
+        try:
+            release(args.root, env)
+            with gunicorn(args.root, env, port, Path(f"/tmp/rightsize-bench-{port}.log")) as server:
+                if args.mode == "pages":
+                    return pages_mode(args, env, port, server)
+                return hold_mode(args, port, server.conf)
+        finally:
+            psql(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
+            flush_redis()
 
 
 if __name__ == "__main__":

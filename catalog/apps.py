@@ -6,3 +6,8 @@ class CatalogConfig(AppConfig):
     name = "catalog"
     label = "catalog"
     verbose_name = _("Catalog")
+
+    def ready(self) -> None:
+        from catalog import signals
+
+        signals.connect()

@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "import_export",
     "catalog",
     "pricing",
+    "sizing_site.prices",
     "sizing_site.configurator",
     "sizing_site.explore",
     "sizing_site.reports",
@@ -61,6 +62,8 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     # Before anything reads the path or query: a NUL byte or non-UTF-8 query is a 400.
     "sizing_site.guards.RequestGuardMiddleware",
+    # Before any view reads a catalog row (catalog.sizing.cache).
+    "sizing_site.core.catalog_version.CatalogVersionMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -142,6 +145,10 @@ else:
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = REDIS_URL or "cache+memory://"
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
+# After a catalog edit, a Celery worker re-fills the sizing cache (catalog.tasks). With tasks
+# run in-process (no REDIS_URL) that would make the admin's save wait, so pages fill it
+# on first visit instead.
+SIZING_WARM_AFTER_EDIT = env_bool("SIZING_WARM_AFTER_EDIT", bool(REDIS_URL))
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"

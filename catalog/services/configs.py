@@ -12,10 +12,10 @@ from django.db import transaction
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
-from catalog import adapters
 from catalog.limits import json_depth
 from catalog.models import LLMModel, Origin
 from catalog.services.common import CatalogError, validation_text
+from catalog.sizing import specs
 from estimator.model import ConfigError, ModelSpec
 
 # A config.json is a few kB; a megabyte is already an upload mistake.
@@ -76,7 +76,7 @@ def config_parse_text(*, text: str | bytes) -> dict[str, Any]:
 def model_config_validate(*, config: Any) -> ModelSpec:
     """Run the estimator's parser; its complaint becomes a CatalogError naming the key."""
     try:
-        return adapters.spec_from_config(config)
+        return specs.spec_from_config(config)
     except ConfigError as exc:
         raise CatalogError(
             _("config.json: %(field)s %(message)s") % {"field": exc.field, "message": exc.message}
@@ -113,7 +113,7 @@ def model_config_require_size(*, config: dict[str, Any]) -> ModelSpec:
 def model_apply_config(*, model: LLMModel, config: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
     """Set config and the fields derived from it; returns {field: (old, new)} of changes."""
     spec = model_config_validate(config=config)
-    values: dict[str, Any] = {"config": config, **adapters.spec_fields(spec)}
+    values: dict[str, Any] = {"config": config, **specs.spec_fields(spec)}
     if model.max_context_tokens is None:
         values["max_context_tokens"] = spec.max_context_tokens or None
     changed = {}
@@ -152,7 +152,7 @@ def _check_same_model(
     if replace or not model.config:
         return
     try:
-        old = _shape(adapters.model_spec(model))
+        old = _shape(specs.model_spec(model))
     except ConfigError:
         return  # the stored config no longer parses: replacing it is the repair
     if old != _shape(spec):

@@ -8,10 +8,10 @@ from typing import IO, Any
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from catalog import adapters
 from catalog.gguf_header import GGUFHeader, check_fits, read_header
 from catalog.models import LLMModel, ModelWeights, Origin, WeightsFamily
 from catalog.services.common import CatalogError
+from catalog.sizing import specs
 from estimator.model import ConfigError
 
 
@@ -54,7 +54,7 @@ def _computed(model: LLMModel, quant: str) -> int | None:
     if not model.config:
         return None
     try:
-        return adapters.computed_bytes(adapters.model_spec(model), "gguf", quant)
+        return specs.computed_bytes(specs.model_spec(model), "gguf", quant)
     except (ConfigError, ValueError, KeyError):
         return None  # the estimator cannot size this pairing; the measured size stands
 

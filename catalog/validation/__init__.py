@@ -3,8 +3,8 @@
 `python -m estimator.validate` replays the published measurements in
 estimator/data/validation/ with ideal inputs: fixture configs and the device totals the logs
 print. This module replays the same rows through the page's code path instead (catalog rows
--> catalog.adapters.configurator_request -> estimate_result) and sets both side by side, so
-that a difference points at catalog data or at the adapter, not at the estimator.
+-> catalog.sizing.size_setup, the configurator's sizing) and sets both side by side, so
+that a difference points at catalog data or at the sizing service, not at the estimator.
 
 A row is replayed when its model (an LLMModel with a config) and its device (an Accelerator)
 are in the catalog. GGUF file sizes name no device: they are sized on REFERENCE_ACCELERATOR,
@@ -18,7 +18,7 @@ from catalog.validation.lookup import (
     Match,
     catalog_index,
     match_case,
-    portal_request,
+    portal_sizing,
     setup_for,
 )
 from catalog.validation.report import (
@@ -49,7 +49,7 @@ __all__ = [
     "ValidationReport",
     "catalog_index",
     "match_case",
-    "portal_request",
+    "portal_sizing",
     "portal_validation",
     "setup_for",
 ]

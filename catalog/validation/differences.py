@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import fields
+from collections.abc import Iterable, Iterator
+from dataclasses import fields, replace
 from typing import Any
 
-from catalog import adapters
 from catalog.models import Accelerator, LLMModel
 from catalog.validation.cases import MEMORY
-from catalog.validation.lookup import Match, figure_value
+from catalog.validation.lookup import Match, Value, figure_value
 from estimator import validate
-from estimator.api import Request, RequestError, parse_request
+from estimator.api import Request, RequestError, check_request, result_to_dict, run_estimate
 from estimator.api import cache as estimator_cache
 from estimator.units import GB, GIB
 
@@ -22,12 +21,10 @@ SPEED_ONLY_DEVICE_FIELDS = frozenset(
 )
 
 
-def request_differences(
-    *, ours: Mapping[str, Any], page: Mapping[str, Any], match: Match, kind: str
-) -> list[str]:
+def request_differences(*, ours: Request, page: Request, match: Match, kind: str) -> list[str]:
     """Effective differences between estimator.validate's request and the page's (both
-    parsed with the estimator's defaults), naming the catalog field behind each."""
-    a, b = parse_request(dict(ours)), adapters.parsed_request(dict(page))
+    with the estimator's defaults), naming the catalog field behind each."""
+    a, b = ours, page
     notes = [*_model_notes(a, b, match.model), *_weights_notes(a, b)]
     notes += _device_notes(a, b, match.accelerator, kind)
     for section in ("engine", "workload"):
@@ -88,37 +85,39 @@ def _device_notes(ours: Request, page: Request, card: Accelerator, kind: str) ->
     return notes
 
 
-def _swaps(ours: Mapping[str, Any], page: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
-    """(part, page request with that part taken from estimator.validate's request)."""
+def _swaps(ours: Request, page: Request) -> Iterator[tuple[str, Request]]:
+    """(part, the page's request with that part taken from estimator.validate's request)."""
     for section in ("model", "weights"):
-        if ours[section] != page[section]:
-            yield section, {**page, section: ours[section]}
-    mine, theirs = page["device"], ours["device"]
-    for key in sorted((mine.keys() | theirs.keys()) - {"name"}):
-        if key == "memory_gb" and theirs[key] == validate.BIG_DEVICE_GB:
+        if getattr(ours, section) != getattr(page, section):
+            yield section, replace(page, **{section: getattr(ours, section)})
+    for field in sorted(f.name for f in fields(page.device)):
+        theirs = getattr(ours.device, field)
+        if field == "name" or theirs == getattr(page.device, field):
+            continue
+        if field == "memory_gb" and theirs == validate.BIG_DEVICE_GB:
             continue  # estimator.validate's stand-in for "memory does not matter here"
-        device = {k: v for k, v in mine.items() if k != key}
-        device.update({key: theirs[key]} if key in theirs else {})
-        if device != mine:
-            yield f"device.{key}", {**page, "device": device}
+        yield f"device.{field}", replace(page, device=replace(page.device, **{field: theirs}))
+
+
+def _figure(request: Request, path: str) -> Value | None:
+    """`path` of the estimator's result for `request` (checked as parse_request would)."""
+    return figure_value(result_to_dict(run_estimate(check_request(request))), path)
 
 
 CAUSE_SHARE = 0.5  # a part "explains" a difference when it alone closes half the gap
 
 
-def causes(
-    *, ours: Mapping[str, Any], page: Mapping[str, Any], path: str, target: float
-) -> tuple[str, ...]:
+def causes(*, ours: Request, page: Request, path: str, target: float) -> tuple[str, ...]:
     """The request parts that, taken alone from estimator.validate's request, close at
     least CAUSE_SHARE of the gap between the page's figure and `target` (the estimator's),
     as "part (share %)", largest share first."""
-    start = figure_value(adapters.estimate_result(dict(page)), path)
+    start = _figure(page, path)
     if start is None or start[0] == target:
         return ()
     shares = []
     for part, request in _swaps(ours, page):
         try:
-            value = figure_value(adapters.estimate_result(request), path)
+            value = _figure(request, path)
         except RequestError:
             continue
         if value is not None:

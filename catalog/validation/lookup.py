@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from catalog import adapters
 from catalog.models import Accelerator, LLMModel
+from catalog.sizing import Setup, Sizing, size_setup
 from catalog.validation.cases import Case
 from estimator.api import parse_request
 from estimator.api.schema import LLAMA_FAMILY
@@ -98,15 +98,17 @@ def catalog_index() -> CatalogIndex:
 # --- replaying one row through the page ---------------------------------------------------
 
 
-def setup_for(*, request: Mapping[str, Any], gpus: int) -> adapters.Setup | str:
-    """The configurator Setup replaying estimator.validate's request on `gpus` devices (its
-    engine settings verbatim), or why the page cannot express it."""
-    parsed = parse_request(dict(request))
+def setup_for(*, request: Mapping[str, Any], gpus: int) -> Setup | str:
+    """The configurator Setup replaying estimator.validate's request (its JSON form) on
+    `gpus` devices with the engine settings it names, as the estimator reads them; or why
+    the page cannot express it."""
+    parsed = parse_request(request)
     workload = parsed.workload
     if parsed.engine.name not in LLAMA_FAMILY and workload.tensor_parallel != gpus:
         return SKIP_PIPELINE
-    options = tuple((k, v) for k, v in request.get("engine", {}).items() if k != "name")
-    return adapters.Setup(
+    named = (k for k in request.get("engine", {}) if k != "name")
+    options = tuple((k, getattr(parsed.engine, k)) for k in named)
+    return Setup(
         quant=parsed.weights.name,
         context_tokens=workload.context_tokens,
         gpus=gpus,
@@ -124,7 +126,7 @@ def setup_for(*, request: Mapping[str, Any], gpus: int) -> adapters.Setup | str:
 class Match:
     model: LLMModel
     accelerator: Accelerator
-    setup: adapters.Setup
+    setup: Setup
 
 
 def match_case(*, case: Case, catalog: CatalogIndex) -> Match | str:
@@ -145,14 +147,10 @@ def match_case(*, case: Case, catalog: CatalogIndex) -> Match | str:
     return Match(model, accelerator, setup)
 
 
-def portal_request(*, match: Match) -> dict[str, Any]:
-    """The request the configurator page builds for these catalog rows and setup."""
-    return adapters.configurator_request(
-        model=match.model,
-        accelerator=match.accelerator,
-        setup=match.setup,
-        measured=adapters.measured_weights(match.model),
-    )
+def portal_sizing(*, match: Match) -> Sizing:
+    """These catalog rows and setup sized as the configurator page sizes them. Raises
+    estimator.api.RequestError."""
+    return size_setup(model=match.model, accelerator=match.accelerator, setup=match.setup)
 
 
 Value = tuple[float, float | None, float | None]  # estimate, low, high

@@ -7,7 +7,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from catalog import adapters
 from catalog.validation.cases import (
     BY_ESTIMATOR,
     CASE_SOURCES,
@@ -27,10 +26,10 @@ from catalog.validation.lookup import (
     catalog_index,
     figure_value,
     match_case,
-    portal_request,
+    portal_sizing,
 )
 from estimator import validate
-from estimator.api import RequestError
+from estimator.api import Request, RequestError, parse_request, result_to_dict
 
 MEMORY_TOLERANCE_PCT = 0.5  # |portal - estimator| / estimator
 SPEED_TOLERANCE_POINTS = 2.0  # |portal - estimator| / measured, in points of error
@@ -184,14 +183,14 @@ def _replay(case: Case, catalog: CatalogIndex, tallies: Mapping[str, _Tally]) ->
     if isinstance(match, str):
         _skip(tallies, keys, match)
         return
-    request = portal_request(match=match)
     try:
-        page = adapters.estimate_result(request)
+        sized = portal_sizing(match=match)
     except RequestError as exc:
         _skip(tallies, keys, f"the page's request refused: {exc.field}")
         return
+    page = result_to_dict(sized.result)
     for measure in measures:
-        _tally(tallies[measure.dataset], case, match, measure, (page, ours), request)
+        _tally(tallies[measure.dataset], case, match, measure, (page, ours), sized.request)
 
 
 def _tally(
@@ -200,7 +199,7 @@ def _tally(
     match: Match,
     measure: Measure,
     results: tuple[Mapping[str, Any], Mapping[str, Any]],
-    request: Mapping[str, Any],
+    request: Request,
 ) -> None:
     page, ours = (figure_value(result, measure.path) for result in results)
     if ours is None:
@@ -214,11 +213,10 @@ def _tally(
     )
     why: dict[str, Any] = {}
     if numbers["differs"]:
-        why["causes"] = causes(ours=case.request, page=request, path=measure.path, target=ours[0])
+        theirs = parse_request(case.request)  # estimator.validate's own, accepted above
+        why["causes"] = causes(ours=theirs, page=request, path=measure.path, target=ours[0])
         why["notes"] = tuple(
-            request_differences(
-                ours=case.request, page=request, match=match, kind=tally.dataset.kind
-            )
+            request_differences(ours=theirs, page=request, match=match, kind=tally.dataset.kind)
         )
     row = RowComparison(
         dataset=tally.dataset.key,

@@ -3,6 +3,7 @@
     estimate(request_dict) -> result_dict        (raises RequestError)
     estimate_or_error(request_dict) -> dict      ({"error": {...}} instead of raising)
     parse_request(dict) -> Request; run_estimate(Request) -> Result; result_to_dict(Result)
+    check_request(Request) -> Request   (parse_request's cross-field checks, for code)
     sweep(Request, devices, quants) -> list[SweepRow]   (catalog tables, cached per model)
 
 Everything is pure: no I/O, no globals beyond caches keyed on immutable inputs.
@@ -10,7 +11,13 @@ Everything is pure: no I/O, no globals beyond caches keyed on immutable inputs.
 
 from __future__ import annotations
 
-from estimator.api.parse import RequestError, parse_request
+from estimator.api.parse import (
+    RequestError,
+    check_request,
+    default_backend,
+    model_input,
+    parse_request,
+)
 from estimator.api.schema import (
     Device,
     Engine,
@@ -44,8 +51,11 @@ __all__ = [
     "SweepRow",
     "WeightsSpec",
     "Workload",
+    "check_request",
+    "default_backend",
     "estimate",
     "estimate_or_error",
+    "model_input",
     "parse_request",
     "request_to_dict",
     "result_to_dict",

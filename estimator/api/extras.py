@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from estimator import cost, finetune, memory
@@ -67,9 +67,25 @@ def cost_section(pricing: Pricing, result: Result) -> dict[str, Any]:
     return out
 
 
-def finetune_section(
+@dataclass(frozen=True)
+class FinetuneEstimate:
+    """Training memory of one method (finetune.FinetuneMemory in whole bytes), the total
+    and its even share per device, and whether that share fits."""
+
+    method: str
+    weights_bytes: int
+    gradients_bytes: int
+    optimizer_bytes: int
+    activations_bytes: int
+    adapter_params: int
+    total_bytes: int
+    per_device_bytes: int
+    fit: memory.Fit
+
+
+def finetune_estimate(
     spec: FinetuneSpec, model: ModelSpec, request: Request, usable_bytes_per_device: int
-) -> dict[str, Any]:
+) -> FinetuneEstimate:
     """Training memory (finetune.py) for full / LoRA / QLoRA, and whether it fits when the
     state is sharded evenly over the devices (FSDP / ZeRO-3); LoRA targets the seven
     Llama-style projections, not MoE experts."""
@@ -94,11 +110,21 @@ def finetune_section(
         )
     total = round(need.total_bytes)
     per_device = -(-total // request.device.count)
-    fit = memory.fit_verdict(per_device, usable_bytes_per_device)
-    return {
-        "method": spec.method,
-        **{k: round(v) for k, v in asdict(need).items()},
-        "total_bytes": total,
-        "per_device_bytes": per_device,
-        "fit": asdict(fit),
-    }
+    return FinetuneEstimate(
+        method=spec.method,
+        weights_bytes=round(need.weights_bytes),
+        gradients_bytes=round(need.gradients_bytes),
+        optimizer_bytes=round(need.optimizer_bytes),
+        activations_bytes=round(need.activations_bytes),
+        adapter_params=round(need.adapter_params),
+        total_bytes=total,
+        per_device_bytes=per_device,
+        fit=memory.fit_verdict(per_device, usable_bytes_per_device),
+    )
+
+
+def finetune_section(
+    spec: FinetuneSpec, model: ModelSpec, request: Request, usable_bytes_per_device: int
+) -> dict[str, Any]:
+    """The result's "finetune" section: finetune_estimate as JSON types."""
+    return asdict(finetune_estimate(spec, model, request, usable_bytes_per_device))

@@ -192,15 +192,29 @@ def _check_finite_tree(value: Any, path: str) -> None:
             _check_finite_tree(item, f"{path}[{index}]")
 
 
-def _parse_model(data: Mapping[str, Any]) -> ModelInput:
-    section = _section(data, "model", {"hf_config", "name"}, required=True)
-    config = section.get("hf_config")
+def model_input(config: Any) -> ModelInput:
+    """A config.json object as the request's model: checked (a JSON object, finite numbers)
+    and kept as canonical JSON text. Raises RequestError naming model.hf_config."""
     if config is None:
         raise RequestError("model.hf_config", "is required (the model's config.json object)")
     if not isinstance(config, Mapping):
         raise RequestError("model.hf_config", "must be a JSON object (config.json)")
     _check_finite_tree(config, "model.hf_config")
     return ModelInput(json.dumps(config, sort_keys=True, separators=(",", ":")))
+
+
+def _parse_model(data: Mapping[str, Any]) -> ModelInput:
+    section = _section(data, "model", {"hf_config", "name"}, required=True)
+    return model_input(section.get("hf_config"))
+
+
+def _check_gguf_quant(quant: str, given: str) -> None:
+    """`quant` (upper case) must be a GGUF file type; `given` is how the request wrote it."""
+    if quant not in GGUF_QUANTS:
+        raise RequestError(
+            "weights.quant",
+            f"unknown GGUF file type {given!r}; expected one of {', '.join(GGUF_QUANTS)}",
+        )
 
 
 def _parse_weights(data: Mapping[str, Any], engine: Engine) -> WeightsSpec:
@@ -222,11 +236,8 @@ def _parse_weights(data: Mapping[str, Any], engine: Engine) -> WeightsSpec:
             raise RequestError("weights.quant", "is required for GGUF weights (or give file_bytes)")
         if "dtype" in section:
             raise RequestError("weights.dtype", "applies to hf weights; use quant for GGUF")
-        if quant is not None and quant.upper() not in GGUF_QUANTS:
-            raise RequestError(
-                "weights.quant",
-                f"unknown GGUF file type {quant!r}; expected one of {', '.join(GGUF_QUANTS)}",
-            )
+        if quant is not None:
+            _check_gguf_quant(quant.upper(), quant)
         return WeightsSpec(
             "gguf", quant=quant.upper() if quant else None, file_bytes=file_bytes, imatrix=imatrix
         )
@@ -276,6 +287,16 @@ def _parse_device(data: Mapping[str, Any]) -> Device:
     )
 
 
+def default_backend(engine: str, vendor: str) -> str:
+    """The backend an engine runs on when the request names none: Metal for MLX, the
+    vendor's ggml backend for the llama.cpp family, ROCm on AMD else CUDA for the others."""
+    if engine == "mlx":
+        return "metal"
+    if engine not in LLAMA_FAMILY:
+        return "rocm" if vendor == "amd" else "cuda"
+    return DEFAULT_BACKEND_BY_VENDOR[vendor]
+
+
 def _check_backend(name: str, backend: str, *, explicit: bool) -> None:
     """Engines run on their own backends only: MLX on Metal, TensorRT-LLM on CUDA, the
     llama.cpp family on ggml's backends, vLLM/SGLang on theirs (in-tree or plugin)."""
@@ -308,11 +329,9 @@ def _parse_engine(data: Mapping[str, Any], device: Device) -> Engine:
     }
     s = _section(data, "engine", allowed)
     name = _choice(s, "engine.name", ENGINES, default="llama.cpp") or "llama.cpp"
-    default_backend = "metal" if name == "mlx" else DEFAULT_BACKEND_BY_VENDOR[device.vendor]
-    backend = _choice(s, "engine.backend", BACKENDS, default=default_backend) or default_backend
+    default = default_backend(name, device.vendor)
+    backend = _choice(s, "engine.backend", BACKENDS, default=default) or default
     _check_backend(name, backend, explicit="backend" in s)
-    if name not in LLAMA_FAMILY and "backend" not in s:
-        backend = "rocm" if device.vendor == "amd" else "cuda"
     return Engine(
         name=name,
         backend=backend,
@@ -358,6 +377,15 @@ def _parse_offload(workload: Mapping[str, Any]) -> Offload:
     )
 
 
+def _check_token_budget(prompt: int, output: int, context: int, field: str) -> None:
+    """The prompt and the output must fit in the context; `field` takes the blame."""
+    if prompt + output > context:
+        raise RequestError(
+            field,
+            f"prompt_tokens + output_tokens ({prompt + output}) exceeds context_tokens ({context})",
+        )
+
+
 def _parse_workload(data: Mapping[str, Any]) -> Workload:
     allowed = {
         "context_tokens",
@@ -377,12 +405,8 @@ def _parse_workload(data: Mapping[str, Any]) -> Workload:
         _integer(s, "workload.output_tokens", default=max(1, min(256, context - prompt)), minimum=1)
         or 1
     )
-    if prompt + output > context:
-        field = "workload.prompt_tokens" if "prompt_tokens" in s else "workload.output_tokens"
-        raise RequestError(
-            field,
-            f"prompt_tokens + output_tokens ({prompt + output}) exceeds context_tokens ({context})",
-        )
+    field = "workload.prompt_tokens" if "prompt_tokens" in s else "workload.output_tokens"
+    _check_token_budget(prompt, output, context, field)
     return Workload(
         context_tokens=context,
         concurrent_sequences=_integer(s, "workload.concurrent_sequences", default=1) or 1,
@@ -468,6 +492,14 @@ def _check_kv_dtype(engine: Engine, workload: Workload) -> None:
         )
 
 
+def _check_parallel(workload: Workload, device: Device) -> None:
+    if workload.tensor_parallel > device.count:
+        raise RequestError(
+            "workload.tensor_parallel",
+            f"{workload.tensor_parallel} exceeds device.count ({device.count})",
+        )
+
+
 TOP_LEVEL = {
     "model",
     "weights",
@@ -498,11 +530,7 @@ def parse_request(data: Any) -> Request:
     engine = _parse_engine(data, device)
     workload = _parse_workload(data)
     _check_kv_dtype(engine, workload)
-    if workload.tensor_parallel > device.count:
-        raise RequestError(
-            "workload.tensor_parallel",
-            f"{workload.tensor_parallel} exceeds device.count ({device.count})",
-        )
+    _check_parallel(workload, device)
     request_id = data.get("id")
     if request_id is not None and not isinstance(request_id, str | int):
         raise RequestError("id", "must be a string or an integer")
@@ -517,3 +545,52 @@ def parse_request(data: Any) -> Request:
         recommend=_boolean(data, "recommend", False),
         id=None if request_id is None else str(request_id),
     )
+
+
+def _check_weights(weights: WeightsSpec) -> None:
+    """A typed request's weights name a format the estimator sizes."""
+    if weights.format == "gguf":
+        if weights.quant is not None:
+            _check_gguf_quant(weights.quant, weights.quant)
+    else:
+        _choice(vars(weights), "weights.dtype", HF_FORMATS, required=True)
+
+
+def _check_ranges(request: Request) -> None:
+    """The bounds parse_request puts on the numbers a caller sets in code (device figures
+    from a catalog, workload from a form); the same checks, messages and fields."""
+    device, workload = vars(request.device), vars(request.workload)
+    for name in ("memory_gb", "bandwidth_gbps"):
+        _number(device, f"device.{name}", required=True)
+    optional = ("fp16_tflops", "fp8_tflops", "int8_tops", "interconnect_gbps", "host_memory_gb")
+    for name in (*optional, "host_bandwidth_gbps"):
+        _number(device, f"device.{name}")
+    _integer(device, "device.count", required=True)
+    for name in ("context_tokens", "concurrent_sequences", "output_tokens", "tensor_parallel"):
+        _integer(workload, f"workload.{name}", required=True)
+    _integer(workload, "workload.prompt_tokens", required=True, minimum=0)
+    _choice(workload, "workload.kv_cache_dtype", KV_DTYPES, required=True)
+    _choice(vars(request.engine), "engine.name", ENGINES, required=True)
+    offload = vars(request.workload.offload)
+    _number(offload, "workload.offload.fraction", exclusive=False, maximum=1.0)
+    _integer(offload, "workload.offload.layers", minimum=0)
+
+
+def check_request(request: Request) -> Request:
+    """The checks parse_request makes across fields, for a Request built in code: numbers in
+    range, known weights, the engine on its backend, a KV cache type the engine has, prompt
+    and output within the context, tensor parallelism within the devices. Raises the same
+    RequestError (field, message) as parse_request; returns the request unchanged."""
+    _check_ranges(request)
+    _check_weights(request.weights)
+    _check_backend(request.engine.name, request.engine.backend, explicit=True)
+    workload = request.workload
+    _check_token_budget(
+        workload.prompt_tokens,
+        workload.output_tokens,
+        workload.context_tokens,
+        "workload.prompt_tokens",
+    )
+    _check_kv_dtype(request.engine, workload)
+    _check_parallel(workload, request.device)
+    return request

@@ -4,16 +4,20 @@ parameters (quant, ctx, gpus, seqs, kv, engine, offload, prompt, output)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django import forms
+from django.forms import BoundField
 from django.utils.translation import gettext_lazy as _
 
-from catalog.adapters import GGUF_QUANTS, Setup, fallback_quant, is_gguf
 from catalog.hardware import EngineChoice
+from catalog.models import Accelerator, LLMModel
+from catalog.sizing import GGUF_QUANTS, Setup, fallback_quant, is_gguf
 from estimator import cost
 from estimator.api.schema import KV_DTYPES
 from estimator.weights import HF_FORMATS
+from sizing_site.configurator import selectors
 from sizing_site.configurator.commands import refusal
 
 ENGINE_CHOICES = [
@@ -64,8 +68,21 @@ def field_for(estimator_field: str) -> str | None:
     return None
 
 
+class SizedQuantBoundField(BoundField):
+    """The quant select shows the quant the page sized when the visitor asked for the best
+    that fits (ConfigureForm.sized_quant); what the visitor sent stays as sent."""
+
+    def value(self) -> Any:
+        return super().value() or getattr(self.form, "sized_quant", "")
+
+
+class QuantField(forms.ChoiceField):
+    def get_bound_field(self, form: forms.BaseForm, field_name: str) -> BoundField:
+        return SizedQuantBoundField(form, self, field_name)
+
+
 class ConfigureForm(forms.Form):
-    quant = forms.ChoiceField(label=_("Weights format"), choices=QUANT_CHOICES, required=False)
+    quant = QuantField(label=_("Weights format"), choices=QUANT_CHOICES, required=False)
     ctx = forms.IntegerField(label=_("Context (tokens)"), min_value=1)
     gpus = forms.IntegerField(label=_("GPUs"), min_value=1, max_value=64)
     seqs = forms.IntegerField(label=_("Concurrent sequences"), min_value=1, max_value=4096)
@@ -99,6 +116,9 @@ class ConfigureForm(forms.Form):
         merged = {**{k: str(v) for k, v in defaults.items()}, **{k: data[k] for k in data}}
         super().__init__(merged)
         self.max_context_tokens = max_context_tokens
+        # The quant the page sized for "best that fits", shown in the select; the view sets
+        # it once the setup is sized (the submitted data stays as sent).
+        self.sized_quant = ""
         self.engines = {choice.engine: choice for choice in engines}
         self.card_name = card_name
         for name, field in self.fields.items():
@@ -152,11 +172,12 @@ class ConfigureForm(forms.Form):
             self.add_error("kv", kv_reason)
         return data
 
-    def setup(self, *, quant: str) -> Setup:
+    def setup(self) -> Setup:
+        """The validated inputs as a Setup; quant "" asks for the best that fits."""
         data = self.cleaned_data
         choice = self.engines.get(data["engine"])
         return Setup(
-            quant=quant,
+            quant=data["quant"],
             context_tokens=data["ctx"],
             gpus=data["gpus"],
             sequences=data["seqs"],
@@ -220,3 +241,60 @@ class RentBuyForm(forms.Form):
         for name, field in self.fields.items():
             field.widget.attrs["aria-describedby"] = f"err-{name}"
             field.widget.attrs["step"] = "any"
+
+    def ownership(self) -> cost.Ownership | None:
+        """Owning the hardware as the visitor set it; None until the form is sent valid."""
+        if not self.is_bound or not self.is_valid():
+            return None
+        data = self.cleaned_data
+        return cost.Ownership(
+            purchase_usd=data["hw_usd"],
+            power_w=data["power_w"],
+            electricity_usd_per_kwh=data["kwh_usd"],
+            pue=data["pue"],
+            hours_per_day=data["hours"],
+        )
+
+
+class StateError(ValueError):
+    """A configurator state that cannot be sized: unknown rows, a model or card the page
+    cannot size, invalid parameters, or a setup the estimator refuses."""
+
+
+@dataclass(frozen=True)
+class ConfiguratorState:
+    """A configurator page's state, validated: the rows, the setup (quant "" = the best
+    that fits) and the form's own query parameters (defaults filled in)."""
+
+    model: LLMModel
+    accelerator: Accelerator
+    setup: Setup
+    query: dict[str, str]
+
+
+def configurator_state(
+    *, model_slug: str, accelerator_slug: str, query: Mapping[str, str]
+) -> ConfiguratorState:
+    """The state a configurator address stands for, validated as the page validates it
+    (saved reports replay it). Raises StateError."""
+    try:
+        model, accelerator = selectors.configuration_rows(
+            model_slug=model_slug, accelerator_slug=accelerator_slug
+        )
+    except (LLMModel.DoesNotExist, Accelerator.DoesNotExist) as exc:
+        raise StateError(_("unknown model or accelerator")) from exc
+    scope = selectors.page_scope(model=model, accelerator=accelerator)
+    if scope.max_context_tokens is None or not scope.sizeable_card:
+        raise StateError(_("this configuration cannot be sized"))
+    if not scope.engines:
+        raise StateError(_("no engine in the catalog runs on this card"))
+    form = ConfigureForm(
+        query,
+        max_context_tokens=scope.max_context_tokens,
+        engines=scope.engines,
+        card_name=str(accelerator),
+    )
+    if not form.is_valid():
+        raise StateError(_("invalid configurator parameters"))
+    own = {name: str(form.data[name]) for name in form.fields if name in form.data}
+    return ConfiguratorState(model, accelerator, form.setup(), own)

@@ -1,14 +1,14 @@
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from catalog import adapters, hardware
 from catalog.models import Accelerator, LLMModel
+from catalog.sizing.cache import TIMEOUT_S, key_for
 from estimator.api import RequestError
 from sizing_site.configurator import selectors
 from sizing_site.configurator.forms import ConfigureForm, RentBuyForm, field_for
@@ -24,30 +24,41 @@ def configure(request: HttpRequest, model_slug: str, accelerator_slug: str) -> H
         )
     except (LLMModel.DoesNotExist, Accelerator.DoesNotExist):
         raise Http404 from None
-    context: dict[str, Any] = {"model": model, "accelerator": accelerator}
-    limit = adapters.model_context_limit(model) if model.config else None
-    if limit is None or not adapters.can_size_accelerator(accelerator):
+    context: dict[str, object] = {"model": model, "accelerator": accelerator}
+    scope = selectors.page_scope(model=model, accelerator=accelerator)
+    limit = scope.max_context_tokens
+    if limit is None or not scope.sizeable_card:
         context.update(unavailable=True, model_unavailable=limit is None)
         return render(request, TEMPLATE, context)
-    engines = hardware.support_matrix().default_first(accelerator)
-    if not engines:
+    if not scope.engines:
         context.update(unavailable=True, no_engine=True)
         return render(request, TEMPLATE, context)
     form = ConfigureForm(
-        request.GET, max_context_tokens=limit, engines=engines, card_name=str(accelerator)
+        request.GET, max_context_tokens=limit, engines=scope.engines, card_name=str(accelerator)
     )
-    sizing = _sizing(form, model, accelerator, limit, analysis=_wants_analysis(request))
-    context.update(form=form, max_context_tokens=limit, **sizing, **_urls(request, form))
+    sized = _sizing(request, form, model, accelerator, limit)
+    context.update(form=form, max_context_tokens=limit, **_urls(request, form))
+    if sized is not None:
+        context.update(sized.context(), sections_timeout=TIMEOUT_S)
+        # The sections that show only catalog figures are rendered once per catalog
+        # version, setup and language ({% cache %} in configure.html).
+        setup = sized.results.sized.setup
+        context["sections_key"] = key_for(
+            "configurator-sections", (model.pk, accelerator.pk, setup, limit)
+        )
     template = TEMPLATE
     if getattr(request, "htmx", False):
         template += "#analysis" if _wants_analysis(request) else "#results"
-    bad = form.errors or ("rent" in sizing and sizing["rent"].errors)
+    bad = form.errors or (sized is not None and sized.rent is not None and sized.rent.errors)
     return render(request, template, context, status=400 if bad else 200)
 
 
 def _urls(request: HttpRequest, form: ConfigureForm) -> dict[str, str]:
-    """This state's bookmarkable address, and the analysis part's for the HTMX load."""
+    """This state's bookmarkable address (with the quant the page sized), and the analysis
+    part's for the HTMX load."""
     query = {k: v for k, v in form.data.items() if k != "part"}
+    if form.sized_quant:
+        query["quant"] = form.sized_quant
     return {
         "page_url": f"{request.path}?{urlencode(query)}",
         "analysis_url": f"{request.path}?{urlencode({**query, 'part': 'analysis'})}",
@@ -59,32 +70,78 @@ def _wants_analysis(request: HttpRequest) -> bool:
     return not getattr(request, "htmx", False) or request.GET.get("part") == "analysis"
 
 
+@dataclass(frozen=True)
+class _Sized:
+    """What the page sized: the main figures, and the deeper sections with the rent-or-buy
+    form when the request asks for them."""
+
+    results: selectors.ConfigurationResults
+    analysis: selectors.ConfigurationAnalysis | None = None
+    rent: RentBuyForm | None = None
+
+    def context(self) -> dict[str, object]:
+        """The template's names for the figures."""
+        sized = self.results.sized
+        context: dict[str, object] = {
+            "setup": sized.setup,
+            "result": sized.result,
+            "backend": sized.backend,
+            "measured": sized.measured_weights_bytes is not None,
+            "usable_bytes": self.results.usable_bytes,
+            "device_memory": self.results.device_memory,
+            "commands": self.results.commands,
+        }
+        more = self.analysis
+        if more is not None:
+            context.update(
+                rent=self.rent,
+                offers=more.costs.offers,
+                cloud=more.costs.cloud,
+                rent_vs_buy=more.costs.rent_vs_buy,
+                recommended=more.recommended,
+                matrix=more.matrix,
+                memory_by_context=more.memory_by_context,
+                faq_point=more.faq_point,
+                faq_context_tokens=selectors.FAQ_CONTEXT_TOKENS,
+                plan=more.plan,
+                kv_alternatives=more.kv_alternatives,
+                finetune=more.finetune,
+                datacenter=more.datacenter,
+            )
+        return context
+
+
 def _sizing(
-    form: ConfigureForm, model: LLMModel, accelerator: Accelerator, limit: int, *, analysis: bool
-) -> dict[str, Any]:
+    request: HttpRequest,
+    form: ConfigureForm,
+    model: LLMModel,
+    accelerator: Accelerator,
+    limit: int,
+) -> _Sized | None:
+    """Size the form's setup; an estimator refusal becomes an error on the field at fault."""
     if not form.is_valid():
-        return {}
+        return None
     try:
-        quant = form.cleaned_data["quant"] or selectors.default_quant(
-            model=model, accelerator=accelerator, setup=form.setup(quant="Q4_K_M")
+        results = selectors.configuration_results(
+            model=model, accelerator=accelerator, setup=form.setup()
         )
-        form.data = {**form.data, "quant": quant}  # the page shows the quant it sized
-        setup = form.setup(quant=quant)
-        results = selectors.configuration_results(model=model, accelerator=accelerator, setup=setup)
-        if not analysis:
-            return {"setup": setup, **results}
+        form.sized_quant = results.sized.setup.quant  # the select shows the quant sized
+        if not _wants_analysis(request):
+            return _Sized(results)
         rent = RentBuyForm.for_configuration(
-            form.data, price_usd=accelerator.price_usd, tdp_w=accelerator.tdp_w, gpus=setup.gpus
+            request.GET,
+            price_usd=accelerator.price_usd,
+            tdp_w=accelerator.tdp_w,
+            gpus=results.sized.setup.gpus,
         )
-        more = selectors.configuration_analysis(
+        analysis = selectors.configuration_analysis(
             model=model,
             accelerator=accelerator,
-            setup=setup,
-            results=results,
+            sized=results.sized,
             max_context_tokens=limit,
-            rent=rent,
+            ownership=rent.ownership(),
         )
     except RequestError as exc:
         form.add_error(field_for(exc.field), exc.message)
-        return {}
-    return {"setup": setup, **results, **more}
+        return None
+    return _Sized(results, analysis, rent)

@@ -16,10 +16,9 @@ from django.http import QueryDict
 from django.utils import formats
 from django.utils.translation import gettext_lazy as _
 
-from catalog.adapters import GGUF_QUANTS
-from sizing_site.explore.selectors import Rung, default_floor
+from catalog.sizing import GGUF_QUANTS
+from catalog.sizing.candidates import DEFAULT_CONTEXT_TOKENS, Rung, default_floor
 
-DEFAULT_CONTEXT_TOKENS = 8192
 # The configurator's default prompt (512) and output (256) tokens must fit in the context.
 MIN_CONTEXT_TOKENS = 1024
 DEFAULT_COMPARE_QUANT = "Q4_K_M"

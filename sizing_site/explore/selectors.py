@@ -2,7 +2,7 @@
 
 Every page loads its whole candidate set in a fixed number of queries and filters, sorts
 and sums in Python: the sweep behind a page covers every card anyway (and is cached per
-model, context and ladder in catalog.adapters), so the query count stays flat however
+model, context and ladder by catalog.sizing), so the query count stays flat however
 large the catalog grows.
 """
 
@@ -15,118 +15,22 @@ from typing import Any, TypeVar
 from django.db.models import Q
 from django.utils.translation import gettext as _
 
-from catalog import adapters, hardware
-from catalog.adapters import CardFit
-from catalog.models import Accelerator, LLMModel, QuantFormat, WeightsFamily
-from estimator import recommend
-from estimator.api import RequestError
+from catalog import hardware, sizing
+from catalog.models import Accelerator, LLMModel
+from catalog.sizing import CardFit
+from catalog.sizing.candidates import (
+    CARD_FIELDS,
+    MODEL_FIELDS,
+)
+from estimator.api import RequestError, result_to_dict
+from pricing.costs import usd_per_token_per_s
 
-# What the tables show of a card, and what the estimator needs (adapters.device_section).
-CARD_FIELDS = (
-    "id",
-    "slug",
-    "name",
-    "vendor",
-    "aliases",
-    "memory_gb",
-    "memory_kind",
-    "bandwidth_gbps",
-    "fp16_tflops",
-    "fp8_tflops",
-    "int8_tops",
-    "interconnect_gbps",
-    "segment",
-    "release_date",
-    "price_usd",
-    "curated",
-    "memory_gib",
-    "memory_reported_gib",
-    "memory_type",
-    "architecture",
-    "chips_per_board",
-    "default_engine_id",
-)
-MODEL_FIELDS = (
-    "id",
-    "slug",
-    "name",
-    "family",
-    "publisher",
-    "params_total",
-    "params_active",
-    "max_context_tokens",
-    "config",
-    "updated",
-)
 TOP_N = 10
 R = TypeVar("R")
-# Beyond 16 bits (F32) a GGUF doubles BF16's memory for no quality a reader could use.
-MAX_LADDER_BITS = 16.0
-
-
-@dataclass(frozen=True)
-class Rung:
-    """One quant of the quality ladder (catalog QuantFormat, least compressed first)."""
-
-    name: str
-    bits_per_weight: float
-    quality_rank: int
-
-
-def quant_ladder() -> list[Rung]:
-    """GGUF formats the estimator can size, least compressed first; of formats with the
-    same quality rank (F16 and BF16) only the first is kept, as they fit identically."""
-    rungs: list[Rung] = []
-    formats = QuantFormat.objects.filter(family=WeightsFamily.GGUF).order_by(
-        "-quality_rank", "name"
-    )
-    for fmt in formats.only("name", "bits_per_weight", "quality_rank"):
-        if fmt.bits_per_weight > MAX_LADDER_BITS or not adapters.estimator_knows("gguf", fmt.name):
-            continue
-        if rungs and rungs[-1].quality_rank == fmt.quality_rank:
-            continue
-        rungs.append(Rung(fmt.name, fmt.bits_per_weight, fmt.quality_rank))
-    return rungs
-
-
-def default_floor(ladder: Sequence[Rung]) -> str:
-    """The most compressed rung at or above the estimator's quality floor (3 bits)."""
-    above = [r for r in ladder if r.bits_per_weight >= recommend.DEFAULT_MIN_BITS]
-    return above[-1].name if above else (ladder[-1].name if ladder else "")
-
-
-def ladder_down_to(ladder: Sequence[Rung], floor: str) -> list[str]:
-    """Quant names from the least compressed down to `floor` (inclusive)."""
-    names = [r.name for r in ladder]
-    return names[: names.index(floor) + 1] if floor in names else names
-
-
-def sweep_accelerators() -> list[Accelerator]:
-    """Every card the estimator can size (memory and bandwidth known), in one query."""
-    cards = Accelerator.objects.filter(memory_gb__gt=0, bandwidth_gbps__gt=0)
-    return list(cards.only(*CARD_FIELDS).order_by("id"))
 
 
 def accelerator_count() -> int:
     return Accelerator.objects.count()
-
-
-def explore_model(*, slug: str) -> LLMModel:
-    """A model with a config.json; raises LLMModel.DoesNotExist."""
-    # Measured file sizes feed the sweep (adapters.measured_weights): prefetch them.
-    models = LLMModel.objects.exclude(config={}).only(*MODEL_FIELDS).prefetch_related("weights")
-    return models.get(slug=slug)
-
-
-def explore_models() -> list[LLMModel]:
-    models = LLMModel.objects.exclude(config={}).only(*MODEL_FIELDS).prefetch_related("weights")
-    return list(models.order_by("family", "name"))
-
-
-def explore_accelerator(*, slug: str) -> Accelerator:
-    """A card the estimator can size; raises Accelerator.DoesNotExist."""
-    cards = Accelerator.objects.filter(memory_gb__gt=0, bandwidth_gbps__gt=0)
-    return cards.only(*CARD_FIELDS).get(slug=slug)
 
 
 @dataclass(frozen=True)
@@ -163,7 +67,7 @@ class CardTable:
 
 def _speed(fit: CardFit) -> float | None:
     """The speed rankings use: None for a card whose engine has no published measurement
-    on its backend (adapters.CardFit.calibrated), so such a card is never "fastest"."""
+    on its backend (CardFit.calibrated), so such a card is never "fastest"."""
     return fit.calibrated_speed
 
 
@@ -216,7 +120,7 @@ def model_card_table(
     """`model` on every card, each under its own default engine (catalog.hardware); a card
     no engine in the catalog runs on is listed only with show_all. Raises
     estimator.api.RequestError (e.g. context too long)."""
-    fits = adapters.model_on_cards(
+    fits = sizing.model_on_cards(
         model,
         accelerators,
         quants=quants,
@@ -224,7 +128,7 @@ def model_card_table(
         matrix=hardware.support_matrix(),
     )
     rows = [
-        CardRow(card, fit, adapters.usd_per_token_per_s(card.price_usd, fit))
+        CardRow(card, fit, usd_per_token_per_s(card.price_usd, fit))
         for card, fit in zip(accelerators, fits, strict=True)
         if (not q or _matches(card, q))
         and (not vendor or card.vendor == vendor)
@@ -266,24 +170,32 @@ def card_model_table(
 ) -> ModelTable:
     """`accelerator` across every model with a config; a model whose maximum context is
     shorter than `context_tokens` (or whose config the estimator rejects) is skipped."""
+    # A sibling or stand-in config may allow more than the model does.
+    eligible = [
+        m for m in models if not (m.max_context_tokens and context_tokens > m.max_context_tokens)
+    ]
+    fits = dict(
+        zip(
+            (m.pk for m in eligible),
+            sizing.models_on_card(
+                accelerator,
+                eligible,
+                quants=quants,
+                context_tokens=context_tokens,
+                matrix=hardware.support_matrix(),
+            ),
+            strict=True,
+        )
+    )
     rows, skipped = [], []
-    matrix = hardware.support_matrix()
     for model in models:
         if q and not any(q.casefold() in t.casefold() for t in (model.name, model.family)):
             continue
-        published = model.max_context_tokens
-        if published and context_tokens > published:
-            # A sibling or stand-in config may allow more than the model does.
-            skipped.append((model, _("its published context is shorter")))
-            continue
-        try:
-            fit = adapters.model_on_cards(
-                model, [accelerator], quants=quants, context_tokens=context_tokens, matrix=matrix
-            )[0]
-        except RequestError as exc:
-            skipped.append((model, exc.message))
-            continue
-        rows.append(ModelRow(model, fit))
+        fit = fits.get(model.pk, _("its published context is shorter"))
+        if isinstance(fit, str):
+            skipped.append((model, fit))
+        else:
+            rows.append(ModelRow(model, fit))
     fitting = [r for r in rows if r.fits]
     return ModelTable(
         rows=sorted_rows(rows if show_all else fitting, sort, MODEL_SORTS),
@@ -353,7 +265,8 @@ class CompareColumn:
     accelerator: Accelerator
     quant: str
     gpus: int
-    result: dict[str, Any] | None  # estimator.api.estimate's result; None with an error
+    # The estimator's result as JSON types (as saved reports keep it); None with an error.
+    result: dict[str, Any] | None
     error: str = ""
     choice: hardware.EngineChoice | None = None  # the card's default engine and backend
 
@@ -412,7 +325,7 @@ def _column(
     matrix: hardware.SupportMatrix,
 ) -> CompareColumn:
     model, card = models.get(spec.model_slug), cards.get(spec.accelerator_slug)
-    if model is None or card is None or not adapters.can_size_accelerator(card):
+    if model is None or card is None or not sizing.can_size_accelerator(card):
         return CompareColumn(
             model or LLMModel(slug=spec.model_slug, name=spec.model_slug),
             card or Accelerator(slug=spec.accelerator_slug, name=spec.accelerator_slug),
@@ -424,20 +337,18 @@ def _column(
     choice = matrix.default_for(card)
     if choice is None:
         return CompareColumn(model, card, spec.quant, spec.gpus, None, "no_engine")
-    setup = adapters.Setup(
+    setup = sizing.Setup(
         quant=spec.quant,
         context_tokens=context_tokens,
         gpus=spec.gpus,
         engine=choice.engine,
         backend=choice.backend,
     )
-    request = adapters.configurator_request(
-        model=model, accelerator=card, setup=setup, measured=adapters.measured_weights(model)
-    )
     try:
-        result = adapters.estimate_result(request)
+        sized = sizing.size_setup(model=model, accelerator=card, setup=setup)
     except RequestError as exc:
         return CompareColumn(model, card, spec.quant, spec.gpus, None, exc.message, choice)
+    result = result_to_dict(sized.result)
     return CompareColumn(model, card, spec.quant, spec.gpus, result, "", choice)
 
 

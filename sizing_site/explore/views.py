@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -7,11 +10,15 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import mark_safe
+from django.utils.translation import get_language
 
-from catalog import adapters
-from catalog.adapters import GGUF_QUANTS
+from catalog import sizing
 from catalog.models import Accelerator, LLMModel
+from catalog.sizing import GGUF_QUANTS, candidates
+from catalog.sizing.cache import remembered
 from estimator.api import RequestError
 from sizing_site.explore import selectors
 from sizing_site.explore.forms import (
@@ -40,66 +47,112 @@ def _echo(form: ExploreForm) -> dict[str, object]:
     return {"ctx": data.get("ctx"), "current_sort": data.get("sort") or form.data.get("sort")}
 
 
+@dataclass(frozen=True)
+class _Part:
+    """The rendered results part of an explore page and its status code."""
+
+    html: str
+    status: int
+
+
+def _results_part(
+    request: HttpRequest,
+    template: str,
+    key: tuple[object, ...],
+    build: Callable[[], dict[str, Any]],
+) -> _Part:
+    """The page's results part, rendered once per catalog version, language and query and
+    kept in the shared sizing cache: it holds catalog figures only (no user, no token), so
+    every visitor of the same address gets the same table."""
+
+    def render_part() -> _Part:
+        context = build()
+        html = render_to_string(f"{template}#results", context, request)
+        return _Part(html, 400 if context["form"].errors else 200)
+
+    query = tuple(sorted(request.GET.lists()))
+    return remembered(f"page:{template}", (*key, get_language(), query), render_part)
+
+
+def _respond(
+    request: HttpRequest, template: str, context: dict[str, Any], part: _Part
+) -> HttpResponse:
+    if getattr(request, "htmx", False):
+        return HttpResponse(part.html, status=part.status)
+    return render(
+        request, template, {**context, "results": mark_safe(part.html)}, status=part.status
+    )
+
+
 @login_required
 def model_gpus(request: HttpRequest, model_slug: str) -> HttpResponse:
     try:
-        model = selectors.explore_model(slug=model_slug)
+        model = candidates.explore_model(slug=model_slug)
     except LLMModel.DoesNotExist:
         raise Http404 from None
-    max_context = adapters.model_context_limit(model)
+    max_context = sizing.model_context_limit(model)
     if max_context is None:  # a config the estimator cannot read: nothing to size
         raise Http404
-    cards = selectors.sweep_accelerators()
-    ladder = selectors.quant_ladder()
-    vendors = sorted({card.vendor for card in cards})
+    ladder = candidates.quant_ladder()
+    read_cards = functools.cache(candidates.sweep_accelerators)  # once, and only if needed
+    vendors = candidates.card_vendors(read_cards)
     form = ModelCardsForm(request.GET, ladder=ladder, max_context=max_context, vendors=vendors)
-    table = None
-    if form.is_valid():
-        data = dict(form.cleaned_data)
-        try:
-            table = selectors.model_card_table(
-                model=model,
-                accelerators=cards,
-                quants=selectors.ladder_down_to(ladder, data.pop("quality")),
-                context_tokens=data.pop("ctx"),
-                **data,
-            )
-        except RequestError as exc:
-            form.add_error(None, exc.message)
-    page = Paginator(table.rows, PAGE_SIZE).get_page(request.GET.get("page")) if table else None
-    context = {
-        "model": model,
-        "form": form,
-        "table": table,
-        "page": page,
-        "total": len(cards),
-        **_echo(form),
-    }
-    template = _template(request, "explore/model_gpus.html")
-    return render(request, template, context, status=400 if form.errors else 200)
+
+    def build() -> dict[str, Any]:
+        cards = read_cards()
+        table = None
+        if form.is_valid():
+            data = dict(form.cleaned_data)
+            try:
+                table = selectors.model_card_table(
+                    model=model,
+                    accelerators=cards,
+                    quants=candidates.ladder_down_to(ladder, data.pop("quality")),
+                    context_tokens=data.pop("ctx"),
+                    **data,
+                )
+            except RequestError as exc:
+                form.add_error(None, exc.message)
+        page = Paginator(table.rows, PAGE_SIZE).get_page(request.GET.get("page")) if table else None
+        return {
+            "model": model,
+            "form": form,
+            "table": table,
+            "page": page,
+            "total": len(cards),
+            **_echo(form),
+        }
+
+    template = "explore/model_gpus.html"
+    part = _results_part(request, template, (model.pk,), build)
+    return _respond(request, template, {"model": model, "form": form}, part)
 
 
 @login_required
 def gpu_models(request: HttpRequest, accelerator_slug: str) -> HttpResponse:
     try:
-        card = selectors.explore_accelerator(slug=accelerator_slug)
+        card = candidates.explore_accelerator(slug=accelerator_slug)
     except Accelerator.DoesNotExist:
         raise Http404 from None
-    form = CardModelsForm(request.GET, ladder=selectors.quant_ladder())
-    table = None
-    if form.is_valid():
-        data = dict(form.cleaned_data)
-        table = selectors.card_model_table(
-            accelerator=card,
-            models=selectors.explore_models(),
-            quants=selectors.ladder_down_to(form.ladder, data.pop("quality")),
-            context_tokens=data.pop("ctx"),
-            **data,
-        )
-    page = Paginator(table.rows, PAGE_SIZE).get_page(request.GET.get("page")) if table else None
-    context = {"card": card, "form": form, "table": table, "page": page, **_echo(form)}
-    template = _template(request, "explore/gpu_models.html")
-    return render(request, template, context, status=400 if form.errors else 200)
+    form = CardModelsForm(request.GET, ladder=candidates.quant_ladder())
+
+    def build() -> dict[str, Any]:
+        table = None
+        if form.is_valid():
+            data = dict(form.cleaned_data)
+            table = selectors.card_model_table(
+                accelerator=card,
+                models=candidates.explore_models(),
+                quants=candidates.ladder_down_to(form.ladder, data.pop("quality")),
+                context_tokens=data.pop("ctx"),
+                **data,
+            )
+        page = Paginator(table.rows, PAGE_SIZE).get_page(request.GET.get("page")) if table else None
+        return {"card": card, "form": form, "table": table, "page": page, **_echo(form)}
+
+    template = "explore/gpu_models.html"
+    part = _results_part(request, template, (card.pk,), build)
+    return _respond(request, template, {"card": card, "form": form}, part)
 
 
 @login_required

@@ -9,7 +9,8 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from sizing_site.tenancy.models import TenantManager, TenantOwned
+from catalog.scoping import TenantManager
+from sizing_site.tenancy.models import TenantOwned
 
 NAME_MAX = 120
 NOTES_MAX = 5000

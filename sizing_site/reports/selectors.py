@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.db.models import Q, QuerySet
@@ -12,11 +13,10 @@ from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from catalog import adapters, hardware
 from catalog.models import Accelerator, LLMModel
-from estimator.api import RequestError
+from estimator.api import RequestError, request_to_dict, result_to_dict
 from sizing_site.configurator import selectors as configurator
-from sizing_site.configurator.forms import ConfigureForm
+from sizing_site.configurator.forms import ConfiguratorState, StateError
 from sizing_site.explore import selectors as explore
 from sizing_site.reports.models import ActivityEntry, SavedConfiguration, ShareLink, SharePolicy
 from sizing_site.tenancy.access import Tenant
@@ -46,10 +46,6 @@ FIGURES = (
 )
 
 
-class SnapshotError(ValueError):
-    """The configurator state cannot be sized (unknown rows or invalid parameters)."""
-
-
 def saved_configuration_list(
     *, tenant: Tenant, mine_of: Any = None, search: str = "", sort: str = "new"
 ) -> QuerySet[SavedConfiguration]:
@@ -75,46 +71,33 @@ def saved_configurations_by_codes(*, tenant: Tenant, codes: list[str]) -> list[S
     return [rows[c] for c in dict.fromkeys(codes)]
 
 
-def configuration_snapshot(
-    *, model_slug: str, accelerator_slug: str, query: dict[str, str]
-) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
-    """(estimator request, frozen snapshot, the query as sized) for one configurator state,
-    computed the way the configurator page computes it. Raises SnapshotError."""
+@dataclass(frozen=True)
+class Frozen:
+    """A configurator state sized now, as a saved configuration keeps it."""
+
+    estimator_request: dict[str, Any]  # what the estimator ran (estimator.api.request_to_dict)
+    snapshot: dict[str, Any]  # the figures and the catalog rows they came from, as JSON
+    query: dict[str, str]  # the state's parameters, with the quant it sized
+
+
+def configuration_snapshot(*, state: ConfiguratorState) -> Frozen:
+    """The state sized the way the configurator page sizes it. Raises StateError when the
+    estimator refuses it."""
+    model, accelerator = state.model, state.accelerator
     try:
-        model, accelerator = configurator.configuration_rows(
-            model_slug=model_slug, accelerator_slug=accelerator_slug
-        )
-    except (LLMModel.DoesNotExist, Accelerator.DoesNotExist) as exc:
-        raise SnapshotError("unknown model or accelerator") from exc
-    limit = adapters.model_context_limit(model) if model.config else None
-    if limit is None or not adapters.can_size_accelerator(accelerator):
-        raise SnapshotError("this configuration cannot be sized")
-    engines = hardware.support_matrix().default_first(accelerator)
-    if not engines:
-        raise SnapshotError("no engine in the catalog runs on this card")
-    form = ConfigureForm(
-        query, max_context_tokens=limit, engines=engines, card_name=str(accelerator)
-    )
-    if not form.is_valid():
-        raise SnapshotError("invalid configurator parameters")
-    try:
-        quant = form.cleaned_data["quant"] or configurator.default_quant(
-            model=model, accelerator=accelerator, setup=form.setup(quant="Q4_K_M")
-        )
-        setup = form.setup(quant=quant)
         results = configurator.configuration_results(
-            model=model, accelerator=accelerator, setup=setup
+            model=model, accelerator=accelerator, setup=state.setup
         )
     except RequestError as exc:
-        raise SnapshotError(exc.message) from exc
-    # Only the form's own parameters: anything else in the query string is not kept.
-    sized = {k: str(form.data[k]) for k in form.fields if k in form.data} | {"quant": quant}
-    weights = results["weights_row"]
+        raise StateError(exc.message) from exc
+    sized = results.sized
     snapshot = {
-        "result": results["result"],
-        "bar": results["bar"],
-        "backend": results["backend"],
-        "setup": {f: getattr(setup, f) for f in setup.__dataclass_fields__},
+        "result": result_to_dict(sized.result),
+        # The memory bar's usable mark; its parts come from "result" (older snapshots also
+        # hold the parts' SVG geometry, which nothing reads any more).
+        "bar": {"usable_bytes": results.usable_bytes},
+        "backend": sized.backend,
+        "setup": asdict(sized.setup),
         "model": {
             "name": model.name,
             "slug": model.slug,
@@ -140,10 +123,11 @@ def configuration_snapshot(
                 )
             },
         },
-        "measured_weights_bytes": weights.file_bytes if results["measured"] else None,
+        "measured_weights_bytes": sized.measured_weights_bytes,
         "computed_at": timezone.now().isoformat(),
     }
-    return results["estimator_request"], snapshot, sized
+    query = state.query | {"quant": sized.setup.quant}
+    return Frozen(request_to_dict(sized.request), snapshot, query)
 
 
 def _config_hash(config: dict[str, Any]) -> str:
@@ -158,17 +142,16 @@ def figure(result: dict[str, Any], path: str) -> float | None:
 
 
 def configuration_changes(
-    *, configuration: SavedConfiguration
+    *, configuration: SavedConfiguration, state: ConfiguratorState | None
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-    """Today's snapshot of the saved configuration (None when it cannot be sized any more)
-    and, for each report figure, the saved value, today's, and the change in percent."""
+    """Today's snapshot of the saved configuration, whose saved parameters stand for
+    `state` today (None: they no longer do), and, for each report figure, the saved value,
+    today's, and the change in percent; (None, []) when it cannot be sized any more."""
+    if state is None:
+        return None, []
     try:
-        _, today, _ = configuration_snapshot(
-            model_slug=configuration.model_slug,
-            accelerator_slug=configuration.accelerator_slug,
-            query=configuration.query,
-        )
-    except SnapshotError:
+        today = configuration_snapshot(state=state).snapshot
+    except StateError:
         return None, []
     rows = []
     for path in FIGURES:

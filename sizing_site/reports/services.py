@@ -11,6 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
+from sizing_site.configurator.forms import ConfiguratorState
 from sizing_site.reports import selectors
 from sizing_site.reports.models import (
     Action,
@@ -37,24 +38,20 @@ def saved_configuration_create(
     name: str,
     notes: str,
     tags: list[str],
-    model_slug: str,
-    accelerator_slug: str,
-    query: dict[str, str],
+    state: ConfiguratorState,
 ) -> SavedConfiguration:
-    """Size the configurator state now and freeze the result. Raises SnapshotError."""
-    request, snapshot, sized = selectors.configuration_snapshot(
-        model_slug=model_slug, accelerator_slug=accelerator_slug, query=query
-    )
+    """Size the configurator state now and freeze the result. Raises StateError."""
+    frozen = selectors.configuration_snapshot(state=state)
     configuration = SavedConfiguration.all_tenants.create(
         organization=tenant.organization,
         name=name,
         notes=notes,
         tags=tags,
-        model_slug=model_slug,
-        accelerator_slug=accelerator_slug,
-        query=sized,
-        estimator_request=request,
-        snapshot=snapshot,
+        model_slug=state.model.slug,
+        accelerator_slug=state.accelerator.slug,
+        query=frozen.query,
+        estimator_request=frozen.estimator_request,
+        snapshot=frozen.snapshot,
         created_by=user,
     )
     _log(tenant=tenant, actor=user, action=Action.SAVED, subject=name)

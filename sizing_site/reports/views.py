@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 
 from catalog.exports import safe_row
+from sizing_site.configurator.forms import StateError, configurator_state
 from sizing_site.reports import selectors, services
 from sizing_site.reports.forms import NameForm, PolicyForm, SaveForm, ShareForm
 from sizing_site.reports.models import SavedConfiguration, ShareLink
@@ -76,17 +77,20 @@ def configuration_save(request: HttpRequest, org_slug: str) -> HttpResponse:
     if form.is_valid():
         data = form.cleaned_data
         try:
+            state = configurator_state(
+                model_slug=data["model"],
+                accelerator_slug=data["accelerator"],
+                query=dict(parse_qsl(data["query"])),
+            )
             saved = services.saved_configuration_create(
                 tenant=tenant,
                 user=request.user,
                 name=data["name"],
                 notes=data["notes"],
                 tags=data["tags"],
-                model_slug=data["model"],
-                accelerator_slug=data["accelerator"],
-                query=dict(parse_qsl(data["query"])),
+                state=state,
             )
-        except selectors.SnapshotError as exc:
+        except StateError as exc:
             form.add_error(None, str(exc))
         else:
             messages.success(request, _("Saved “%(name)s”.") % {"name": saved.name})
@@ -119,7 +123,15 @@ def report(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
 def recompute(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
     tenant = tenant_for(request.user, org_slug)
     configuration = get_owned_or_404(tenant, SavedConfiguration, code)
-    today, changes = selectors.configuration_changes(configuration=configuration)
+    try:
+        state = configurator_state(
+            model_slug=configuration.model_slug,
+            accelerator_slug=configuration.accelerator_slug,
+            query=configuration.query,
+        )
+    except StateError:
+        state = None
+    today, changes = selectors.configuration_changes(configuration=configuration, state=state)
     context = {
         **_report_context(tenant, configuration),
         "recompute": True,

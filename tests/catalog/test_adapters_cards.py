@@ -1,15 +1,18 @@
-"""adapters.smallest_cards: the catalog card the configurator recommends per quant."""
+"""catalog.sizing.smallest_cards: the catalog card the configurator recommends per quant."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from catalog import adapters, hardware
+from catalog import hardware
 from catalog.models import Accelerator, LLMModel
-from estimator.api import estimate
+from catalog.sizing import Setup, sizing_request, smallest_cards
+from catalog.sizing.requests import device
+from estimator.api import WeightsSpec, run_estimate
 
 CONFIG = json.loads(
     (
@@ -37,17 +40,14 @@ def card(slug: str, memory_gb: float, price: float | None = None) -> Accelerator
 def test_each_quant_gets_the_least_memory_card_the_estimator_says_fits() -> None:
     model = LLMModel.objects.create(name="Llama 3.1 8B", slug="llama", config=CONFIG)
     cards = [card("c8", 8), card("c12", 12), card("c16", 16, 400), card("c16b", 16, 300)]
-    setup = adapters.Setup(quant="Q4_K_M", context_tokens=8192)
-    request = adapters.configurator_request(
-        model=model, accelerator=cards[0], setup=setup, measured={}
-    )
-    choice = adapters.smallest_cards(request, cards, {}, hardware.support_matrix())
+    setup = Setup(quant="Q4_K_M", context_tokens=8192)
+    request = sizing_request(model=model, accelerator=cards[0], setup=setup, measured={})
+    choice = smallest_cards(request, cards, {}, hardware.support_matrix())
     for quant in ("Q4_K_M", "Q8_0", "F16"):
         fitting = []
         for c in cards:
-            one = {**request, "weights": {"format": "gguf", "quant": quant}}
-            one["device"] = {**adapters.device_section(c), "count": 1}
-            if estimate(one)["fit"]["verdict"] != "does_not_fit":
+            one = replace(request, weights=WeightsSpec("gguf", quant=quant), device=device(c))
+            if run_estimate(one).fit.verdict != "does_not_fit":
                 fitting.append(c)
         expected = min(fitting, key=lambda c: (c.memory_gb, c.price_usd or 1e12), default=None)
         assert choice.by_quant.get(quant) == expected, quant

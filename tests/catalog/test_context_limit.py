@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from django.test import TestCase
 
-from catalog import adapters
 from catalog.models import LLMModel
 from catalog.services.seed import catalog_load
+from catalog.sizing import model_context_limit
 
 
 class ContextLimit(TestCase):
@@ -21,8 +21,8 @@ class ContextLimit(TestCase):
         # Llama 3.1's config says 131,072; Llama 3 was published with 8,192.
         assert llama3.config["max_position_embeddings"] == 131072
         assert llama3.max_context_tokens == 8192
-        assert adapters.model_context_limit(llama3) == 8192
+        assert model_context_limit(llama3) == 8192
 
     def test_where_the_published_context_is_no_lower_the_config_decides(self) -> None:
         llama31 = LLMModel.objects.get(slug="llama-3-1-8b-instruct")
-        assert adapters.model_context_limit(llama31) == 131072
+        assert model_context_limit(llama31) == 131072

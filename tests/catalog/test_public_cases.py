@@ -1,5 +1,5 @@
 """Well-known public cases through the whole page path: the seeded catalog rows, each card's
-engine from the support matrix, catalog.adapters and the estimator.
+engine from the support matrix, catalog.sizing and the estimator.
 
 tests/data/public_cases.csv holds one published case a row (sources there and in
 tests/data/PUBLIC_CASES.md): the expected verdict (it ran, or it did not load) and, where
@@ -17,9 +17,11 @@ from typing import Any, ClassVar
 
 from django.test import TestCase
 
-from catalog import adapters, hardware
+from catalog import hardware
 from catalog.models import Accelerator, LLMModel
 from catalog.services.seed import catalog_load
+from catalog.sizing import Setup, size_setup
+from estimator.api import result_to_dict
 
 CASES = list(csv.DictReader((Path(__file__).resolve().parents[1] / "data/public_cases.csv").open()))
 # Rows whose model or card is not in the catalog (named in the CSV's notes).
@@ -45,13 +47,13 @@ SPEED_MISSES = {
 VERDICT_MISSES: dict[str, str] = {}
 
 
-def _setup(row: dict[str, str], choice: hardware.EngineChoice) -> adapters.Setup:
+def _setup(row: dict[str, str], choice: hardware.EngineChoice) -> Setup:
     quant = row["weights"]
     if choice.engine in ("llama.cpp", "ollama") and quant.lower() == "mxfp4":
         quant = "MXFP4_MOE"  # the GGUF file type of gpt-oss's MXFP4 experts
     ctx = int(row["context_tokens"])
     offload = row["offload"]
-    return adapters.Setup(
+    return Setup(
         quant=quant,
         context_tokens=ctx,
         gpus=int(row["boards"]),
@@ -77,13 +79,8 @@ def _compute() -> dict[str, Any]:
             continue
         choice = matrix.choice(card, row["engine"])
         assert choice is not None, f"{row['case_id']}: {row['engine']} does not run on {card}"
-        request = adapters.configurator_request(
-            model=model,
-            accelerator=card,
-            setup=_setup(row, choice),
-            measured=adapters.measured_weights(model),
-        )
-        results[row["case_id"]] = adapters.estimate_result(request)
+        sized = size_setup(model=model, accelerator=card, setup=_setup(row, choice))
+        results[row["case_id"]] = result_to_dict(sized.result)
     multi = set(Accelerator.objects.filter(chips_per_board__gt=1).values_list("slug", flat=True))
     results["_multi_chip_slugs"] = multi
     return results

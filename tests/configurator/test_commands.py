@@ -151,7 +151,7 @@ def test_vllm_bf16_on_four_gpus_uses_tp_4_and_the_sized_context() -> None:
 
 
 def test_a_llama_cpp_sized_request_gives_the_servers_tp_over_every_device() -> None:
-    # adapters.configurator_request sets tensor_parallel 1 for llama.cpp over 2 devices.
+    # catalog.sizing.sizing_request sets tensor_parallel 1 for llama.cpp over 2 devices.
     config = replace(GLM_AIR_BF16, gpus=2, tensor_parallel=1)
     assert "--tensor-parallel-size 2" in flat(text(config, "vllm"))
     assert "--tp 2" in flat(text(config, "sglang"))

@@ -1,5 +1,5 @@
 """Cost on the configurator (issue 6 §5): the cloud offers that fit, "Cloud from $X/h" and
-rent vs buy, every figure from estimator.cost through catalog.adapters."""
+rent vs buy, every figure from estimator.cost through pricing.costs."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone, translation
 
-from catalog import adapters
 from catalog.models import Accelerator, LLMModel
+from catalog.sizing.cache import bump_catalog_version
 from estimator import cost
+from estimator.api import result_to_dict
+from pricing import costs
 from pricing.models import CloudOffer, CloudProvider
 from tests.cast import CastTestCase
 from tests.configurator.test_views import GLM_AIR, a100
@@ -78,41 +80,42 @@ class ConfiguratorCost(CastTestCase):
         self.offer("acme-org", "0.05", organization=self.org_a)  # negotiated, not public
         response = self.get(seqs="4")
         assert response.status_code == 200
-        result = response.context["result"]
+        result = result_to_dict(response.context["result"])
         one = result["decode_tokens_per_s"]["estimate"]
         four = result["aggregate_decode_tokens_per_s"]["estimate"]
         assert four > one  # four sequences decode more tokens per second in all
         rows = response.context["offers"]
-        assert [r["offer"].sku for r in rows] == ["acme-1", "acme-8"]
+        assert [r.offer.sku for r in rows] == ["acme-1", "acme-8"]
         body = response.content.decode()
         for row, price in zip(rows, (0.44, 3.00), strict=True):
             # USD/h / (tok/s x 3,600) x 1e6, e.g. 0.44 / (99.8 x 3,600) x 1e6 = 1.22 at 99.8 tok/s
-            assert row["per_million_one"] == cost.usd_per_million_tokens(price, one)
-            assert row["per_million_all"] == cost.usd_per_million_tokens(price, four)
-            assert f'<td class="num">{row["per_million_all"]:.2f} USD</td>' in body
-            assert f'<td class="num">{row["per_million_one"]:.2f} USD</td>' in body
+            assert row.per_million_one == cost.usd_per_million_tokens(price, one)
+            assert row.per_million_all == cost.usd_per_million_tokens(price, four)
+            assert f'<td class="num">{row.per_million_all:.2f} USD</td>' in body
+            assert f'<td class="num">{row.per_million_one:.2f} USD</td>' in body
         assert "Per 1M output tokens at 4 sequences" in body
 
     def test_the_issues_worked_example_is_one_dollar_twenty_two(self) -> None:
         offer = CloudOffer(on_demand_per_hour=Decimal("0.44"), gpu_count=1)
-        speed = {"estimate": 99.8, "low": 90.0, "high": 110.0}
-        result = {"decode_tokens_per_s": speed, "aggregate_decode_tokens_per_s": speed}
-        [row] = adapters.offer_costs([offer], result)
+        speed = 99.8  # tok/s, one sequence and all of them
+        [row] = costs.offer_costs(
+            [offer], one_sequence_tokens_per_s=speed, all_sequences_tokens_per_s=speed
+        )
         # 0.44 / (99.8 x 3,600) x 1,000,000 = 0.44 / 359,280 x 1e6 = 1.2247 USD
-        assert row["per_million_all"] == pytest.approx(1.2247, abs=1e-4)
+        assert row.per_million_all == pytest.approx(1.2247, abs=1e-4)
 
     def test_offers_need_at_least_the_configured_gpus(self) -> None:
         self.offer("acme-1", "0.44")
         self.offer("acme-2", "1.00", gpus=2)
         rows = self.get(gpus="2").context["offers"]
-        assert [r["offer"].sku for r in rows] == ["acme-2"]
+        assert [r.offer.sku for r in rows] == ["acme-2"]
 
     def test_the_recommendation_shows_the_cheapest_fitting_offer(self) -> None:
         self.offer("acme-1", "0.44")
         self.offer("acme-1b", "0.60")
         self.offer("acme-cheap-other", "0.10", accelerator=self.other)
         response = self.get()
-        assert response.context["recommended"]["cloud"]["offer"].sku == "acme-1"
+        assert response.context["recommended"].cloud.offer.sku == "acme-1"
         assert "Cloud from $0.44/h" in response.content.decode()
 
     def test_without_offers_the_page_says_so(self) -> None:
@@ -140,11 +143,11 @@ class ConfiguratorCost(CastTestCase):
         assert response.status_code == 200
         compared = response.context["rent_vs_buy"]
         # electricity: 1 kW x 1.2 PUE x 10 h x 365/12 days = 365 kWh x 0.20 USD = 73.00 USD
-        assert compared["monthly_energy_usd"] == pytest.approx(73.0)
+        assert compared.monthly_energy_usd == pytest.approx(73.0)
         # rent: the cheapest offer, 2.00 USD/h x 10 h x 365/12 days = 608.33 USD
-        assert compared["monthly_rent_usd"] == pytest.approx(608.3333, abs=1e-4)
+        assert compared.monthly_rent_usd == pytest.approx(608.3333, abs=1e-4)
         # break even: 20,000 / (608.33 - 73.00) = 20,000 / 535.33 = 37.36 months
-        assert compared["break_even_months"] == pytest.approx(37.36, abs=0.01)
+        assert compared.break_even_months == pytest.approx(37.36, abs=0.01)
         body = response.content.decode()
         for text in ("73.00 USD", "608.33 USD", "37.4 months", "Acme GPU acme-1 at 2.00 USD/h"):
             assert text in body, text
@@ -191,6 +194,9 @@ class ConfiguratorCost(CastTestCase):
             )
 
     def _queries(self) -> int:
+        """Cold: a new catalog version empties the sizing cache, so every query of the
+        sizing path is counted, not only the prices'."""
+        bump_catalog_version()
         with CaptureQueriesContext(connection) as ctx:
             assert self.get(seqs="2").status_code == 200
         return len(ctx.captured_queries)

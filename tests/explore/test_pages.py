@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 from django.core.management import call_command
 from django.db import connection
@@ -12,9 +13,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import translation
 
-from catalog import adapters, hardware
+from catalog import hardware, sizing
 from catalog.models import Accelerator, LLMModel, QuantFormat
-from estimator.api import estimate
+from catalog.sizing import candidates
+from estimator.api import estimate, request_to_dict
 from sizing_site.explore import selectors
 from tests.cast import CastTestCase
 
@@ -79,21 +81,21 @@ class SeededPages(CastTestCase):
         # BF16 does, so nothing more compressed is chosen.
         model = LLMModel.objects.get(slug=LLAMA_8B)
         card = Accelerator.objects.get(slug=RTX_4090)
-        ladder = selectors.quant_ladder()
-        quants = selectors.ladder_down_to(ladder, selectors.default_floor(ladder))
-        fit = adapters.model_on_cards(
+        ladder = candidates.quant_ladder()
+        quants = candidates.ladder_down_to(ladder, candidates.default_floor(ladder))
+        fit = sizing.model_on_cards(
             model, [card], quants=quants, context_tokens=8192, matrix=MATRIX()
         )[0]
+
+        def estimated(quant: str) -> dict[str, Any]:
+            request = sizing.card_request(model, card, quant=quant, context_tokens=8192)
+            return estimate(request_to_dict(request))
+
         expected_quant = next(
-            quant
-            for quant in quants
-            if estimate(adapters.explore_request(model, card, quant=quant, context_tokens=8192))[
-                "fit"
-            ]["verdict"]
-            != "does_not_fit"
+            quant for quant in quants if estimated(quant)["fit"]["verdict"] != "does_not_fit"
         )
         assert fit.quant == expected_quant == "BF16"
-        result = estimate(adapters.explore_request(model, card, quant="BF16", context_tokens=8192))
+        result = estimated("BF16")
         assert fit.decode_tokens_per_s is not None
         assert fit.decode_tokens_per_s.estimate == result["decode_tokens_per_s"]["estimate"]
         assert fit.decode_tokens_per_s.low == result["decode_tokens_per_s"]["low"]
@@ -109,9 +111,9 @@ class SeededPages(CastTestCase):
         url = reverse("explore:model-gpus", args=[LLAMA_8B])
         model = LLMModel.objects.get(slug=LLAMA_8B)
         card = Accelerator.objects.get(slug=RTX_4090)
-        ladder = selectors.quant_ladder()
-        quants = selectors.ladder_down_to(ladder, selectors.default_floor(ladder))
-        fit = adapters.model_on_cards(
+        ladder = candidates.quant_ladder()
+        quants = candidates.ladder_down_to(ladder, candidates.default_floor(ladder))
+        fit = sizing.model_on_cards(
             model, [card], quants=quants, context_tokens=131072, matrix=MATRIX()
         )[0]
         # KV alone is 16 GiB at 128K (1 GiB per 8K), so BF16 no longer fits.
@@ -120,9 +122,9 @@ class SeededPages(CastTestCase):
 
     def test_the_card_page_agrees_with_the_model_page(self) -> None:
         table = selectors.card_model_table(
-            accelerator=selectors.explore_accelerator(slug=RTX_4090),
-            models=selectors.explore_models(),
-            quants=selectors.ladder_down_to(selectors.quant_ladder(), "IQ3_XXS"),
+            accelerator=candidates.explore_accelerator(slug=RTX_4090),
+            models=candidates.explore_models(),
+            quants=candidates.ladder_down_to(candidates.quant_ladder(), "IQ3_XXS"),
             context_tokens=8192,
         )
         row = next(r for r in table.rows if r.model.slug == LLAMA_8B)
@@ -141,14 +143,14 @@ class SeededPages(CastTestCase):
         assert response.status_code == 200
         columns = response.context["columns"]
         for column, card in zip(columns, cards, strict=True):
-            setup = adapters.Setup(quant="Q4_K_M", context_tokens=8192)
-            request = adapters.configurator_request(
+            setup = sizing.Setup(quant="Q4_K_M", context_tokens=8192)
+            request = sizing.sizing_request(
                 model=model,
                 accelerator=card,
                 setup=setup,
-                measured=adapters.measured_weights(model),
+                measured=sizing.measured_weights(model),
             )
-            assert column.result == estimate(request)
+            assert column.result == estimate(request_to_dict(request))
         decode = next(r for r in response.context["rows"] if r.label == "decode")
         # 1,008 GB/s against 360 GB/s: the 4090 decodes faster.
         assert decode.best == {0}
@@ -289,3 +291,6 @@ class QueryCounts(CastTestCase):
         # model, its measured weights, the quant ladder, all cards and the engine support
         # matrix (its rows, the engine names), one query each.
         assert few[2] == 9
+        # Again, warm: the table comes from the shared sizing cache; only the session,
+        # user, memberships, the model with its weights and the quant ladder are read.
+        assert self.queries(urls[2]) == 6

@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.utils import translation
 
 from catalog.models import Accelerator, LLMModel
+from sizing_site.configurator.forms import configurator_state
 from sizing_site.reports import services
 from sizing_site.reports.models import SavedConfiguration
 from sizing_site.tenancy.access import tenant_for
@@ -43,9 +44,9 @@ class ReportsTestCase(CastTestCase):
             name=name,
             notes="for the budget meeting",
             tags=["budget"],
-            model_slug="glm-4-5-air",
-            accelerator_slug="nvidia-a100-80gb-pcie",
-            query=QUERY,
+            state=configurator_state(
+                model_slug="glm-4-5-air", accelerator_slug="nvidia-a100-80gb-pcie", query=QUERY
+            ),
         )
 
     def url(self, name: str, *args: object, lang: str = "en") -> str:

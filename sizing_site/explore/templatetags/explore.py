@@ -1,25 +1,64 @@
-"""Links for the explore pages (units: catalog_units)."""
+"""Links to the configurator and words for the explore pages' codes (units: catalog_units).
+The msgids are the ones the templates used, so the existing translations apply."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from django import template
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import urlencode
+from django.utils.translation import gettext_lazy as _
 
 register = template.Library()
 
+FIT_LABELS = {
+    "comfortable": _("Comfortable"),
+    "tight": _("Tight"),
+    "no_engine": _("No engine in the catalog runs here"),
+}
+FIT_CLASSES = {"comfortable": "fit-ok", "tight": "fit-tight"}
+# The compare pages' rows (explore.selectors.COMPARE_ROWS labels).
+COMPARE_LABELS = {
+    "fit": _("Fit"),
+    "utilisation": _("Memory used"),
+    "weights": _("Weights"),
+    "kv": _("KV cache"),
+    "overhead": _("Engine overhead"),
+    "per_device": _("Needed per GPU"),
+    "usable": _("Usable per GPU"),
+    "decode": _("Decode tok/s (range)"),
+    "prefill": _("Prefill tok/s (range)"),
+    "ttft": _("Time to first token (s)"),
+    "max_context": _("Longest context that fits (tokens)"),
+    "max_sequences": _("Concurrent sequences that fit"),
+}
+# Why a compare column has no figures (explore.selectors.CompareColumn.error); any other
+# error is the estimator's own message.
+COMPARE_ERRORS = {
+    "unknown": _("unknown model or accelerator."),
+    "unsized": _("this accelerator lacks memory or bandwidth figures."),
+    "no_engine": _("no inference engine in the catalog runs on this accelerator."),
+}
+
 
 @register.simple_tag
-def configure_url(model_slug: str, accelerator_slug: str, quant: str | None, ctx: int) -> str:
-    """The configurator for this pair; "" while the configurator is not installed."""
+def configure_url(
+    model_slug: str,
+    accelerator_slug: str,
+    query: Mapping[str, str] | None = None,
+    **params: str | int | None,
+) -> str:
+    """The configurator's address for this pair with a saved `query` and then `params` as
+    its query string, in that order; a param without a value (None, or "" for a missing
+    template variable) is left out. "" while the configurator is not installed. Every page
+    builds its configurator links here."""
     try:
         url = reverse("configurator:configure", args=[model_slug, accelerator_slug])
     except NoReverseMatch:
         return ""
-    params: dict[str, str | int] = {"ctx": ctx}
-    if quant:
-        params["quant"] = quant
-    return f"{url}?{urlencode(params)}"
+    given = {k: v for k, v in params.items() if v is not None and v != ""}
+    return f"{url}?{urlencode({**(query or {}), **given})}"
 
 
 @register.simple_tag(takes_context=True)
@@ -31,3 +70,27 @@ def sort_param(context: template.Context, column: str, descending_first: bool = 
     if current == first:
         return column if descending_first else f"-{column}"
     return first
+
+
+@register.filter
+def fit_label(verdict: str) -> str:
+    """A card's fit in the explore tables ("Comfortable", "Tight", ...)."""
+    return str(FIT_LABELS.get(verdict, _("Does not fit")))
+
+
+@register.filter
+def fit_class(verdict: str) -> str:
+    """The fit's CSS class: ok, tight, or no (does not fit, or no engine)."""
+    return FIT_CLASSES.get(verdict, "fit-no")
+
+
+@register.filter
+def compare_label(label: str) -> str:
+    """A compare row's name ("" for a label the page does not know)."""
+    return str(COMPARE_LABELS.get(label, ""))
+
+
+@register.filter
+def compare_error(error: str) -> str:
+    """Why a compare column has no figures."""
+    return str(COMPARE_ERRORS.get(error, error))

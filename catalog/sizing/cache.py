@@ -1,0 +1,112 @@
+"""The shared result cache for sizing: Django's cache (Redis in production, local memory
+by default), with keys that carry the catalog version.
+
+Every catalog edit bumps the version (catalog.signals, load_catalog), so an admin's change
+is visible on the next request: old entries are simply never read again and expire.
+The version itself lives in the cache. When it is missing (first start, Redis restarted,
+evicted) a fresh one is taken from the clock, so an old entry can never come back to life.
+A cache that cannot be reached costs speed, never a page: results are then computed and
+not kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TypeVar
+
+from django.core.cache import cache
+
+T = TypeVar("T")
+logger = logging.getLogger(__name__)
+
+VERSION_KEY = "sizing:catalog-version"
+# Entries outlive no catalog edit anyway; the timeout only bounds memory for keys that
+# nobody asks for again (old versions, rare filters).
+TIMEOUT_S = 7 * 24 * 3600
+UNREACHABLE = -1  # the version when the cache cannot be reached: nothing is kept
+_MISSING = object()
+# The version a request (or a warm-up) started with: set before it reads any catalog row,
+# so a result computed from rows read before an edit is never stored under the version
+# that edit started. It also spares a cache read per lookup.
+_pinned: ContextVar[int | None] = ContextVar("sizing_catalog_version", default=None)
+
+
+@contextmanager
+def pinned_version() -> Iterator[int]:
+    """Read the catalog version once; every lookup inside uses it."""
+    version = _current()
+    token = _pinned.set(version)
+    try:
+        yield version
+    finally:
+        _pinned.reset(token)
+
+
+def catalog_version() -> int:
+    """The pinned version inside pinned_version(), else the current one (one cache read)."""
+    pinned = _pinned.get()
+    return _current() if pinned is None else pinned
+
+
+def _current() -> int:
+    try:
+        version = cache.get(VERSION_KEY)
+        if version is None:
+            cache.add(VERSION_KEY, time.time_ns() // 1000, timeout=None)
+            version = cache.get(VERSION_KEY)
+        return int(version)
+    except Exception:  # any backend's connection error: the page goes on uncached
+        logger.warning("sizing cache unreachable: computing without it", exc_info=True)
+        return UNREACHABLE
+
+
+def bump_catalog_version() -> int:
+    """Start a new catalog version: every cached sizing result becomes unreachable.
+    (With the cache unreachable there is nothing to invalidate; a restarted Redis starts
+    a fresh version from the clock.)"""
+    try:
+        return int(cache.incr(VERSION_KEY))
+    except ValueError:  # no version yet: any fresh one is new
+        return _current()
+    except Exception:
+        logger.warning("sizing cache unreachable: version not bumped", exc_info=True)
+        return UNREACHABLE
+
+
+def key_for(namespace: str, parts: tuple[object, ...]) -> str:
+    """`namespace`, the catalog version and a digest of `parts` (reprs of plain values)."""
+    digest = hashlib.blake2b(repr(parts).encode(), digest_size=16).hexdigest()
+    return f"sizing:{namespace}:v{catalog_version()}:{digest}"
+
+
+def store(namespace: str, parts: tuple[object, ...], value: object) -> None:
+    """Put a value where remembered() will find it (the warm-up's bulk path)."""
+    if catalog_version() != UNREACHABLE:
+        cache.set(key_for(namespace, parts), value, timeout=TIMEOUT_S)
+
+
+def remembered(namespace: str, parts: tuple[object, ...], compute: Callable[[], T]) -> T:
+    """The cached value for (catalog version, namespace, parts), computing it on a miss.
+
+    `parts` must describe every input of `compute` that is not catalog data; the value must
+    pickle (plain values, frozen dataclasses)."""
+    if catalog_version() == UNREACHABLE:
+        return compute()
+    key = key_for(namespace, parts)
+    try:
+        value = cache.get(key, _MISSING)
+    except Exception:
+        logger.warning("sizing cache unreachable: computing without it", exc_info=True)
+        return compute()
+    if value is _MISSING:
+        value = compute()
+        try:
+            cache.set(key, value, timeout=TIMEOUT_S)
+        except Exception:
+            logger.warning("sizing cache unreachable: result not kept", exc_info=True)
+    return value

@@ -1,0 +1,126 @@
+"""What the sweeps run over: every card the estimator can size, every model with a
+config, and the quality ladder of GGUF quants, with the explore pages' default context.
+The explore tables and the cache warm-up (catalog.sizing.warm) read the same lists, so a
+warmed entry is the one a page asks for."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from catalog.models import Accelerator, LLMModel, QuantFormat, WeightsFamily
+from catalog.sizing.cache import remembered
+from catalog.sizing.specs import estimator_knows
+from estimator import recommend
+
+# The explore pages' context unless the visitor sets one (a model page: at most the
+# model's own limit).
+DEFAULT_CONTEXT_TOKENS = 8192
+
+# What the tables show of a card, and what the estimator needs (catalog.sizing.requests).
+CARD_FIELDS = (
+    "id",
+    "slug",
+    "name",
+    "vendor",
+    "aliases",
+    "memory_gb",
+    "memory_kind",
+    "bandwidth_gbps",
+    "fp16_tflops",
+    "fp8_tflops",
+    "int8_tops",
+    "interconnect_gbps",
+    "segment",
+    "release_date",
+    "price_usd",
+    "curated",
+    "memory_gib",
+    "memory_reported_gib",
+    "memory_type",
+    "architecture",
+    "chips_per_board",
+    "default_engine_id",
+)
+MODEL_FIELDS = (
+    "id",
+    "slug",
+    "name",
+    "family",
+    "publisher",
+    "params_total",
+    "params_active",
+    "max_context_tokens",
+    "config",
+    "updated",
+)
+# Beyond 16 bits (F32) a GGUF doubles BF16's memory for no quality a reader could use.
+MAX_LADDER_BITS = 16.0
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One quant of the quality ladder (catalog QuantFormat, least compressed first)."""
+
+    name: str
+    bits_per_weight: float
+    quality_rank: int
+
+
+def quant_ladder() -> list[Rung]:
+    """GGUF formats the estimator can size, least compressed first; of formats with the
+    same quality rank (F16 and BF16) only the first is kept, as they fit identically."""
+    rungs: list[Rung] = []
+    formats = QuantFormat.objects.filter(family=WeightsFamily.GGUF).order_by(
+        "-quality_rank", "name"
+    )
+    for fmt in formats.only("name", "bits_per_weight", "quality_rank"):
+        if fmt.bits_per_weight > MAX_LADDER_BITS or not estimator_knows("gguf", fmt.name):
+            continue
+        if rungs and rungs[-1].quality_rank == fmt.quality_rank:
+            continue
+        rungs.append(Rung(fmt.name, fmt.bits_per_weight, fmt.quality_rank))
+    return rungs
+
+
+def default_floor(ladder: Sequence[Rung]) -> str:
+    """The most compressed rung at or above the estimator's quality floor (3 bits)."""
+    above = [r for r in ladder if r.bits_per_weight >= recommend.DEFAULT_MIN_BITS]
+    return above[-1].name if above else (ladder[-1].name if ladder else "")
+
+
+def ladder_down_to(ladder: Sequence[Rung], floor: str) -> list[str]:
+    """Quant names from the least compressed down to `floor` (inclusive)."""
+    names = [r.name for r in ladder]
+    return names[: names.index(floor) + 1] if floor in names else names
+
+
+def sweep_accelerators() -> list[Accelerator]:
+    """Every card the estimator can size (memory and bandwidth known), in one query."""
+    cards = Accelerator.objects.filter(memory_gb__gt=0, bandwidth_gbps__gt=0)
+    return list(cards.only(*CARD_FIELDS).order_by("id"))
+
+
+def card_vendors(read: Callable[[], list[Accelerator]] = lambda: sweep_accelerators()) -> list[str]:
+    """The vendors of the sweep's cards (the explore filter's choices), cached per catalog
+    version: a warm page does not read every card. `read` lets a page that reads the cards
+    anyway on a miss read them once."""
+    return remembered("card-vendors", (), lambda: sorted({card.vendor for card in read()}))
+
+
+def explore_model(*, slug: str) -> LLMModel:
+    """A model with a config.json; raises LLMModel.DoesNotExist."""
+    # Measured file sizes feed the sweep (sizing.measured_weights): prefetch them.
+    models = LLMModel.objects.exclude(config={}).only(*MODEL_FIELDS).prefetch_related("weights")
+    return models.get(slug=slug)
+
+
+def explore_models() -> list[LLMModel]:
+    models = LLMModel.objects.exclude(config={}).only(*MODEL_FIELDS).prefetch_related("weights")
+    return list(models.order_by("family", "name"))
+
+
+def explore_accelerator(*, slug: str) -> Accelerator:
+    """A card the estimator can size; raises Accelerator.DoesNotExist."""
+    cards = Accelerator.objects.filter(memory_gb__gt=0, bandwidth_gbps__gt=0)
+    return cards.only(*CARD_FIELDS).get(slug=slug)

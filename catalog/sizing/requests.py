@@ -1,0 +1,210 @@
+"""Catalog rows and a validated Setup in, the estimator's typed Request out.
+
+The request is built field by field from the estimator's dataclasses (estimator.api) and
+passes estimator.api.check_request, which makes parse_request's cross-field checks and
+raises the same RequestError (field, message), so a page can put the complaint on the
+form field at fault.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from catalog import hardware
+from catalog.models import Accelerator, LLMModel, ModelWeights
+from estimator import recommend
+from estimator.api import (
+    Device,
+    Engine,
+    Offload,
+    Request,
+    WeightsSpec,
+    Workload,
+    check_request,
+    default_backend,
+    model_input,
+)
+from estimator.api import cache as estimator_cache
+from estimator.api.schema import LLAMA_FAMILY
+from estimator.units import GB
+from estimator.weights import EXTRA_GGUF_FILE_TYPES, GGUF_FILE_TYPES
+
+# Catalog vendors are display names ("NVIDIA", "Moore Threads"); the estimator knows a few
+# lower-case families. Which engine and backend run on a card is the support matrix's
+# business (catalog.hardware), not the vendor's.
+ESTIMATOR_VENDORS = ("nvidia", "amd", "apple", "intel")
+GGUF_QUANTS: tuple[str, ...] = GGUF_FILE_TYPES + EXTRA_GGUF_FILE_TYPES
+# Quants the configurator's matrix lists: the file types llama.cpp's quantize tool offers.
+MATRIX_GGUF_QUANTS: tuple[str, ...] = GGUF_FILE_TYPES
+
+# An estimator Engine field a published run set (gpu_memory_utilization, n_ubatch, ...).
+EngineOption = tuple[str, int | float | bool | str | None]
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The configurator's inputs, validated by its form (units in the names). `quant` ""
+    asks for the least-compressed quant that fits (workflows.size_setup picks it). `gpus`
+    counts boards: a board of several devices (MI250X: 2) gives gpus x chips_per_board
+    devices. `backend` "" lets the estimator pick its default for the vendor."""
+
+    quant: str
+    context_tokens: int
+    gpus: int = 1
+    sequences: int = 1
+    kv: str = "f16"
+    engine: str = "llama.cpp"
+    offload_percent: int = 0
+    prompt_tokens: int = 512
+    output_tokens: int = 256
+    backend: str = ""
+    offload_moe_experts: bool = False  # llama.cpp --cpu-moe: every routed expert in host RAM
+    host_bandwidth_gbps: float | None = None  # None: the estimator's DDR5 default
+    # Further estimator Engine settings a published run used (gpu_memory_utilization,
+    # n_ubatch, flash_attention, max_num_seqs, ...): validate_portal replays logs with them.
+    engine_options: tuple[EngineOption, ...] = ()
+
+
+def is_gguf(quant: str) -> bool:
+    return quant in GGUF_QUANTS
+
+
+def llama_like(engine: str) -> bool:
+    """Engines that load GGUF files (MLX loads its own safetensors)."""
+    return engine in LLAMA_FAMILY and engine != "mlx"
+
+
+def fallback_quant(engine: str) -> str:
+    """The quant a setup takes when nothing fits, of the engine's weights family."""
+    return "Q4_K_M" if llama_like(engine) else "bf16"
+
+
+def family_ladder(engine: str) -> list[str]:
+    """The quality ladder of the engine's weights family down to estimator.recommend's
+    floor, least compressed first."""
+    ladder = recommend.GGUF_LADDER if llama_like(engine) else recommend.HF_LADDER
+    return [name for name, bits in ladder if bits >= recommend.DEFAULT_MIN_BITS]
+
+
+def estimator_vendor(accelerator: Accelerator) -> str:
+    vendor = accelerator.vendor.strip().lower()
+    return vendor if vendor in ESTIMATOR_VENDORS else "other"
+
+
+def can_size_accelerator(accelerator: Accelerator) -> bool:
+    return bool(accelerator.memory_gb or accelerator.memory_gib) and bool(
+        accelerator.bandwidth_gbps
+    )
+
+
+def _figure(value: float | None) -> float | None:
+    """A catalog figure for the estimator: blank (None or 0) leaves its documented default."""
+    return float(value) if value else None
+
+
+def device(
+    accelerator: Accelerator, *, count: int = 1, host_bandwidth_gbps: float | None = None
+) -> Device:
+    """The estimator's Device for `count` boards: count x chips_per_board devices, each
+    with the memory it reports to engines (hardware.device_memory_bytes, in decimal GB as
+    the estimator's contract says) and its share of the board's bandwidth and compute. The
+    speed class follows the memory technology."""
+    return Device(
+        memory_gb=hardware.device_memory_bytes(accelerator) / GB,
+        bandwidth_gbps=_figure(hardware.per_device(accelerator.bandwidth_gbps, accelerator)) or 0.0,
+        fp16_tflops=_figure(hardware.per_device(accelerator.fp16_tflops, accelerator)),
+        fp8_tflops=_figure(hardware.per_device(accelerator.fp8_tflops, accelerator)),
+        int8_tops=_figure(hardware.per_device(accelerator.int8_tops, accelerator)),
+        count=count * hardware.chips(accelerator),
+        memory_kind=accelerator.memory_kind,
+        vendor=estimator_vendor(accelerator),
+        interconnect_gbps=_figure(accelerator.interconnect_gbps),
+        host_bandwidth_gbps=_figure(host_bandwidth_gbps),
+        name=accelerator.name.strip() or None,
+        device_class=hardware.speed_class(accelerator),
+    )
+
+
+def measured_weights(model: LLMModel) -> dict[str, ModelWeights]:
+    """The model's weights rows with a measured file size, by quant (prefetched rows)."""
+    return {w.quant: w for w in model.weights.all() if w.file_bytes}
+
+
+def measured_bytes(measured: Mapping[str, ModelWeights]) -> dict[str, int]:
+    """GGUF quant -> measured file size, for estimator.api.sweep."""
+    return {
+        quant: row.file_bytes
+        for quant, row in measured.items()
+        if row.format == "gguf" and row.file_bytes
+    }
+
+
+def weights_spec(quant: str, measured: Mapping[str, ModelWeights]) -> WeightsSpec:
+    """A GGUF file type (sized from its measured file when the catalog has one) or an HF
+    checkpoint format."""
+    if not is_gguf(quant):
+        return WeightsSpec("hf", dtype=quant)
+    row = measured.get(quant)
+    file_bytes = row.file_bytes if row is not None and row.format == "gguf" else None
+    return WeightsSpec("gguf", quant=quant, file_bytes=file_bytes)
+
+
+def _engine(setup: Setup, vendor: str) -> Engine:
+    """The setup's engine on its backend (the estimator's default for the vendor when the
+    setup names none), with the setup's further engine settings."""
+    options: dict[str, Any] = dict(setup.engine_options)
+    named = setup.backend or options.pop("backend", None)
+    backend = str(named) if named else default_backend(setup.engine, vendor)
+    return replace(Engine(name=setup.engine, backend=backend), **options)
+
+
+def sizing_request(
+    *,
+    model: LLMModel,
+    accelerator: Accelerator,
+    setup: Setup,
+    measured: Mapping[str, ModelWeights],
+) -> Request:
+    """The estimator request for one configuration (setup.quant set). llama.cpp splits
+    layers over several GPUs (-ts); vLLM-like engines use tensor parallelism over all of
+    them. Raises RequestError naming the field at fault."""
+    target = device(accelerator, count=setup.gpus, host_bandwidth_gbps=setup.host_bandwidth_gbps)
+    workload = Workload(
+        context_tokens=setup.context_tokens,
+        concurrent_sequences=setup.sequences,
+        prompt_tokens=setup.prompt_tokens,
+        output_tokens=setup.output_tokens,
+        kv_cache_dtype=setup.kv,
+        tensor_parallel=1 if setup.engine in LLAMA_FAMILY else target.count,
+        offload=Offload(
+            fraction=setup.offload_percent / 100, moe_experts=setup.offload_moe_experts
+        ),
+    )
+    request = Request(
+        model=model_input(model.config),
+        weights=weights_spec(setup.quant, measured),
+        device=target,
+        engine=_engine(setup, target.vendor),
+        workload=workload,
+    )
+    return check_request(request)
+
+
+def sizeable_quants(request: Request, quants: Sequence[str]) -> list[str]:
+    """The quants of the request's weights family the estimator can size for its model
+    (MXFP4_MOE needs experts)."""
+    out = []
+    for quant in quants:
+        spec = (
+            WeightsSpec("gguf", quant=quant)
+            if request.weights.format == "gguf"
+            else WeightsSpec("hf", dtype=quant)
+        )
+        try:
+            estimator_cache.weights(request.model.hf_config_json, spec)
+        except ValueError:
+            continue
+        out.append(quant)
+    return out

@@ -1,0 +1,91 @@
+"""What the estimator reads of a catalog model: its parsed config.json, the fields derived
+from it, the size of a weights format and the longest context a page may offer."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from catalog.models import Architecture, LLMModel
+from estimator.api import RequestError, model_input
+from estimator.api import cache as estimator_cache
+from estimator.model import ModelSpec, parse_hf_config
+from estimator.weights import (
+    EXTRA_GGUF_FILE_TYPES,
+    GGUF_FILE_TYPES,
+    HF_FORMATS,
+    WeightsFormat,
+    weights_breakdown,
+)
+
+
+def spec_from_config(config: Mapping[str, Any]) -> ModelSpec:
+    """Parse a config.json; raises estimator.model.ConfigError when it cannot."""
+    return parse_hf_config(config)
+
+
+def model_spec(model: LLMModel) -> ModelSpec:
+    return spec_from_config(model.config)
+
+
+def estimator_knows(fmt: str, quant: str) -> bool:
+    if fmt == "gguf":
+        return quant in GGUF_FILE_TYPES or quant in EXTRA_GGUF_FILE_TYPES
+    return fmt == "hf" and quant in HF_FORMATS
+
+
+def computed_bytes(spec: ModelSpec, fmt: str, quant: str) -> int | None:
+    """The estimator's size of the text model in this format; None for a format it lacks.
+
+    Multimodal towers are excluded, as in weights_breakdown (a GGUF mmproj is its own file).
+    """
+    if not estimator_knows(fmt, quant):
+        return None
+    return weights_breakdown(spec, WeightsFormat(family=fmt, name=quant)).total_bytes
+
+
+def _attention(spec: ModelSpec) -> str:
+    if spec.mla is not None:
+        base = "mla"
+    elif spec.n_kv_heads == spec.n_heads:
+        base = "mha"
+    elif spec.n_kv_heads == 1:
+        base = "mqa"
+    else:
+        base = "gqa"
+    extra = sorted({layer.attention for layer in spec.layers} - {"full", "mla"})
+    return "+".join([base, *extra])
+
+
+def spec_fields(spec: ModelSpec) -> dict[str, int | str]:
+    """LLMModel fields the estimator derives from a config.json, by field name."""
+    kinds = {layer.attention for layer in spec.layers}
+    if "linear" in kinds:
+        architecture = Architecture.HYBRID
+    elif spec.mla is not None and spec.is_moe:
+        architecture = Architecture.MLA
+    elif spec.is_moe:
+        architecture = Architecture.MOE
+    else:
+        architecture = Architecture.DENSE
+    return {
+        "params_total": spec.params_total,
+        "params_active": spec.params_active,
+        "architecture": str(architecture),
+        "attention": _attention(spec),
+        "model_type": spec.model_type,
+    }
+
+
+def model_context_limit(model: LLMModel) -> int | None:
+    """The longest context to offer for this model: its config's maximum (what the
+    estimator accepts), capped by the published context where the catalog has one, since a
+    sibling or stand-in config can allow more than the model does (Llama 3 8B: 8,192 against
+    Llama 3.1's 131,072). None when the estimator cannot parse the config."""
+    try:
+        spec = estimator_cache.model_spec(model_input(model.config).hf_config_json)
+    except RequestError:
+        return None
+    published = model.max_context_tokens
+    limit = spec.max_context_tokens
+    return min(limit, published) if published else limit

@@ -1,0 +1,349 @@
+"""One model across many cards: the explore tables, the recommendation boxes and the
+configurator's "smallest card that fits".
+
+The explore pages ask one question of many (model, card) pairs: the least-compressed quant
+at or above a quality floor that fits one card, and its decode speed, with the
+configurator's request at its defaults under the card's OWN default engine and backend
+(the support matrix): llama.cpp with GGUF quants where it runs, vLLM with HF checkpoints on
+a TPU. Cards are swept in groups sharing an engine and backend with estimator.api.sweep; a
+multi-device board (MI250X) takes full estimates over its devices. The answer is kept in
+the shared sizing cache (catalog.sizing.cache: every catalog edit starts afresh), so a
+filter change or a second visitor costs one cache read. The configurator, compare and every
+recommendation box read the same CardFit, so a card's figure is the same on every page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from catalog import hardware
+from catalog.models import Accelerator, LLMModel
+from catalog.sizing.cache import remembered
+from catalog.sizing.requests import (
+    MATRIX_GGUF_QUANTS,
+    Setup,
+    can_size_accelerator,
+    device,
+    family_ladder,
+    llama_like,
+    measured_bytes,
+    measured_weights,
+    sizeable_quants,
+    sizing_request,
+)
+from estimator.api import Offload, Request, RequestError, SweepRow, run_estimate, sweep
+from estimator.units import Range
+from estimator.weights import HF_FORMATS
+
+NO_ENGINE = "no_engine"
+
+
+@dataclass(frozen=True)
+class CardFit:
+    """One model on one card. `quant` is the least-compressed quant of the ladder that fits
+    (None when none does); verdict and need_bytes are that quant's, or the most compressed
+    ladder quant's when none fits. The speed is the decode tok/s of one sequence with the
+    calibration group's low/high, None when nothing fits. `engine`/`backend` are the card's
+    default engine; verdict NO_ENGINE when no engine in the catalog runs on the card."""
+
+    quant: str | None
+    verdict: str
+    need_bytes: int
+    usable_bytes: int
+    decode_tokens_per_s: Range | None
+    engine: str = ""
+    backend: str = ""
+    # False when no published measurement covers the engine on this backend: the speed
+    # uses a wider group's factors, so rankings leave the card out (calibrated_speed).
+    calibrated: bool = True
+
+    @property
+    def calibrated_speed(self) -> float | None:
+        """The decode estimate when it may be ranked against other cards, else None."""
+        speed = self.decode_tokens_per_s
+        return speed.estimate if speed is not None and self.calibrated else None
+
+
+def card_request(
+    model: LLMModel,
+    accelerator: Accelerator,
+    *,
+    quant: str,
+    context_tokens: int,
+    choice: hardware.EngineChoice | None = None,
+) -> Request:
+    """The request an explore row stands for: one board, the configurator's defaults and
+    measured sizes, under `choice` (llama.cpp when None). Raises RequestError."""
+    setup = Setup(quant=quant, context_tokens=context_tokens)
+    if choice is not None:
+        setup = replace(setup, engine=choice.engine, backend=choice.backend)
+    return sizing_request(
+        model=model, accelerator=accelerator, setup=setup, measured=measured_weights(model)
+    )
+
+
+def model_on_cards(
+    model: LLMModel,
+    accelerators: Sequence[Accelerator],
+    *,
+    quants: Sequence[str],
+    context_tokens: int,
+    matrix: hardware.SupportMatrix,
+) -> list[CardFit]:
+    """One CardFit per accelerator (each must pass can_size_accelerator); `quants` is the
+    GGUF ladder, least compressed first (cards whose engine loads HF checkpoints climb
+    recommend.HF_LADDER down to the same 3-bit floor). Raises estimator.api.RequestError
+    for a context the model rejects. Cached per model, context, ladder and cards with
+    their engines; catalog data is covered by the cache's catalog version."""
+    choices = tuple(matrix.default_for(card) for card in accelerators)
+    fits = remembered(
+        "model-on-cards",
+        model_parts(model, accelerators, choices, quants, context_tokens),
+        lambda: tuple(sweep_cards(model, accelerators, choices, list(quants), context_tokens)),
+    )
+    return list(fits)
+
+
+def model_parts(
+    model: LLMModel,
+    accelerators: Sequence[Accelerator],
+    choices: Sequence[hardware.EngineChoice | None],
+    quants: Sequence[str],
+    context_tokens: int,
+) -> tuple[object, ...]:
+    """What a model_on_cards entry depends on besides catalog data (warm.py fills it)."""
+    engines = tuple((c.engine, c.backend) if c else None for c in choices)
+    cards = tuple(zip((card.pk for card in accelerators), engines, strict=True))
+    return (model.pk, context_tokens, tuple(quants), cards)
+
+
+def models_on_card(
+    accelerator: Accelerator,
+    models: Sequence[LLMModel],
+    *,
+    quants: Sequence[str],
+    context_tokens: int,
+    matrix: hardware.SupportMatrix,
+) -> list[CardFit | str]:
+    """`accelerator` under each of `models`, in order: its CardFit, or the estimator's
+    message when it refuses the model at this context (RequestError). The card-across-
+    models page; one cache entry per card, context, ladder and model list."""
+    choice = matrix.default_for(accelerator)
+    return list(
+        remembered(
+            "models-on-card",
+            card_parts(accelerator, choice, models, quants, context_tokens),
+            lambda: tuple(
+                one_card(model, accelerator, choice, list(quants), context_tokens)
+                for model in models
+            ),
+        )
+    )
+
+
+def card_parts(
+    accelerator: Accelerator,
+    choice: hardware.EngineChoice | None,
+    models: Sequence[LLMModel],
+    quants: Sequence[str],
+    context_tokens: int,
+) -> tuple[object, ...]:
+    """What a models_on_card entry depends on besides catalog data (warm.py fills it)."""
+    engine = (choice.engine, choice.backend) if choice else None
+    pks = tuple(model.pk for model in models)
+    return (accelerator.pk, engine, pks, tuple(quants), context_tokens)
+
+
+def one_card(
+    model: LLMModel,
+    accelerator: Accelerator,
+    choice: hardware.EngineChoice | None,
+    quants: list[str],
+    context_tokens: int,
+) -> CardFit | str:
+    try:
+        return sweep_cards(model, [accelerator], [choice], quants, context_tokens)[0]
+    except RequestError as exc:
+        return exc.message
+
+
+def sweep_cards(
+    model: LLMModel,
+    accelerators: Sequence[Accelerator],
+    choices: Sequence[hardware.EngineChoice | None],
+    quants: list[str],
+    context_tokens: int,
+) -> list[CardFit]:
+    """The uncached sweep: one CardFit per card, under its engine choice. Raises
+    RequestError for a context the model rejects."""
+    sizes = measured_bytes(measured_weights(model))
+    groups: dict[hardware.EngineChoice, list[int]] = {}
+    fits: dict[int, CardFit] = {}
+    for index, (card, choice) in enumerate(zip(accelerators, choices, strict=True)):
+        if choice is None:
+            fits[index] = CardFit(None, NO_ENGINE, 0, 0, None)
+        elif hardware.chips(card) > 1:
+            fits[index] = _board_fit(model, card, choice, quants, context_tokens)
+        else:
+            groups.setdefault(choice, []).append(index)
+    for choice, indices in groups.items():
+        ladder = _ladder(choice, quants)
+        probe = accelerators[indices[0]]
+        request = card_request(
+            model, probe, quant=ladder[0], context_tokens=context_tokens, choice=choice
+        )
+        usable = sizeable_quants(request, ladder)
+        targets = [device(accelerators[i]) for i in indices]
+        rows = sweep(request, targets, usable, measured_bytes=sizes) if usable else []
+        for position, index in enumerate(indices):
+            own = rows[position * len(usable) : (position + 1) * len(usable)]
+            fits[index] = replace(_best_fit(own), engine=choice.engine, backend=choice.backend)
+    return [fits[index] for index in range(len(accelerators))]
+
+
+def _ladder(choice: hardware.EngineChoice, quants: Sequence[str]) -> list[str]:
+    """The page's GGUF ladder for GGUF engines (recommend's when the catalog has none);
+    the HF ladder for the others."""
+    if llama_like(choice.engine) and quants:
+        return list(quants)
+    return family_ladder(choice.engine)
+
+
+def _board_fit(
+    model: LLMModel,
+    card: Accelerator,
+    choice: hardware.EngineChoice,
+    quants: list[str],
+    context_tokens: int,
+) -> CardFit:
+    """A board of several devices: the full estimate over all of them, quant by quant
+    down the ladder until one fits (a sweep sizes single devices only)."""
+    last = CardFit(None, "does_not_fit", 0, 0, None, choice.engine, choice.backend)
+    for quant in _ladder(choice, quants):
+        try:
+            request = card_request(
+                model, card, quant=quant, context_tokens=context_tokens, choice=choice
+            )
+            result = run_estimate(request)
+        except (RequestError, ValueError):
+            continue
+        need, usable = result.per_device_bytes, result.usable_bytes_per_device
+        if result.fit.verdict != "does_not_fit":
+            return CardFit(
+                quant,
+                result.fit.verdict,
+                need,
+                usable,
+                result.decode_tokens_per_s,
+                choice.engine,
+                choice.backend,
+                result.speed_calibrated,
+            )
+        last = replace(last, need_bytes=need, usable_bytes=usable)
+    return last
+
+
+def _best_fit(rows: Sequence[SweepRow]) -> CardFit:
+    """The first fitting row (rows come least compressed first), with its decode range."""
+    if not rows:
+        return CardFit(None, "does_not_fit", 0, 0, None)
+    for row in rows:
+        if row.verdict != "does_not_fit":
+            decode = Range(
+                row.decode_tokens_per_s, row.decode_low_tokens_per_s, row.decode_high_tokens_per_s
+            )
+            return CardFit(
+                row.quant,
+                row.verdict,
+                row.per_device_bytes,
+                row.usable_bytes_per_device,
+                decode,
+                calibrated=row.speed_calibrated,
+            )
+    last = rows[-1]
+    return CardFit(None, last.verdict, last.per_device_bytes, last.usable_bytes_per_device, None)
+
+
+# --- the configurator: the smallest catalog card for each quant ---------------------------
+
+
+@dataclass(frozen=True)
+class CardChoice:
+    """Which catalog card a figure recommends: per quant, the card with the least memory
+    that fits it; and every card's usable bytes, to place other memory figures."""
+
+    by_quant: dict[str, Accelerator]
+    usable: list[tuple[Accelerator, int]]  # (card, usable bytes) by ascending memory
+
+    def smallest_holding(self, need_bytes: int) -> Accelerator | None:
+        """The card with the least memory whose usable bytes hold `need_bytes`."""
+        return next((card for card, usable in self.usable if usable >= need_bytes), None)
+
+
+def _order(card: Accelerator) -> tuple[float, float]:
+    """Least memory first; of equal memory, the cheaper card (unpriced last)."""
+    return (card.memory_gb or 0, card.price_usd or float("inf"))
+
+
+def smallest_cards(
+    request: Request,
+    accelerators: Sequence[Accelerator],
+    sizes: Mapping[str, int],
+    matrix: hardware.SupportMatrix,
+) -> CardChoice:
+    """The request's model and workload on every single-device card (no offload) for every
+    quant of its family, each card under its own default engine (the support matrix):
+    cards whose engine loads the other family (a TPU's vLLM for a GGUF page) are left out
+    of by_quant; `usable` holds every card that has an engine. `sizes`: measured GGUF file
+    sizes by quant (requests.measured_bytes)."""
+    gguf = request.weights.format == "gguf"
+    files = dict(sizes) if gguf else {}
+    by_quant: dict[str, Accelerator] = {}
+    usable: list[tuple[Accelerator, int]] = []
+    for choice, cards in _by_engine(accelerators, matrix).items():
+        single = _single(request, choice)
+        same_family = llama_like(choice.engine) == gguf
+        # A card of the other family only reports its usable bytes: one quant sizes that.
+        quants = (
+            sizeable_quants(single, MATRIX_GGUF_QUANTS if gguf else HF_FORMATS)
+            if same_family
+            else sizeable_quants(single, family_ladder(choice.engine))[:1]
+        )
+        if not quants:
+            continue
+        rows = sweep(single, [device(c) for c in cards], quants, measured_bytes=files)
+        for row in rows:
+            card = cards[row.device_index]
+            if row.quant == quants[0]:
+                usable.append((card, row.usable_bytes_per_device))
+            best = by_quant.get(row.quant)
+            fits = row.verdict != "does_not_fit"
+            if same_family and fits and (best is None or _order(card) < _order(best)):
+                by_quant[row.quant] = card
+    return CardChoice(by_quant, sorted(usable, key=lambda pair: _order(pair[0])))
+
+
+def _by_engine(
+    accelerators: Sequence[Accelerator], matrix: hardware.SupportMatrix
+) -> dict[hardware.EngineChoice, list[Accelerator]]:
+    """Single-device cards the estimator can size, grouped by their default engine."""
+    groups: dict[hardware.EngineChoice, list[Accelerator]] = {}
+    for card in accelerators:
+        choice = matrix.default_for(card)
+        if choice is not None and can_size_accelerator(card) and hardware.chips(card) == 1:
+            groups.setdefault(choice, []).append(card)
+    return groups
+
+
+def _single(request: Request, choice: hardware.EngineChoice) -> Request:
+    """The request on one device under `choice`'s engine and backend, without offload;
+    the page's KV type stays when the engine family accepts it (else f16)."""
+    same = llama_like(choice.engine) == llama_like(request.engine.name)
+    kv = request.workload.kv_cache_dtype if same else "f16"
+    return replace(
+        request,
+        engine=replace(request.engine, name=choice.engine, backend=choice.backend),
+        device=replace(request.device, count=1),
+        workload=replace(request.workload, offload=Offload(), tensor_parallel=1, kv_cache_dtype=kv),
+    )
