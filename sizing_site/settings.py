@@ -139,7 +139,15 @@ if REDIS_URL:
         }
     }
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    # The sizing cache keeps one small entry per model and card (catalog.sizing.cache):
+    # room for every pair of today's catalog (~120,000, a few hundred bytes each), where
+    # the default of 300 entries would evict them as fast as they are made.
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "OPTIONS": {"MAX_ENTRIES": 150_000},
+        }
+    }
 
 # Celery: JSON only, bounded run time; tasks opt in to acks_late only when idempotent.
 CELERY_BROKER_URL = REDIS_URL or "memory://"

@@ -11,12 +11,14 @@ not kept.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from pathlib import Path
 from typing import TypeVar
 
 from django.core.cache import cache
@@ -110,3 +112,57 @@ def remembered(namespace: str, parts: tuple[object, ...], compute: Callable[[], 
         except Exception:
             logger.warning("sizing cache unreachable: result not kept", exc_info=True)
     return value
+
+
+# --- content-keyed entries: one model on one card -------------------------------------
+# A page's entries above go stale with every catalog edit. Beneath them, one model's fit
+# on one card is kept under a digest of exactly what it is computed from: the model's
+# config and measured file sizes, the card's estimator Device and engine, the ladder and
+# context, and the code that computes it (CODE_DIGEST). An edit then recomputes only the
+# pairs whose inputs changed, and a page rebuilt after an edit reads the rest in one
+# round trip.
+
+_CODE_ROOTS = ("estimator", "catalog/sizing", "catalog/hardware.py")
+_CODE_SUFFIXES = (".py", ".json", ".csv")
+
+
+@functools.cache
+def code_digest() -> str:
+    """A digest of the estimator's and the sizing service's source and data files, so a
+    deploy that changes how a figure is computed never reads an entry of the old code."""
+    root = Path(__file__).resolve().parents[2]
+    digest = hashlib.blake2b(digest_size=16)
+    for name in _CODE_ROOTS:
+        path = root / name
+        files = sorted(path.rglob("*")) if path.is_dir() else [path]
+        for file in files:
+            if file.suffix in _CODE_SUFFIXES and "__pycache__" not in file.parts:
+                digest.update(str(file.relative_to(root)).encode())
+                digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def _content_key(namespace: str, parts: tuple[object, ...]) -> str:
+    digest = hashlib.blake2b(repr((code_digest(), parts)).encode(), digest_size=16)
+    return f"sizing:{namespace}:c:{digest.hexdigest()}"
+
+
+def lookup_many(namespace: str, parts: list[tuple[object, ...]]) -> dict[int, object]:
+    """The content-keyed entries found, by position in `parts` (one cache round trip)."""
+    keys = [_content_key(namespace, p) for p in parts]
+    try:
+        found = cache.get_many(keys)
+    except Exception:
+        logger.warning("sizing cache unreachable: computing without it", exc_info=True)
+        return {}
+    return {i: found[key] for i, key in enumerate(keys) if key in found}
+
+
+def store_many(namespace: str, entries: list[tuple[tuple[object, ...], object]]) -> None:
+    """Keep content-keyed entries ((parts, value) pairs)."""
+    if not entries:
+        return
+    try:
+        cache.set_many({_content_key(namespace, p): v for p, v in entries}, timeout=TIMEOUT_S)
+    except Exception:
+        logger.warning("sizing cache unreachable: results not kept", exc_info=True)

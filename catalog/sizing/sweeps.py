@@ -14,12 +14,14 @@ recommendation box read the same CardFit, so a card's figure is the same on ever
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from catalog import hardware
 from catalog.models import Accelerator, LLMModel
-from catalog.sizing.cache import remembered
+from catalog.sizing.cache import lookup_many, remembered, store_many
 from catalog.sizing.requests import (
     MATRIX_GGUF_QUANTS,
     Setup,
@@ -100,9 +102,60 @@ def model_on_cards(
     fits = remembered(
         "model-on-cards",
         model_parts(model, accelerators, choices, quants, context_tokens),
-        lambda: tuple(sweep_cards(model, accelerators, choices, list(quants), context_tokens)),
+        lambda: tuple(fits_by_pair(model, accelerators, choices, list(quants), context_tokens)),
     )
     return list(fits)
+
+
+def model_fingerprint(model: LLMModel) -> str:
+    """A digest of what a sweep reads of a model: its config and measured file sizes."""
+    measured = sorted((w.quant, w.format, w.file_bytes) for w in measured_weights(model).values())
+    text = json.dumps([model.config, measured], sort_keys=True, default=str)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def card_fingerprint(card: Accelerator, choice: hardware.EngineChoice | None) -> tuple[object, ...]:
+    """What a sweep reads of a card: the estimator Device (memory, bandwidth, compute,
+    devices per board, vendor, speed class) and its engine."""
+    return (device(card), (choice.engine, choice.backend) if choice else None)
+
+
+def pair_parts(
+    model_fp: str, card_fp: tuple[object, ...], quants: Sequence[str], context_tokens: int
+) -> tuple[object, ...]:
+    """The content key of one model on one card (catalog.sizing.cache.lookup_many)."""
+    return (model_fp, card_fp, tuple(quants), context_tokens)
+
+
+def fits_by_pair(
+    model: LLMModel,
+    accelerators: Sequence[Accelerator],
+    choices: Sequence[hardware.EngineChoice | None],
+    quants: list[str],
+    context_tokens: int,
+) -> list[CardFit]:
+    """sweep_cards, reading the pairs already computed (by content) and sweeping only the
+    cards whose pair is missing: after an edit, only what the edit touched."""
+    model_fp = model_fingerprint(model)
+    parts = [
+        pair_parts(model_fp, card_fingerprint(card, choice), quants, context_tokens)
+        for card, choice in zip(accelerators, choices, strict=True)
+    ]
+    # A card page may have kept the estimator's refusal for a pair: here it is a miss, and
+    # the sweep raises it for the whole model as before.
+    found = {i: v for i, v in lookup_many("fit", parts).items() if isinstance(v, CardFit)}
+    missing = [i for i in range(len(parts)) if i not in found]
+    if missing:
+        fresh = sweep_cards(
+            model,
+            [accelerators[i] for i in missing],
+            [choices[i] for i in missing],
+            quants,
+            context_tokens,
+        )
+        found.update(zip(missing, fresh, strict=True))
+        store_many("fit", [(parts[i], found[i]) for i in missing])
+    return [found[i] for i in range(len(parts))]
 
 
 def model_parts(
@@ -135,11 +188,31 @@ def models_on_card(
             "models-on-card",
             card_parts(accelerator, choice, models, quants, context_tokens),
             lambda: tuple(
-                one_card(model, accelerator, choice, list(quants), context_tokens)
-                for model in models
+                _answers_by_pair(accelerator, choice, models, list(quants), context_tokens)
             ),
         )
     )
+
+
+def _answers_by_pair(
+    accelerator: Accelerator,
+    choice: hardware.EngineChoice | None,
+    models: Sequence[LLMModel],
+    quants: list[str],
+    context_tokens: int,
+) -> list[CardFit | str]:
+    """one_card for each model, reading the pairs already computed (by content): the
+    pairs a model page's sweep or the warm-up stored serve this card's page too."""
+    card_fp = card_fingerprint(accelerator, choice)
+    parts = [pair_parts(model_fingerprint(m), card_fp, quants, context_tokens) for m in models]
+    found: dict[int, CardFit | str] = {
+        i: v for i, v in lookup_many("fit", parts).items() if isinstance(v, CardFit | str)
+    }
+    missing = [i for i in range(len(parts)) if i not in found]
+    for i in missing:
+        found[i] = one_card(models[i], accelerator, choice, quants, context_tokens)
+    store_many("fit", [(parts[i], found[i]) for i in missing])
+    return [found[i] for i in range(len(parts))]
 
 
 def card_parts(

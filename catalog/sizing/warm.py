@@ -24,7 +24,7 @@ from catalog.sizing.candidates import (
     sweep_accelerators,
 )
 from catalog.sizing.specs import model_context_limit
-from catalog.sizing.sweeps import CardFit, card_parts, model_parts, one_card, sweep_cards
+from catalog.sizing.sweeps import CardFit, card_parts, fits_by_pair, model_parts, one_card
 from estimator.api import RequestError
 
 
@@ -57,7 +57,7 @@ def warm_pages() -> WarmReport:
             fits = None
             if limit is not None:  # else the model page is a 404
                 try:
-                    fits = sweep_cards(model, cards, choices, quants, page_context)
+                    fits = fits_by_pair(model, cards, choices, quants, page_context)
                 except RequestError:
                     pass
                 else:
@@ -93,7 +93,7 @@ def _per_card(
     """The card page's answers when the model page's sweep does not give them (another
     context, or the whole sweep refused): card by card, as the card page computes them."""
     try:
-        return list(sweep_cards(model, cards, choices, quants, DEFAULT_CONTEXT_TOKENS))
+        return list(fits_by_pair(model, cards, choices, quants, DEFAULT_CONTEXT_TOKENS))
     except RequestError:
         return [
             one_card(model, card, choice, quants, DEFAULT_CONTEXT_TOKENS)

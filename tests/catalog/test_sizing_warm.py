@@ -94,3 +94,24 @@ class WarmUp(CastTestCase):
         # Llama 3.1 8B at BF16 (16.1 GB of weights) no longer fits in 11 - 1 GiB: the
         # card page now shows a more compressed quant for it than BF16.
         assert "BF16" not in text.split(LLAMA_8B)[1][:600]
+
+    def test_after_an_edit_only_the_pairs_it_touched_are_computed(self) -> None:
+        swept: list[list[str]] = []
+        real = sweeps.sweep_cards
+
+        def recording(model: Any, cards: Any, *args: Any) -> Any:
+            swept.append([card.slug for card in cards])
+            return real(model, cards, *args)
+
+        url = reverse("explore:model-gpus", args=[LLAMA_8B])
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(sweeps, "sweep_cards", recording)
+            card = Accelerator.objects.get(slug=RTX_4090)
+            card.notes = "re-checked the datasheet"  # no figure a sweep reads
+            card.save()
+            assert self.client.get(url).status_code == 200
+            assert swept == []  # a new catalog version, but every pair is unchanged
+            card.memory_reported_gib = 11.0
+            card.save()
+            assert self.client.get(url).status_code == 200
+            assert swept == [[RTX_4090]]  # the one card whose Device changed
