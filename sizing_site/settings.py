@@ -129,6 +129,7 @@ DATABASES = {
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL")
+CACHES: dict[str, dict[str, object]]
 if REDIS_URL:
     env_url("REDIS_URL", REDIS_URL, schemes=("redis", "rediss"))
     CACHES = {

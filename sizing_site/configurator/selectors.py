@@ -32,7 +32,18 @@ def configuration_rows(*, model_slug: str, accelerator_slug: str) -> tuple[LLMMo
 
 
 def curated_accelerators() -> list[Accelerator]:
-    return list(Accelerator.objects.filter(curated=True).order_by("vendor", "name"))
+    """The curated cards, kept in the shared sizing cache (catalog rows only): every setup
+    the cache has not seen yet sizes against them."""
+    return remembered(
+        "configurator-curated",
+        (),
+        lambda: list(Accelerator.objects.filter(curated=True).order_by("vendor", "name")),
+    )
+
+
+def support_matrix() -> hardware.SupportMatrix:
+    """hardware.support_matrix() (two queries), kept in the shared sizing cache."""
+    return remembered("configurator-matrix", (), hardware.support_matrix)
 
 
 @dataclass(frozen=True)
@@ -48,11 +59,21 @@ class PageScope:
 
 
 def page_scope(*, model: LLMModel, accelerator: Accelerator) -> PageScope:
+    """Kept in the shared sizing cache per model and card: it reads catalog rows only (the
+    support matrix costs two queries)."""
+    return remembered(
+        "configurator-scope",
+        (model.pk, accelerator.pk),
+        lambda: _page_scope(model=model, accelerator=accelerator),
+    )
+
+
+def _page_scope(*, model: LLMModel, accelerator: Accelerator) -> PageScope:
     limit = sizing.model_context_limit(model) if model.config else None
     sizeable = sizing.can_size_accelerator(accelerator)
     if limit is None or not sizeable:
         return PageScope(limit, sizeable)
-    return PageScope(limit, sizeable, tuple(hardware.support_matrix().default_first(accelerator)))
+    return PageScope(limit, sizeable, tuple(support_matrix().default_first(accelerator)))
 
 
 @dataclass(frozen=True)
@@ -240,7 +261,7 @@ def _catalog_analysis(
 ) -> ConfigurationAnalysis:
     points = sizing.memory_by_context(sized, max_context_tokens)
     curated = curated_accelerators()
-    matrix = hardware.support_matrix()
+    matrix = support_matrix()
     files = sizing.measured_bytes(sizing.measured_weights(model))
     cards = sizing.smallest_cards(sized.request, curated, files, matrix)
     recommended = recommendations(

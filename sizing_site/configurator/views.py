@@ -38,8 +38,11 @@ def configure(request: HttpRequest, model_slug: str, accelerator_slug: str) -> H
     )
     sized = _sizing(request, form, model, accelerator, limit)
     context.update(form=form, max_context_tokens=limit, **_urls(request, form))
+    context.update(
+        sections_timeout=TIMEOUT_S, form_key=_form_key(request, form, model, accelerator)
+    )
     if sized is not None:
-        context.update(sized.context(), sections_timeout=TIMEOUT_S)
+        context.update(sized.context())
         # The sections that show only catalog figures are rendered once per catalog
         # version, setup and language ({% cache %} in configure.html).
         setup = sized.results.sized.setup
@@ -63,6 +66,18 @@ def _urls(request: HttpRequest, form: ConfigureForm) -> dict[str, str]:
         "page_url": f"{request.path}?{urlencode(query)}",
         "analysis_url": f"{request.path}?{urlencode({**query, 'part': 'analysis'})}",
     }
+
+
+def _form_key(
+    request: HttpRequest, form: ConfigureForm, model: LLMModel, accelerator: Accelerator
+) -> str:
+    """The rendered form's cache key ({% cache %} in configure.html, with the language). A
+    GET form's HTML is a function of the address, the query (merged over the defaults), the
+    quant the page sized and its errors, which follow from those and the catalog version."""
+    query = sorted(form.data.items())
+    return key_for(
+        "configurator-form", (model.pk, accelerator.pk, request.path, query, form.sized_quant)
+    )
 
 
 def _wants_analysis(request: HttpRequest) -> bool:
