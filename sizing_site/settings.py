@@ -137,7 +137,13 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "rightsize",
-        }
+        },
+        # The pages' {% cache %} fragments: the same Redis, forgiving of its outages.
+        "fragments": {
+            "BACKEND": "sizing_site.core.fragment_cache.ForgivingRedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "rightsize",
+        },
     }
 else:
     # The sizing cache keeps one small entry per model and card (catalog.sizing.cache):
@@ -147,7 +153,8 @@ else:
         "default": {
             "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
             "OPTIONS": {"MAX_ENTRIES": 150_000},
-        }
+        },
+        "fragments": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     }
 
 # Celery: JSON only, bounded run time; tasks opt in to acks_late only when idempotent.
