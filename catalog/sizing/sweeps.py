@@ -369,7 +369,28 @@ def smallest_cards(
     quant of its family, each card under its own default engine (the support matrix):
     cards whose engine loads the other family (a TPU's vLLM for a GGUF page) are left out
     of by_quant; `usable` holds every card that has an engine. `sizes`: measured GGUF file
-    sizes by quant (requests.measured_bytes)."""
+    sizes by quant (requests.measured_bytes). Cached per catalog version; the GPU count,
+    offload and tensor parallelism, which every card's request overrides (_single), are
+    left out of the key, so one answer serves every GPU count of a setup."""
+    base = replace(
+        request,
+        device=replace(request.device, count=1),
+        workload=replace(request.workload, offload=Offload(), tensor_parallel=1),
+    )
+    cards = tuple(card.pk for card in accelerators)
+    return remembered(
+        "smallest-cards",
+        (base, cards, tuple(sorted(sizes.items()))),
+        lambda: _smallest_cards(base, accelerators, sizes, matrix),
+    )
+
+
+def _smallest_cards(
+    request: Request,
+    accelerators: Sequence[Accelerator],
+    sizes: Mapping[str, int],
+    matrix: hardware.SupportMatrix,
+) -> CardChoice:
     gguf = request.weights.format == "gguf"
     files = dict(sizes) if gguf else {}
     by_quant: dict[str, Accelerator] = {}

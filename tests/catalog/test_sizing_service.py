@@ -163,3 +163,42 @@ def test_the_card_sweep_is_computed_once_per_inputs_and_again_after_an_edit(
     card.memory_gb = 8
     card.save()  # a catalog edit: a new catalog version
     assert sweep() == "Q4_K_M" and len(calls) == 4
+
+
+@pytest.mark.django_db
+def test_the_smallest_cards_serve_every_gpu_count_of_a_setup(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = llama()
+    cards = [
+        Accelerator.objects.create(
+            vendor="NVIDIA",
+            name=f"Test {gb}",
+            slug=f"test-{gb}",
+            memory_gb=gb,
+            bandwidth_gbps=1000,
+            architecture="Ada Lovelace",
+        )
+        for gb in (8, 16, 24)
+    ]
+    calls: list[int] = []
+    real = sweeps._smallest_cards
+
+    def counted(*args: Any) -> sweeps.CardChoice:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(sweeps, "_smallest_cards", counted)
+    matrix = hardware.support_matrix()
+
+    def smallest(gpus: int) -> dict[str, str]:
+        setup = Setup(quant="Q4_K_M", context_tokens=8192, gpus=gpus)
+        request = sizing_request(model=model, accelerator=cards[0], setup=setup, measured={})
+        choice = sweeps.smallest_cards(request, cards, {}, matrix)
+        return {quant: card.slug for quant, card in choice.by_quant.items()}
+
+    one = smallest(1)
+    assert smallest(2) == smallest(4) == one
+    assert len(calls) == 1  # every card's request is on one device anyway
+    # 8B at Q4_K_M (~4.9 GB) fits the 8 GB card; Q8_0 (~8.5 GB) needs the 16 GB one.
+    assert one["Q4_K_M"] == "test-8" and one["Q8_0"] == "test-16"
