@@ -9,24 +9,12 @@ import re
 from django.urls import reverse
 from django.utils import translation
 
-from catalog.models import Accelerator, LLMModel
+from catalog.models import Accelerator
 from sizing_site.configurator import selectors
-from tests.cast import CastTestCase
-from tests.configurator.test_views import GLM_AIR, a100
+from tests.configurator.test_views import GlmOnA100
 
 
-class FragmentCache(CastTestCase):
-    model: LLMModel
-    card: Accelerator
-
-    @classmethod
-    def setUpTestData(cls) -> None:
-        super().setUpTestData()
-        cls.model = LLMModel.objects.create(
-            name="GLM-4.5-Air", slug="glm-4-5-air", hf_repo="zai-org/GLM-4.5-Air", config=GLM_AIR
-        )
-        cls.card = Accelerator.objects.create(**a100())
-
+class FragmentCache(GlmOnA100):
     def setUp(self) -> None:
         self.client.force_login(self.bob)
 

@@ -58,7 +58,10 @@ def add_cards(n: int, start: int = 0) -> None:
     catalog_changed()  # what the catalog's bulk writers call: a new catalog version
 
 
-class ConfiguratorPage(CastTestCase):
+class GlmOnA100(CastTestCase):
+    """The cast, GLM-4.5-Air (its real config) and an A100 80GB PCIe: the configurator's
+    test pair."""
+
     model: LLMModel
     card: Accelerator
 
@@ -70,6 +73,8 @@ class ConfiguratorPage(CastTestCase):
         )
         cls.card = Accelerator.objects.create(**a100())
 
+
+class ConfiguratorPage(GlmOnA100):
     def setUp(self) -> None:
         translation.activate("en")
         self.addCleanup(translation.deactivate)

@@ -7,31 +7,23 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 from django.utils import translation
 
-from catalog.models import Accelerator, LLMModel
 from sizing_site.configurator.forms import configurator_state
 from sizing_site.reports import services
 from sizing_site.reports.models import SavedConfiguration
 from sizing_site.tenancy.access import tenant_for
 from sizing_site.tenancy.models import Membership, Role
-from tests.cast import CastTestCase
-from tests.configurator.test_views import GLM_AIR, a100
+from tests.configurator.test_views import GlmOnA100
 
 QUERY = {"quant": "Q4_K_M", "ctx": "32768", "gpus": "2"}
 
 
-class ReportsTestCase(CastTestCase):
-    model: LLMModel
-    card: Accelerator
+class ReportsTestCase(GlmOnA100):
     dave: User
     saved: SavedConfiguration
 
     @classmethod
     def setUpTestData(cls) -> None:
         super().setUpTestData()
-        cls.model = LLMModel.objects.create(
-            name="GLM-4.5-Air", slug="glm-4-5-air", hf_repo="zai-org/GLM-4.5-Air", config=GLM_AIR
-        )
-        cls.card = Accelerator.objects.create(**a100())
         cls.dave = User.objects.create_user("dave", "dave@a.example", "pw-dave-123")
         Membership.all_tenants.create(user=cls.dave, organization=cls.org_a, role=Role.EDITOR)
         cls.saved = cls.save_as(cls.alice, "2x A100 at 32K")

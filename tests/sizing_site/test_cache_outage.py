@@ -7,9 +7,8 @@ from django.test import override_settings
 from django.urls import reverse
 from django.utils import translation
 
-from catalog.models import Accelerator, LLMModel, QuantFormat
-from tests.cast import CastTestCase
-from tests.configurator.test_views import GLM_AIR, a100
+from catalog.models import QuantFormat
+from tests.configurator.test_views import GlmOnA100
 
 # Nothing listens on port 1: every cache call fails with a connection error.
 UNREACHABLE = "redis://127.0.0.1:1/0"
@@ -22,15 +21,10 @@ DOWN = {
 }
 
 
-class CacheOutage(CastTestCase):
-    model: LLMModel
-    card: Accelerator
-
+class CacheOutage(GlmOnA100):
     @classmethod
     def setUpTestData(cls) -> None:
         super().setUpTestData()
-        cls.model = LLMModel.objects.create(name="GLM-4.5-Air", slug="glm-4-5-air", config=GLM_AIR)
-        cls.card = Accelerator.objects.create(**a100())
         for name, bits, rank in (("Q8_0", 8.5, 90), ("Q4_K_M", 4.5, 70)):
             QuantFormat.objects.create(
                 name=name, slug=name.lower(), family="gguf", bits_per_weight=bits, quality_rank=rank
