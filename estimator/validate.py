@@ -39,6 +39,7 @@ from estimator.calibration.rows import (
     parse_test,
     split_device,
 )
+from estimator.factors import load_calibration
 from estimator.speed import normalize_backend
 from estimator.units import GB, GIB, MIB
 
@@ -596,6 +597,41 @@ def format_report(summaries: list[dict[str, Any]]) -> Iterator[str]:
     )
 
 
+HOLDOUTS = (
+    ("by_device", "whole devices held out"),
+    ("by_model", "whole models held out"),
+    ("by_source", "whole sources held out"),
+)
+
+
+def format_speed_holdouts(calibration: dict[str, Any]) -> Iterator[str]:
+    """The speed model's accuracy on held-out data (calibration.json, written by
+    `python -m estimator.calibration`): grouped hold-outs first, where every prediction of
+    a device's (a model's, a source's) rows comes from a fit without any of them; then
+    leave-one-row-out, which keeps the other rows of the same model on the same device in
+    the fit and so flatters the figure. Bias: median signed error (positive = too fast)."""
+    grouped = calibration["grouped_holdout"]
+    yield "speed on held-out data (|predicted - measured| / measured; bias: predicted too fast > 0)"
+    yield f"{'figure':<9} {'hold-out':<28} {'n':>4} {'median%':>8} {'p90%':>7} {'bias%':>6}"
+    for kind in ("decode", "prefill"):
+        for name, label in HOLDOUTS:
+            s = grouped[name][kind]
+            yield (
+                f"{kind:<9} {label:<28} {s['n']:>4} {s['median_abs_pct_err']:>8.2f} "
+                f"{s['p90_abs_pct_err']:>7.2f} {s['median_signed_pct_err']:>6.1f}"
+            )
+        loo = calibration["overall"][kind]
+        yield (
+            f"{kind:<9} {'one row held out':<28} {loo['n']:>4} "
+            f"{loo['median_abs_pct_err']:>8.2f} {loo['p90_abs_pct_err']:>7.2f} {'-':>6}"
+        )
+    for split in ("bias_by_backend", "bias_by_engine"):
+        parts = grouped["by_device"]["decode"][split]
+        yield f"decode {split.replace('_', ' ')} (devices held out): " + ", ".join(
+            f"{k} {v['median_signed_pct_err']:+.1f} % (n {v['n']})" for k, v in parts.items()
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m estimator.validate", description="Accuracy of the estimator on public data."
@@ -607,6 +643,9 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(summaries, indent=2))
     else:
         for line in format_report(summaries):
+            print(line)
+        print()
+        for line in format_speed_holdouts(load_calibration()):
             print(line)
     return 0
 

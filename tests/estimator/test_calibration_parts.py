@@ -157,3 +157,42 @@ def test_it_reports_a_by_source_holdout_beside_leave_one_out():
         holdout["decode"]["median_abs_pct_err"]
         >= (load_calibration()["overall"]["decode"]["median_abs_pct_err"])
     )
+
+
+def test_grouped_holdouts_hold_out_whole_devices_models_and_sources():
+    calibration = load_calibration()
+    grouped = calibration["grouped_holdout"]
+    loo = calibration["overall"]
+    for name in ("by_device", "by_model", "by_source"):
+        for kind in ("decode", "prefill"):
+            held = grouped[name][kind]
+            assert held["n"] == loo[kind]["n"]  # every row is predicted once
+            # Holding out every row of a device (model, source) is harder than one row.
+            assert held["median_abs_pct_err"] >= loo[kind]["median_abs_pct_err"]
+    # The first by-source figures are the grouped ones, not a second computation.
+    for kind in ("decode", "prefill"):
+        first = calibration["by_source_holdout"][kind]
+        assert first == {k: grouped["by_source"][kind][k] for k in first}
+    # Bias splits add up to every decode row.
+    by_backend = grouped["by_device"]["decode"]["bias_by_backend"]
+    assert sum(v["n"] for v in by_backend.values()) == loo["decode"]["n"]
+
+
+def test_validate_prints_the_grouped_holdouts_first():
+    from estimator.validate import format_speed_holdouts
+
+    calibration = load_calibration()
+    lines = list(format_speed_holdouts(calibration))
+    device = calibration["grouped_holdout"]["by_device"]["decode"]
+    assert lines[2].split() == [
+        "decode",
+        "whole",
+        "devices",
+        "held",
+        "out",
+        str(device["n"]),
+        f"{device['median_abs_pct_err']:.2f}",
+        f"{device['p90_abs_pct_err']:.2f}",
+        f"{device['median_signed_pct_err']:.1f}",
+    ]
+    assert lines.index(next(x for x in lines if "one row held out" in x)) > 2
