@@ -159,8 +159,6 @@ def gguf_request(row: dict[str, str]) -> tuple[dict[str, Any], float] | str:
     notes = row["notes"]
     if config is None:
         return "no config for the model"
-    if row["quant"].endswith(("_L", "_XL")) and row["quant"] not in ("Q3_K_L",):
-        return "uploader mix (Q8_0 embeddings/output) not modelled"
     if "BEFORE the MoE-specific quant rules" in notes:
         return "file predates llama.cpp's MoE quant rules"
     imatrix = "static" not in notes.lower()

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from estimator.model import ModelSpec, Tensor
 from estimator.weights.gguf_rules import gguf_tensor_types
-from estimator.weights.gguf_types import DEFAULT_TYPE, tensor_bytes
+from estimator.weights.gguf_types import DEFAULT_TYPE, RECIPE_BASE, tensor_bytes
 from estimator.weights.hf import HF_FORMATS, hf_tensor_bytes
 
 # GGUF key/value metadata: mostly the tokenizer (token strings, types, scores or BPE
@@ -28,7 +28,7 @@ class WeightsFormat:
     file_bytes: int | None = None
 
     def __post_init__(self) -> None:
-        if self.family == "gguf" and self.name not in DEFAULT_TYPE:
+        if self.family == "gguf" and self.name not in DEFAULT_TYPE | RECIPE_BASE:
             raise ValueError(f"unknown GGUF file type {self.name!r}")
         if self.family == "hf" and self.name not in HF_FORMATS:
             raise ValueError(f"unknown HF weights format {self.name!r}")

@@ -15,6 +15,8 @@ from estimator.weights.gguf_types import (
     _IQ_LOW,
     _UNQUANTIZED,
     BLOCKS,
+    RECIPE_BASE,
+    RECIPE_EMBED_OUTPUT_TYPE,
     Ctx,
     allows_quantization,
     category,
@@ -212,7 +214,15 @@ def tensor_type(c: Ctx, t: Tensor, n: Counters, gpt_oss: bool) -> str:
 
 
 def gguf_tensor_types(model: ModelSpec, ftype: str, imatrix: bool) -> dict[str, str]:
-    """Type of every text-model tensor under a GGUF file type, in llama.cpp's order."""
+    """Type of every text-model tensor under a GGUF file type, in llama.cpp's order. An
+    uploader recipe (RECIPE_BASE) is its base type with the token embedding and output
+    tensors at Q8_0 (llama-quantize --token-embedding-type/--output-tensor-type)."""
+    if ftype in RECIPE_BASE:
+        types = gguf_tensor_types(model, RECIPE_BASE[ftype], imatrix)
+        for t in model.text_tensors:
+            if category(t.name) in ("token_embd", "output"):
+                types[t.name] = _fallback(RECIPE_EMBED_OUTPUT_TYPE, t.row_length)
+        return types
     c = make_ctx(model, ftype, imatrix)
     tensors = model.text_tensors
     counters = Counters(n_attention_wv=sum(category(t.name) == "attn_v" for t in tensors))

@@ -69,8 +69,21 @@ GGUF_FILE_TYPES: tuple[str, ...] = (
     "IQ1_S",
     "MXFP4_MOE",
 )
-# Also understood (legacy / less common): sized with the same rules.
-EXTRA_GGUF_FILE_TYPES: tuple[str, ...] = ("Q5_1", "Q4_1", "IQ3_S", "Q2_K_S")
+# Uploader recipes: a llama.cpp file type with the token embedding and output tensors kept
+# at Q8_0. bartowski's model cards: "Uses Q8_0 for embed and output weights" for Q6_K_L,
+# Q5_K_L, Q4_K_L, Q3_K_XL and Q2_K_L (e.g. huggingface.co/bartowski/Qwen2.5-72B-Instruct-GGUF,
+# README.md); the base types are the files of the same name without the suffix (Q3_K_XL:
+# Q3_K_L, the K_L/K_M types: K_M).
+RECIPE_BASE: dict[str, str] = {
+    "Q6_K_L": "Q6_K",
+    "Q5_K_L": "Q5_K_M",
+    "Q4_K_L": "Q4_K_M",
+    "Q3_K_XL": "Q3_K_L",
+    "Q2_K_L": "Q2_K",
+}
+RECIPE_EMBED_OUTPUT_TYPE = "Q8_0"
+# Also understood (legacy / less common, and the uploader recipes): sized with the same rules.
+EXTRA_GGUF_FILE_TYPES: tuple[str, ...] = ("Q5_1", "Q4_1", "IQ3_S", "Q2_K_S", *RECIPE_BASE)
 
 # llama_ftype_get_default_type
 DEFAULT_TYPE: dict[str, str] = {

@@ -316,3 +316,17 @@ class ConfiguratorPage(GlmOnA100):
         )
         assert 'style="' not in body_de
         assert "," not in german.content.decode().split('data-tokens-per-s="')[1].split('"')[0]
+
+
+class UploaderRecipes(GlmOnA100):
+    def test_a_bartowski_recipe_is_sized_not_refused(self) -> None:
+        self.client.force_login(self.bob)
+        url = reverse("configurator:configure", args=[self.model.slug, self.card.slug])
+        base = self.client.get(url, {"quant": "Q4_K_M", "ctx": "8192"})
+        recipe = self.client.get(url, {"quant": "Q4_K_L", "ctx": "8192"})
+        assert base.status_code == recipe.status_code == 200
+        # Q8_0 embeddings and output instead of Q4_K / Q6_K: GLM-4.5-Air's 151,552 x 4,096
+        # token_embd and output grow by 620,756,992 x (34/32 - 144/256) and
+        # 620,756,992 x (34/32 - 210/256) bytes: 310,378,496 + 150,339,584 = 460,718,080.
+        grown = recipe.context["result"].weights_bytes - base.context["result"].weights_bytes
+        assert grown == 460_718_080

@@ -40,11 +40,12 @@ def spec_of(fixture: str) -> ModelSpec:
 
 
 def skip_reason(row: dict[str, str]) -> str | None:
-    """Rows the tensor rules do not describe: uploader-special mixes (bartowski *_L/*_XL
-    put token_embd and output at Q8_0, unsloth UD-* are hand-tuned) and Mixtral files
-    made before llama.cpp's 8-expert rules (Dec 2023)."""
+    """Rows the tensor rules do not describe: unsloth's hand-tuned UD-* mixes and Mixtral
+    files made before llama.cpp's 8-expert rules (Dec 2023). bartowski's *_L/*_XL recipes
+    (token_embd and output at Q8_0) are modelled (RECIPE_BASE)."""
     quant = row["quant"]
-    if (quant.endswith(("_L", "_XL")) and quant not in GGUF_FILE_TYPES) or quant.startswith("UD-"):
+    known = GGUF_FILE_TYPES + EXTRA_GGUF_FILE_TYPES
+    if (quant.endswith(("_L", "_XL")) and quant not in known) or quant.startswith("UD-"):
         return "uploader mix"
     if "BEFORE the MoE-specific quant rules" in row["notes"]:
         return "pre-2024 llama.cpp MoE rules"
@@ -96,6 +97,21 @@ def test_it_sizes_llama_3_1_8b_q8_0_as_34_bytes_per_32_weights() -> None:
     assert round(b.total_bytes / GB, 2) == 8.54
     assert b.tensor_types["output"] == "Q8_0"
     assert b.tensor_types["blk.0.attn_norm"] == "F32"
+
+
+def test_an_uploader_recipe_is_its_base_type_with_q8_0_embeddings_and_output() -> None:
+    spec = spec_of("meta-llama__Llama-3.1-8B-Instruct")
+    base = weights_breakdown(spec, WeightsFormat("gguf", "Q4_K_M"))
+    recipe = weights_breakdown(spec, WeightsFormat("gguf", "Q4_K_L"))
+    changed = {k for k, v in recipe.tensor_types.items() if base.tensor_types[k] != v}
+    assert changed == {"token_embd", "output"}
+    assert recipe.tensor_types["token_embd"] == recipe.tensor_types["output"] == "Q8_0"
+    # token_embd and output are 128,256 x 4,096 = 525,336,576 weights each; Q4_K_M has
+    # them at Q4_K (144 B / 256) and Q6_K (210 B / 256), Q8_0 at 34 B / 32:
+    # 525,336,576 x (34/32 - 144/256) + 525,336,576 x (34/32 - 210/256)
+    #   = 262,668,288 + 127,229,952 = 389,898,240 bytes more (published: 4.92 -> 5.31 GB).
+    assert recipe.total_bytes - base.total_bytes == 389_898_240
+    assert round(recipe.total_bytes / GB, 2) == 5.31
 
 
 def test_it_applies_llama_cpp_rules_to_q4_k_m() -> None:
