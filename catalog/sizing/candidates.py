@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from django.db.models import QuerySet
+
 from catalog.models import Accelerator, LLMModel, QuantFormat, WeightsFamily
 from catalog.sizing.cache import remembered
 from catalog.sizing.specs import estimator_knows
@@ -95,13 +97,23 @@ def ladder_down_to(ladder: Sequence[Rung], floor: str) -> list[str]:
     return names[: names.index(floor) + 1] if floor in names else names
 
 
+def _sizeable_cards() -> QuerySet[Accelerator]:
+    """Cards the estimator can size (memory and bandwidth known), with the fields tables read."""
+    return Accelerator.objects.filter(memory_gb__gt=0, bandwidth_gbps__gt=0).only(*CARD_FIELDS)
+
+
+def _config_models() -> QuerySet[LLMModel]:
+    """Models with a config.json, with their measured file sizes prefetched (the sweep reads
+    them: sizing.measured_weights)."""
+    return LLMModel.objects.exclude(config={}).only(*MODEL_FIELDS).prefetch_related("weights")
+
+
 def sweep_accelerators() -> list[Accelerator]:
-    """Every card the estimator can size (memory and bandwidth known), in one query."""
-    cards = Accelerator.objects.filter(memory_gb__gt=0, bandwidth_gbps__gt=0)
-    return list(cards.only(*CARD_FIELDS).order_by("id"))
+    """Every card the estimator can size, in one query."""
+    return list(_sizeable_cards().order_by("id"))
 
 
-def card_vendors(read: Callable[[], list[Accelerator]] = lambda: sweep_accelerators()) -> list[str]:
+def card_vendors(read: Callable[[], list[Accelerator]] = sweep_accelerators) -> list[str]:
     """The vendors of the sweep's cards (the explore filter's choices), cached per catalog
     version: a warm page does not read every card. `read` lets a page that reads the cards
     anyway on a miss read them once."""
@@ -110,17 +122,21 @@ def card_vendors(read: Callable[[], list[Accelerator]] = lambda: sweep_accelerat
 
 def explore_model(*, slug: str) -> LLMModel:
     """A model with a config.json; raises LLMModel.DoesNotExist."""
-    # Measured file sizes feed the sweep (sizing.measured_weights): prefetch them.
-    models = LLMModel.objects.exclude(config={}).only(*MODEL_FIELDS).prefetch_related("weights")
-    return models.get(slug=slug)
+    return _config_models().get(slug=slug)
 
 
 def explore_models() -> list[LLMModel]:
-    models = LLMModel.objects.exclude(config={}).only(*MODEL_FIELDS).prefetch_related("weights")
-    return list(models.order_by("family", "name"))
+    """Every model with a config.json, by family and name."""
+    return list(_config_models().order_by("family", "name"))
 
 
 def explore_accelerator(*, slug: str) -> Accelerator:
     """A card the estimator can size; raises Accelerator.DoesNotExist."""
-    cards = Accelerator.objects.filter(memory_gb__gt=0, bandwidth_gbps__gt=0)
-    return cards.only(*CARD_FIELDS).get(slug=slug)
+    return _sizeable_cards().get(slug=slug)
+
+
+def offers_context(model: LLMModel, context_tokens: int) -> bool:
+    """Whether a card page lists the model at `context_tokens`: not when its published
+    context is shorter (a sibling or stand-in config may allow more than the model does)."""
+    published = model.max_context_tokens
+    return not (published and context_tokens > published)

@@ -117,7 +117,12 @@ def model_fingerprint(model: LLMModel) -> str:
 def card_fingerprint(card: Accelerator, choice: hardware.EngineChoice | None) -> tuple[object, ...]:
     """What a sweep reads of a card: the estimator Device (memory, bandwidth, compute,
     devices per board, vendor, speed class) and its engine."""
-    return (device(card), (choice.engine, choice.backend) if choice else None)
+    return (device(card), _engine_key(choice))
+
+
+def _engine_key(choice: hardware.EngineChoice | None) -> tuple[str, str] | None:
+    """The part of a cache key that names a card's engine and backend (None: no engine)."""
+    return (choice.engine, choice.backend) if choice else None
 
 
 def pair_parts(
@@ -166,8 +171,9 @@ def model_parts(
     context_tokens: int,
 ) -> tuple[object, ...]:
     """What a model_on_cards entry depends on besides catalog data (warm.py fills it)."""
-    engines = tuple((c.engine, c.backend) if c else None for c in choices)
-    cards = tuple(zip((card.pk for card in accelerators), engines, strict=True))
+    cards = tuple(
+        (card.pk, _engine_key(choice)) for card, choice in zip(accelerators, choices, strict=True)
+    )
     return (model.pk, context_tokens, tuple(quants), cards)
 
 
@@ -223,9 +229,8 @@ def card_parts(
     context_tokens: int,
 ) -> tuple[object, ...]:
     """What a models_on_card entry depends on besides catalog data (warm.py fills it)."""
-    engine = (choice.engine, choice.backend) if choice else None
     pks = tuple(model.pk for model in models)
-    return (accelerator.pk, engine, pks, tuple(quants), context_tokens)
+    return (accelerator.pk, _engine_key(choice), pks, tuple(quants), context_tokens)
 
 
 def one_card(

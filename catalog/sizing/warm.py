@@ -20,6 +20,7 @@ from catalog.sizing.candidates import (
     default_floor,
     explore_models,
     ladder_down_to,
+    offers_context,
     quant_ladder,
     sweep_accelerators,
 )
@@ -64,7 +65,7 @@ def warm_pages() -> WarmReport:
                     parts = model_parts(model, cards, choices, quants, page_context)
                     store("model-on-cards", parts, tuple(fits))
                     model_pages += 1
-            if _on_card_pages(model):
+            if offers_context(model, DEFAULT_CONTEXT_TOKENS):
                 at_default[model.pk] = (
                     list(fits)
                     if fits is not None and page_context == DEFAULT_CONTEXT_TOKENS
@@ -76,12 +77,6 @@ def warm_pages() -> WarmReport:
             parts = card_parts(card, choice, eligible, quants, DEFAULT_CONTEXT_TOKENS)
             store("models-on-card", parts, answers)
     return WarmReport(models=model_pages, cards=len(cards), seconds=time.monotonic() - started)
-
-
-def _on_card_pages(model: LLMModel) -> bool:
-    """A card page lists the model unless its published context is below the page's."""
-    published = model.max_context_tokens
-    return not (published and published < DEFAULT_CONTEXT_TOKENS)
 
 
 def _per_card(

@@ -18,19 +18,12 @@ from django.utils.translation import gettext as _
 from catalog import hardware, sizing
 from catalog.models import Accelerator, LLMModel
 from catalog.sizing import CardFit
-from catalog.sizing.candidates import (
-    CARD_FIELDS,
-    MODEL_FIELDS,
-)
+from catalog.sizing.candidates import CARD_FIELDS, MODEL_FIELDS, offers_context
 from estimator.api import RequestError, result_to_dict
 from pricing.costs import usd_per_token_per_s
 
 TOP_N = 10
 R = TypeVar("R")
-
-
-def accelerator_count() -> int:
-    return Accelerator.objects.count()
 
 
 @dataclass(frozen=True)
@@ -65,12 +58,6 @@ class CardTable:
     top_price: list[CardRow]
 
 
-def _speed(fit: CardFit) -> float | None:
-    """The speed rankings use: None for a card whose engine has no published measurement
-    on its backend (CardFit.calibrated), so such a card is never "fastest"."""
-    return fit.calibrated_speed
-
-
 def _matches(card: Accelerator, q: str) -> bool:
     needle = q.casefold()
     texts = [card.name, card.vendor, *(str(a) for a in card.aliases or [])]
@@ -78,7 +65,7 @@ def _matches(card: Accelerator, q: str) -> bool:
 
 
 CARD_SORTS: dict[str, Callable[[CardRow], Any]] = {
-    "speed": lambda r: _speed(r.fit),
+    "speed": lambda r: r.fit.calibrated_speed,
     "name": lambda r: r.accelerator.name.casefold(),
     "vendor": lambda r: r.accelerator.vendor.casefold(),
     "memory": lambda r: r.accelerator.capacity_gib,
@@ -89,7 +76,7 @@ CARD_SORTS: dict[str, Callable[[CardRow], Any]] = {
     "price": lambda r: r.usd_per_token_per_s,
 }
 MODEL_SORTS: dict[str, Callable[[ModelRow], Any]] = {
-    "speed": lambda r: _speed(r.fit),
+    "speed": lambda r: r.fit.calibrated_speed,
     "name": lambda r: r.model.name.casefold(),
     "params": lambda r: r.model.params_total,
     "need": lambda r: r.fit.need_bytes,
@@ -142,7 +129,9 @@ def model_card_table(
         candidates=len(rows),
         fitting=len(fitting),
         smallest=min(
-            fitting, key=lambda r: (r.accelerator.memory_gb, -(_speed(r.fit) or 0)), default=None
+            fitting,
+            key=lambda r: (r.accelerator.memory_gb, -(r.fit.calibrated_speed or 0)),
+            default=None,
         ),
         fastest=by_speed[0] if by_speed else None,
         top_speed=by_speed[:TOP_N],
@@ -170,10 +159,7 @@ def card_model_table(
 ) -> ModelTable:
     """`accelerator` across every model with a config; a model whose maximum context is
     shorter than `context_tokens` (or whose config the estimator rejects) is skipped."""
-    # A sibling or stand-in config may allow more than the model does.
-    eligible = [
-        m for m in models if not (m.max_context_tokens and context_tokens > m.max_context_tokens)
-    ]
+    eligible = [m for m in models if offers_context(m, context_tokens)]
     fits = dict(
         zip(
             (m.pk for m in eligible),

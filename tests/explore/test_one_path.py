@@ -116,6 +116,22 @@ class OneSizingPath(TestCase):
         body = self.client.get(url).content.decode()
         assert "vllm · tpu" in body and "uncalibrated" in body
 
+    def test_the_price_per_speed_box_shows_the_tables_figure(self) -> None:
+        # catalog price_usd -> the table's calibrated decode speed -> "USD per tok/s".
+        from django.contrib.auth import get_user_model
+        from django.template.defaultfilters import floatformat
+        from django.urls import reverse
+
+        row = self.rows["nvidia-h100-sxm5-80gb"]
+        price, speed = row.accelerator.price_usd, row.fit.calibrated_speed
+        assert price and speed
+        assert row.usd_per_token_per_s == price / speed
+        self.client.force_login(get_user_model().objects.create_user("buyer", password="x"))
+        url = reverse("explore:model-gpus", args=[MODEL]) + "?q=H100+SXM5"
+        body = self.client.get(url).content.decode()
+        shown = f"{floatformat(price / speed, '0g')} USD per tok/s ({floatformat(price, '0g')} USD)"
+        assert shown in body
+
     def test_a_card_shows_the_same_speed_on_every_page(self) -> None:
         recommended = configurator.recommendations(
             model=self.model,
