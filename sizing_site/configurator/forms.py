@@ -18,17 +18,9 @@ from estimator import cost
 from estimator.api.schema import KV_DTYPES
 from estimator.weights import HF_FORMATS
 from sizing_site.configurator import selectors
-from sizing_site.configurator.commands import refusal
+from sizing_site.configurator.commands import ENGINE_NAMES, refusal
 
-ENGINE_CHOICES = [
-    ("llama.cpp", "llama.cpp"),
-    ("ollama", "Ollama"),
-    ("vllm", "vLLM"),
-    ("sglang", "SGLang"),
-    ("tensorrt-llm", "TensorRT-LLM"),
-    ("mlx", "MLX"),
-]
-ENGINE_LABELS = dict(ENGINE_CHOICES)
+ENGINE_CHOICES = list(ENGINE_NAMES.items())
 QUANT_CHOICES = [
     ("", _("Best that fits")),
     (_("GGUF (llama.cpp, Ollama)"), [(q, q) for q in GGUF_QUANTS]),
@@ -137,11 +129,11 @@ class ConfigureForm(forms.Form):
     def clean_engine(self) -> str:
         engine: str = self.cleaned_data["engine"]
         if engine not in self.engines:
-            runs = ", ".join(ENGINE_LABELS.get(e, e) for e in self.engines)
+            runs = ", ".join(ENGINE_NAMES.get(e, e) for e in self.engines)
             raise forms.ValidationError(
                 _("%(engine)s does not run on %(card)s. Engines that do: %(runs)s."),
                 params={
-                    "engine": ENGINE_LABELS.get(engine, engine),
+                    "engine": ENGINE_NAMES.get(engine, engine),
                     "card": self.card_name,
                     "runs": runs or _("none in the catalog"),
                 },

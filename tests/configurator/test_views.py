@@ -196,6 +196,18 @@ class ConfiguratorPage(GlmOnA100):
         assert result["fit"] == expected["fit"]
         assert '<td class="num">5.75</td>' in response.content.decode()
 
+    def test_the_usable_memory_of_all_gpus_is_each_ones_times_the_count(self) -> None:
+        response = self.client.get(self.url(), {"quant": "Q4_K_M", "ctx": "8192", "gpus": "2"})
+        per_device = self.expected(8192, device={"count": 2})["usable_bytes_per_device"]
+        assert response.context["result"].usable_bytes_per_device == per_device
+        # The memory table's last row: both A100s' usable bytes, in GiB and in GB.
+        both = 2 * per_device
+        row = (
+            f'<tr><th>Usable on all GPUs</th><td class="num">{both / GIB:.2f}</td>'
+            f'<td class="num">{both / 1e9:.2f}</td></tr>'
+        )
+        assert row in response.content.decode()
+
     def test_the_default_quant_is_the_least_compressed_that_fits(self) -> None:
         response = self.client.get(self.url())
         # 80 GiB (85.9 GB) at 8K: Q5_K_M is the first rung of the ladder that fits. (With
