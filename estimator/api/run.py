@@ -377,7 +377,11 @@ def _fit(per_device_bytes: int, usable: int, *, start_fails: bool = False) -> Fi
 
 
 def _warnings(
-    request: Request, model: ModelSpec, place: Placement, overhead: memory.Overhead, speeds: Speeds
+    request: Request,
+    place: Placement,
+    overhead: memory.Overhead,
+    speeds: Speeds,
+    uncalibrated: tuple[str, ...],
 ) -> tuple[str, ...]:
     out = list(overhead.notes)
     host = request.device.host_memory_gb
@@ -393,7 +397,7 @@ def _warnings(
         out.append("offload ignored: unified memory has no separate host pool")
     if speeds.prefill is None:
         out.append("prefill and TTFT need device.fp16_tflops (and prompt_tokens > 0)")
-    out.extend(_uncalibrated(request, model, speeds))
+    out.extend(uncalibrated)
     if request.weights.format == "gguf" and request.engine.name not in LLAMA_FAMILY:
         out.append(f"{request.engine.name} GGUF support is experimental")
     if place.split == "layer" and request.engine.name not in LLAMA_FAMILY:
@@ -407,11 +411,11 @@ def _speed_group(request: Request, model: ModelSpec, speeds: Speeds) -> tuple[st
     return (request.engine.name, backend, speeds.device.device_class, model.n_experts > 0)
 
 
-def _uncalibrated(request: Request, model: ModelSpec, speeds: Speeds) -> tuple[str, ...]:
-    """Say when no published measurement covers this engine on this backend: the speed
-    then uses a wider group's factors (calibration.json), fitted on other hardware."""
-    group = _speed_group(request, model, speeds)
-    if speed.measured_group(*group):
+def _uncalibrated(group: tuple[str, str, str, bool], calibrated: bool) -> tuple[str, ...]:
+    """Say when no published measurement covers this engine on this backend (`calibrated`
+    is speed.measured_group of `group`): the speed then uses a wider group's factors
+    (calibration.json), fitted on other hardware."""
+    if calibrated:
         return ()
     return (
         f"no published speed measurements for {group[0]} on {group[1]}: "
@@ -453,6 +457,8 @@ def run_estimate(request: Request) -> Result:
     capacity = kv_capacity_tokens(request, model, place, room.kv_budget_bytes)
     speeds = estimate_speeds(model, wb, request, place.offloaded_bytes, place.split)
     decode = speeds.decode
+    group = _speed_group(request, model, speeds)
+    calibrated = speed.measured_group(*group)
     result = Result(
         params_total=model.params_total,
         params_active=model.params_active,
@@ -483,8 +489,8 @@ def run_estimate(request: Request) -> Result:
         ttft_s=speeds.ttft_s,
         explanation=(),
         notes=tuple(model.notes) + tuple(kv.cache.notes) + _weights_notes(request),
-        warnings=_warnings(request, model, place, room.overhead, speeds),
-        speed_calibrated=speed.measured_group(*_speed_group(request, model, speeds)),
+        warnings=_warnings(request, place, room.overhead, speeds, _uncalibrated(group, calibrated)),
+        speed_calibrated=calibrated,
         id=request.id,
     )
     return replace(

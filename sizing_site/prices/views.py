@@ -42,10 +42,11 @@ def prices(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def org_feed(request: HttpRequest, org_slug: str) -> HttpResponse:
-    tenant = tenant_for(request.user, org_slug)
+    # Members see the feed; only admins post to it (one membership lookup either way).
+    posting = request.method == "POST"
+    tenant = tenant_for(request.user, org_slug, min_role=Role.ADMIN if posting else Role.VIEWER)
     form = FeedUploadForm()
-    if request.method == "POST":
-        tenant = tenant_for(request.user, org_slug, min_role=Role.ADMIN)
+    if posting:
         form = FeedUploadForm(request.POST, request.FILES)
         if form.is_valid():
             data = form.cleaned_data

@@ -47,10 +47,11 @@ def dashboard(request: HttpRequest, org_slug: str) -> HttpResponse:
 
 @login_required
 def members(request: HttpRequest, org_slug: str) -> HttpResponse:
-    tenant = tenant_for(request.user, org_slug)
+    # Members see the list; only admins post invitations (one membership lookup either way).
+    posting = request.method == "POST"
+    tenant = tenant_for(request.user, org_slug, min_role=Role.ADMIN if posting else Role.VIEWER)
     form = InvitationForm()
-    if request.method == "POST":
-        tenant = tenant_for(request.user, org_slug, min_role=Role.ADMIN)
+    if posting:
         form = InvitationForm(request.POST)
         if form.is_valid():
             try:
