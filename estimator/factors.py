@@ -25,7 +25,12 @@ _FACTOR_FIELDS = (
     "prefill_ratio_high",
 )
 # Added later; entries without them keep SpeedFactors' defaults.
-_OPTIONAL_FIELDS = ("prefill_s_per_param", "prefill_f16_factor", "prefill_bf16_factor")
+_OPTIONAL_FIELDS = (
+    "prefill_s_per_param",
+    "prefill_f16_factor",
+    "prefill_bf16_factor",
+    "ttft_floor_s",
+)
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,7 @@ class SpeedFactors:
     prefill_s_per_param: float = 0.0  # per-token prefill time per active parameter (s)
     prefill_f16_factor: float = 1.0  # compute-time multiplier of F16 weights (llama.cpp)
     prefill_bf16_factor: float = 1.0  # compute-time multiplier of BF16 weights (llama.cpp)
+    ttft_floor_s: float = 0.0  # fixed TTFT per request and 32 layers (speed.ttft_floor_seconds)
 
 
 @lru_cache(maxsize=1)

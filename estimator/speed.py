@@ -52,7 +52,6 @@ ENGINE_ALIASES = {
     "ollama": "llama.cpp",
     "llamacpp": "llama.cpp",
     "llama-cpp": "llama.cpp",
-    "mlx": "llama.cpp",  # internals contract: MLX behaves like llama.cpp/Metal
     "trt-llm": "tensorrt-llm",
     "tensorrt_llm": "tensorrt-llm",
 }
@@ -184,6 +183,8 @@ def group_candidates(
     keys = [f"{eng}/{back}/{device_class}", f"{eng}/{back}", eng]
     if eng in ("sglang", "tensorrt-llm", "vllm", "mlc", "exllamav2"):
         keys += [f"vllm/{back}/{device_class}", f"vllm/{back}", "vllm", "serving"]
+    if eng == "mlx":  # its own profile when fitted, else llama.cpp on the same backend
+        keys += [f"llama.cpp/{back}/{device_class}", f"llama.cpp/{back}", "llama.cpp"]
     if moe:
         keys = [k for key in keys for k in (f"{key}+moe", key)]
     return (*keys, "default")
@@ -320,11 +321,8 @@ def decode_step_seconds(
             raise ValueError("offloaded weights need host_bandwidth_gbps")
         host = work.offloaded_bytes_per_token / (host_bandwidth_gbps * GB * host_share)
     comm = comm_seconds_per_step(work, par, batch)
-    step = (
-        memory + compute + host + comm + factors.decode_overhead_s * overhead_scale(work.n_layers)
-    )
-    if work.is_moe:
-        step += factors.moe_decode_overhead_s
+    fixed = factors.decode_overhead_s + (factors.moe_decode_overhead_s if work.is_moe else 0.0)
+    step = memory + compute + host + comm + fixed * overhead_scale(work.n_layers)
     return step, memory >= compute
 
 
@@ -496,6 +494,9 @@ def prefill_speed(
     is_moe: bool = False,
     factors: SpeedFactors | None = None,
     weights_name: str = "",
+    offloaded_bytes: float = 0.0,
+    n_ubatch: int = 512,
+    host_link_gbps: float | None = None,
 ) -> PrefillSpeed:
     """Prompt tokens/s = 1 / prefill_seconds_per_token(...), FLOPs from
     prefill_flops_per_token.
@@ -507,6 +508,8 @@ def prefill_speed(
     engines (prefill_format_factor); "" = quantized. A layer split adds no compute (devices
     run in turn). Raises when no TFLOPS figure is known. The factors are fitted on
     llama-bench ppN rows, so they carry the engine's dequantisation and launch costs.
+    offloaded_bytes (weights in host RAM, llama.cpp family) add the host-link streaming
+    time of offload_stream_seconds_per_token, which does not shrink with a faster GPU.
     """
     tflops = compute_tflops or device.fp16_tflops
     if not tflops:
@@ -520,9 +523,14 @@ def prefill_speed(
         depth_tokens=depth_tokens,
     )
     factor = prefill_format_factor(fac, weights_name)
-    tps = 1.0 / prefill_seconds_per_token(
+    seconds = prefill_seconds_per_token(
         flops, params_active, tflops, fac, format_factor=factor, tensor_parallel=tensor_parallel
     )
+    if normalize_engine(engine) in ("llama.cpp", "mlx"):
+        seconds += offload_stream_seconds_per_token(
+            offloaded_bytes, prompt_tokens, n_ubatch, host_link_gbps
+        )
+    tps = 1.0 / seconds
     return PrefillSpeed(
         tokens_per_s=Range(tps, tps * fac.prefill_ratio_low, tps * fac.prefill_ratio_high),
         flops_per_token=flops,
@@ -541,17 +549,58 @@ def prefill_compute_tflops(fp16_tflops: float | None, int8_tops: float | None) -
     return max(rates) if rates else None
 
 
-def ttft_seconds(prompt_tokens: int, prefill: Range, first_step_s: Range) -> Range:
-    """Time to first token = prompt / prefill tokens/s + one decode step.
+def ttft_seconds(
+    prompt_tokens: int, prefill: Range, first_step_s: Range, floor_s: float = 0.0
+) -> Range:
+    """Time to first token = prompt / prefill tokens/s + one decode step + floor_s.
 
+    floor_s is the engine's fixed start-up cost of a request (scheduling, the first
+    prefill step's graph and MoE set-up, the HTTP round trip of the benchmark client),
+    which real serving engines show even for a few prompt tokens: ttft_floor_seconds.
     The low bound pairs the fastest prefill with the fastest step, and the high bound the
-    slowest with the slowest. Excludes queueing, tokenisation and network time.
+    slowest with the slowest. Excludes queueing behind other requests.
     """
     return Range(
-        prompt_tokens / prefill.estimate + first_step_s.estimate,
-        prompt_tokens / prefill.high + first_step_s.low,
-        prompt_tokens / prefill.low + first_step_s.high,
+        prompt_tokens / prefill.estimate + first_step_s.estimate + floor_s,
+        prompt_tokens / prefill.high + first_step_s.low + floor_s,
+        prompt_tokens / prefill.low + first_step_s.high + floor_s,
     )
+
+
+def ttft_floor_seconds(factors: SpeedFactors, n_layers: int) -> float:
+    """The fixed part of TTFT: ttft_floor_s (fitted per 32 layers on ttft.csv, the
+    measured TTFT minus the predicted prefill and first step, median over the group's
+    rows) x overhead_scale(n_layers). 0 for llama.cpp-family engines, whose measured TTFT
+    equals prompt / prompt tokens/s."""
+    return factors.ttft_floor_s * overhead_scale(n_layers)
+
+
+# llama.cpp runs matrix multiplications of weights kept in host RAM on the GPU when a
+# batch has at least this many tokens (ggml-backend.cpp, op offload: GGML_OP_OFFLOAD_MIN_BATCH
+# = 32 in ggml-cuda's offload_op), copying the weights over the host link each ubatch.
+OP_OFFLOAD_MIN_BATCH = 32
+# Effective host-to-GPU copy rate of llama.cpp's pageable host buffers on PCIe 4.0 / 5.0
+# x16, GB/s (a PCIe 4.0 x16 link carries 31.5 GB/s raw; tests/estimator/test_offload_speed.py
+# checks the resulting prefill against published --cpu-moe runs).
+DEFAULT_HOST_LINK_GBPS = 25.0
+
+
+def offload_stream_seconds_per_token(
+    offloaded_bytes: float, prompt_tokens: int, n_ubatch: int, host_link_gbps: float | None
+) -> float:
+    """Prefill seconds per prompt token spent streaming host-RAM weights to the GPU.
+
+    Each ubatch of min(n_ubatch, prompt) tokens copies every offloaded byte over the host
+    link once (llama.cpp op offload, OP_OFFLOAD_MIN_BATCH), so per token:
+    offloaded bytes / (link GB/s x min(n_ubatch, prompt)). Prompts shorter than
+    OP_OFFLOAD_MIN_BATCH run on the CPU instead: 0 here (the host-bandwidth decode term
+    covers them). Example: gpt-oss-120b with all experts in RAM (61 GB), 25 GB/s,
+    ubatch 512: 61e9 / (25e9 x 512) = 4.8 ms per token, at most ~210 tokens/s.
+    """
+    if offloaded_bytes <= 0 or prompt_tokens < OP_OFFLOAD_MIN_BATCH:
+        return 0.0
+    link = (host_link_gbps or DEFAULT_HOST_LINK_GBPS) * GB
+    return offloaded_bytes / (link * min(n_ubatch, prompt_tokens))
 
 
 def step_range(speed: DecodeSpeed) -> Range:

@@ -181,7 +181,7 @@ def _speed_entries(request: Request, speeds: Speeds, result: Result) -> list[Exp
         out.append(
             Explanation(
                 "ttft_s",
-                "prompt_tokens / prefill tokens/s + one decode step",
+                "prompt_tokens / prefill tokens/s + one decode step + the engine's TTFT floor",
                 {
                     "prompt_tokens": request.workload.prompt_tokens,
                     "prefill_tokens_per_s": result.prefill_tokens_per_s.estimate,

@@ -150,6 +150,8 @@ def estimate_speeds(
         compute_tflops=tflops,
         is_moe=model.n_experts > 0,
         weights_name=request.weights.quant or request.weights.dtype or "",
+        offloaded_bytes=offloaded_bytes,
+        n_ubatch=engine.n_ubatch,
     ).tokens_per_s
     first = speed.decode_speed(
         work,
@@ -161,5 +163,7 @@ def estimate_speeds(
         parallelism=par,
         host_bandwidth_gbps=host_bw,
     )
-    ttft = speed.ttft_seconds(workload.prompt_tokens, prefill, speed.step_range(first))
+    factors = speed.resolve_factors(engine.name, engine.backend, device.device_class, work.is_moe)
+    floor = speed.ttft_floor_seconds(factors, model.n_layers)
+    ttft = speed.ttft_seconds(workload.prompt_tokens, prefill, speed.step_range(first), floor)
     return Speeds(decode, prefill, ttft, work, device, tflops, host_bw)

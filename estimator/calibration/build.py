@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from estimator.calibration.fit import (
@@ -15,6 +16,7 @@ from estimator.calibration.fit import (
     DecodeRow,
     decode_row,
     error_stats,
+    fit_legacy_extra,
     fit_mfu,
     fit_moe_overhead,
     fit_share_overhead,
@@ -22,9 +24,9 @@ from estimator.calibration.fit import (
     shrunk_bounds,
 )
 from estimator.calibration.prefill import PrefillModel, fit_model, predict_tps, prefill_row
-from estimator.calibration.prefill import leave_one_out as prefill_loo
 from estimator.calibration.prefill import owner as prefill_owner
-from estimator.calibration.rows import Measurement, load_measurements
+from estimator.calibration.rows import Measurement, load_measurements, load_ttft_measurements
+from estimator.speed import overhead_scale
 
 APPROXIMATIONS = (
     "Models with a config (calibration/models.py MODEL_CONFIGS): bytes per token from "
@@ -60,9 +62,20 @@ def prefill_key(m: Measurement) -> str:
     return group_key(m) + ("+moe" if m.work.is_moe else "+dense")
 
 
+# Engines that run one request at a time on a laptop or workstation pool with llama.cpp
+# (MLX on Metal falls back to the llama.cpp pool, not to the serving engines' one).
+LOCAL_ENGINES = ("llama.cpp", "mlx")
+
+
+def engine_pool(leaf: str) -> str:
+    """ "llama.cpp" for the local engines (LOCAL_ENGINES), "serving" for the others."""
+    engine = leaf.split("/")[0].removesuffix("+moe").removesuffix("+dense")
+    return "llama.cpp" if engine in LOCAL_ENGINES else "serving"
+
+
 def lineage(key: str) -> tuple[str, ...]:
-    """Decode: the leaf, its engine pool ("llama.cpp" or "serving"), everything."""
-    pool = "llama.cpp" if key.split("/")[0] == "llama.cpp" else "serving"
+    """Decode: the leaf, its engine pool (engine_pool), everything."""
+    pool = engine_pool(key)
     chain = (key, pool, "default")
     return tuple(k for i, k in enumerate(chain) if k not in chain[:i])
 
@@ -74,7 +87,7 @@ def prefill_lineage(key: str) -> tuple[str, ...]:
     to a blend with MoE rows at half the MFU."""
     suffix = "+moe" if key.endswith("+moe") else "+dense" if key.endswith("+dense") else ""
     leaf = key.removesuffix(suffix)
-    pool = "llama.cpp" if leaf.split("/")[0] == "llama.cpp" else "serving"
+    pool = engine_pool(leaf)
     if leaf == "default":
         pool = "default"
     chain = (key, pool + suffix, pool, "default")
@@ -90,56 +103,57 @@ def _members(items: Sequence[Any], key_of: Any) -> dict[str, list[Any]]:
 
 
 def _fit_decode_group(
-    rows: Sequence[DecodeRow], parent_mfu: float, start: DecodeFit | None = None
+    rows: Sequence[DecodeRow],
+    parent_mfu: float,
+    start: DecodeFit | None = None,
+    parent_legacy: float = 0.0,
 ) -> DecodeFit:
-    """(share, overhead) on batch-1 rows; moe_overhead_s when the group has >= 3 dense and
-    >= 3 MoE batch-1 rows; decode_mfu on batched rows (>= 3), else the parent's."""
+    """(share, overhead) on batch-1 rows; legacy_extra_s when the group has >= 3 batch-1
+    rows of pre-CUDA-graphs builds and >= 3 of current ones (else the parent's, held
+    fixed); moe_overhead_s when it has >= 3 dense and >= 3 MoE batch-1 rows; decode_mfu on
+    batched rows (>= 3), else the parent's."""
     single = [r for r in rows if r.measurement.batch == 1]
     batched = [r for r in rows if r.measurement.batch > 1]
     n_moe = sum(r.measurement.work.is_moe for r in single)
+    n_legacy = sum(r.measurement.legacy_build for r in single)
+    if start is None and n_legacy:
+        start = replace(fit_share_overhead(single, parent_mfu), legacy_extra_s=parent_legacy)
+        start = fit_share_overhead(single, parent_mfu, start)
     fit = fit_share_overhead(single, parent_mfu, start)
+    if n_legacy >= 3 and len(single) - n_legacy >= 3:
+        legacy = fit_legacy_extra(single, fit)
+        fit = fit_share_overhead(single, parent_mfu, replace(fit, legacy_extra_s=legacy))
     if n_moe >= 3 and len(single) - n_moe >= 3:
         moe = fit_moe_overhead(single, fit)
-        base = DecodeFit(fit.share, fit.overhead_s, fit.mfu, moe)
-        fit = fit_share_overhead(single, parent_mfu, base)
+        fit = fit_share_overhead(single, parent_mfu, replace(fit, moe_overhead_s=moe))
     if len(batched) >= 3:
         mfu = fit_mfu(batched, fit)
         fit = fit_share_overhead(single, mfu, fit)
     return fit
 
 
-def fit_decode(
-    rows: Sequence[DecodeRow], *, held_out: bool = True
-) -> dict[str, tuple[DecodeFit, list[float]]]:
-    """Every group with >= MIN_ROWS batch-1 rows: its fit and (held_out) its leave-one-out
-    ratios (measured / predicted tokens/s), pools first so leaves can inherit their MFU."""
+def fit_decode(rows: Sequence[DecodeRow]) -> dict[str, DecodeFit]:
+    """Every group with >= MIN_ROWS batch-1 rows and its fit, pools first so leaves can
+    inherit their MFU and their pre-CUDA-graphs overhead."""
     groups = _members(rows, lambda r: group_key(r.measurement))
-    out: dict[str, tuple[DecodeFit, list[float]]] = {}
+    out: dict[str, DecodeFit] = {}
     for key in sorted(groups, key=lambda k: (k != "default", k.count("/"), k)):
         members = groups[key]
         if sum(r.measurement.batch == 1 for r in members) < MIN_ROWS:
             continue
-        parent = next((out[k][0].mfu for k in lineage(key)[1:] if k in out), DEFAULT_DECODE_MFU)
-        fit = _fit_decode_group(members, parent)
-        if not held_out:
-            out[key] = (fit, [])
-            continue
-        ratios = []
-        for i, row in enumerate(members):
-            rest = [r for j, r in enumerate(members) if j != i]
-            held = _fit_decode_group(rest, fit.mfu, start=fit)
-            ratios.append(predicted_step(row, held) / row.measured_step)
-        out[key] = (fit, ratios)
+        parent_fit = next((out[k] for k in lineage(key)[1:] if k in out), None)
+        parent = parent_fit.mfu if parent_fit else DEFAULT_DECODE_MFU
+        legacy = parent_fit.legacy_extra_s if parent_fit else 0.0
+        out[key] = _fit_decode_group(members, parent, parent_legacy=legacy)
     return out
 
 
-def fit_prefill(rows: Sequence[Measurement]) -> tuple[PrefillModel, list[str], list[float]]:
-    """The prefill model on all rows, each row's owning group and its leave-one-out ratio
-    measured / predicted (calibration/prefill.py)."""
+def fit_prefill(rows: Sequence[Measurement]) -> tuple[PrefillModel, list[str]]:
+    """The prefill model on all rows and each row's owning group (calibration/prefill.py)."""
     prows = [prefill_row(m, prefill_key(m)) for m in rows]
     model = fit_model(prows, prefill_lineage)
     owners = [prefill_owner(r.key, model.groups, prefill_lineage) for r in prows]
-    return model, owners, prefill_loo(prows, prefill_lineage)
+    return model, owners
 
 
 def source_of(m: Measurement) -> str:
@@ -158,30 +172,43 @@ def model_of(m: Measurement) -> str:
     return m.model
 
 
-def grouped_holdout(
+def holdout_predictions(
     rows: Sequence[DecodeRow],
     prefill_ms: Sequence[Measurement],
     group_of: Callable[[Measurement], str],
-) -> dict[str, dict[str, Any]]:
-    """Grouped K-fold: the rows of each group (a device, a model, a source) predicted by
-    fits on the other groups only, so repeats of the same model on the same device cannot
-    flatter the figure as they do leave-one-out. Per kind: n, median and p90 of
-    |predicted - measured| / measured (percent), the median signed error (bias, percent:
-    positive = predicted too fast) overall, by backend and by engine."""
-    decode: list[tuple[Measurement, float]] = []
+) -> tuple[list[float], list[float]]:
+    """Grouped K-fold: every decode row's and every prefill row's predicted tokens/s from
+    fits on the other groups only (a device, a model, a source held out at a time), in
+    the order of `rows` and `prefill_ms`."""
+    decode = [0.0] * len(rows)
     for group in sorted({group_of(r.measurement) for r in rows}):
-        fits = fit_decode([r for r in rows if group_of(r.measurement) != group], held_out=False)
-        for r in rows:
+        fits = fit_decode([r for r in rows if group_of(r.measurement) != group])
+        for i, r in enumerate(rows):
             if group_of(r.measurement) == group:
-                owner = fits[_owner(group_key(r.measurement), fits)][0]
-                decode.append((r.measurement, 1 / predicted_step(r, owner)))
-    prefill: list[tuple[Measurement, float]] = []
+                owner = fits[_owner(group_key(r.measurement), fits)]
+                decode[i] = 1 / predicted_step(r, owner)
+    prefill = [0.0] * len(prefill_ms)
     prows = [prefill_row(m, prefill_key(m)) for m in prefill_ms]
     for group in sorted({group_of(m) for m in prefill_ms}):
         model = fit_model([r for r in prows if group_of(r.measurement) != group], prefill_lineage)
-        for p in prows:
+        for i, p in enumerate(prows):
             if group_of(p.measurement) == group:
-                prefill.append((p.measurement, predict_tps(p, model, prefill_lineage)))
+                prefill[i] = predict_tps(p, model, prefill_lineage)
+    return decode, prefill
+
+
+def grouped_holdout(
+    rows: Sequence[DecodeRow],
+    prefill_ms: Sequence[Measurement],
+    predictions: tuple[list[float], list[float]],
+) -> dict[str, dict[str, Any]]:
+    """Statistics of one grouped hold-out (holdout_predictions), so repeats of the same
+    model on the same device cannot flatter the figure as they do in-sample: per kind n,
+    median and p90 of |predicted - measured| / measured (percent), the median signed
+    error (bias, percent: positive = predicted too fast) overall, by backend and by
+    engine."""
+    decode = [(r.measurement, p) for r, p in zip(rows, predictions[0], strict=True)]
+    prefill = list(zip(prefill_ms, predictions[1], strict=True))
     return {"decode": _holdout_stats(decode), "prefill": _holdout_stats(prefill)}
 
 
@@ -202,6 +229,39 @@ def _holdout_stats(predictions: Sequence[tuple[Measurement, float]]) -> dict[str
     return stats
 
 
+def ttft_floors(decode: dict[str, DecodeFit], prefill: PrefillModel) -> dict[str, dict[str, Any]]:
+    """The fixed part of TTFT of the serving engines, from ttft.csv's single-request rows:
+    median over the rows of (measured TTFT - prompt / predicted prefill tokens/s - one
+    predicted decode step at the prompt's depth) / overhead_scale(layers), clipped at 0
+    (speed.ttft_floor_seconds). Rows whose device has no bandwidth are skipped.
+
+    The local engines (llama.cpp, MLX) have no floor: their TTFT is the prompt at the
+    prompt-processing rate, e.g. ttft.csv's V100 Ollama row: 2850 tokens / 4336 tokens/s
+    (throughput.csv, same run) = 657 ms, the measured TTFT. Their residuals here would be
+    the prefill model's error, not a fixed cost, so they are not used."""
+    per_pool: dict[str, list[float]] = {}
+    for m_prefill, m_step, ttft_s in load_ttft_measurements():
+        if m_step.device.bandwidth_gbps <= 0 or not m_prefill.compute_tflops:
+            continue
+        if engine_pool(group_key(m_step)) != "serving":
+            continue
+        step = 1 / predicted_step(decode_row(m_step), decode[_owner(group_key(m_step), decode)])
+        tps = predict_tps(prefill_row(m_prefill, prefill_key(m_prefill)), prefill, prefill_lineage)
+        residual = ttft_s - m_prefill.prompt_tokens / tps - 1 / step
+        scale = overhead_scale(m_step.work.n_layers)
+        per_pool.setdefault(engine_pool(group_key(m_step)), []).append(residual / scale)
+    return {
+        pool: {"n": len(values), "ttft_floor_s": round(max(0.0, statistics.median(values)), 4)}
+        for pool, values in sorted(per_pool.items())
+    }
+
+
+def _in_sample(pairs: Sequence[tuple[float, float]]) -> dict[str, float]:
+    """n, median and p90 |predicted - measured| / measured (percent) of in-sample pairs."""
+    stats = error_stats([(m, p, p, p) for m, p in pairs])
+    return {k: v for k, v in stats.items() if k in _HEADLINE}
+
+
 def _bias(predictions: Sequence[tuple[Measurement, float]]) -> float:
     """Median of (predicted - measured) / measured, percent."""
     return round(
@@ -211,17 +271,6 @@ def _bias(predictions: Sequence[tuple[Measurement, float]]) -> float:
 
 def _owner(key: str, fitted: dict[str, Any]) -> str:
     return next(k for k in lineage(key) if k in fitted)
-
-
-def _decode_ratios(
-    items: Sequence[Any], key_of: Any, fitted: dict[str, Any]
-) -> tuple[list[str], list[float]]:
-    """Each row's owning group and its leave-one-out ratio in the owner's fit (the owner's
-    ratio list holds the row at the same position as in the owner's members)."""
-    members = _members(items, key_of)
-    owners = [_owner(key_of(item), fitted) for item in items]
-    ratios = [fitted[o][1][members[o].index(item)] for o, item in zip(owners, items, strict=True)]
-    return owners, ratios
 
 
 def _held_out_triples(
@@ -261,7 +310,7 @@ def _group_entry(
     d_owner = _owner(key.removesuffix("+moe"), decode)
     p_key = key if key.endswith("+moe") else key + "+dense"
     p_owner = prefill_owner(p_key, prefill.groups, prefill_lineage)
-    fit: DecodeFit = decode[d_owner][0]
+    fit: DecodeFit = decode[d_owner]
     d_low, d_high = _stored_bounds(d_owner, d_triples)
     p_low, p_high = _stored_bounds(p_owner, p_triples)
     mfu, per_param = prefill.groups[p_owner]
@@ -270,6 +319,7 @@ def _group_entry(
         "bandwidth_share": round(fit.share, 4),
         "decode_overhead_s": round(fit.overhead_s, 6),
         "moe_decode_overhead_s": round(fit.moe_overhead_s, 6),
+        "legacy_build_extra_s": round(fit.legacy_extra_s, 6),
         "decode_mfu": round(fit.mfu, 4),
         "prefill_mfu": round(mfu, 4),
         "prefill_s_per_param": per_param,
@@ -296,8 +346,24 @@ def build_calibration() -> dict[str, Any]:
     prefill_ms = [m for m in prefill_all if m.compute_tflops]
     rows = [decode_row(m) for m in decode_ms]
     decode = fit_decode(rows)
-    prefill, p_owners, p_ratios = fit_prefill(prefill_ms)
-    d_owners, d_ratios = _decode_ratios(rows, lambda r: group_key(r.measurement), decode)
+    prefill, p_owners = fit_prefill(prefill_ms)
+    predictions = {
+        name: holdout_predictions(rows, prefill_ms, group_of)
+        for name, group_of in (
+            ("by_device", device_of),
+            ("by_model", model_of),
+            ("by_source", source_of),
+        )
+    }
+    grouped = {
+        name: grouped_holdout(rows, prefill_ms, predicted)
+        for name, predicted in predictions.items()
+    }
+    # The range of a row's group: its whole-device hold-out ratios measured / predicted.
+    held_decode, held_prefill = predictions["by_device"]
+    d_owners = [_owner(group_key(r.measurement), decode) for r in rows]
+    d_ratios = [r.measurement.measured_tps / p for r, p in zip(rows, held_decode, strict=True)]
+    p_ratios = [m.measured_tps / p for m, p in zip(prefill_ms, held_prefill, strict=True)]
     d_triples = _held_out_triples(rows, d_owners, d_ratios, lambda r: r.measurement.measured_tps)
     p_triples = _held_out_triples(prefill_ms, p_owners, p_ratios, lambda m: m.measured_tps)
     keys = sorted(
@@ -305,42 +371,59 @@ def build_calibration() -> dict[str, Any]:
         | {k.removesuffix("+dense") for m in prefill_ms for k in prefill_lineage(prefill_key(m))}
     )
     groups = {key: _group_entry(key, decode, prefill, d_triples, p_triples) for key in keys}
+    floors = ttft_floors(decode, prefill)
+    for key, entry in groups.items():
+        pool = "default" if key == "default" else engine_pool(key)
+        entry["ttft_floor_s"] = floors.get(pool, {}).get("ttft_floor_s", 0.0)
     for key, entry in groups.items():
         if key in d_triples:
             entry["decode_stats"] = error_stats(d_triples[key])
         p_key = key if key.endswith("+moe") or key in p_triples else key + "+dense"
         if p_key in p_triples:
             entry["prefill_stats"] = error_stats(p_triples[p_key])
-    grouped = {
-        name: grouped_holdout(rows, prefill_ms, group_of)
-        for name, group_of in (
-            ("by_device", device_of),
-            ("by_model", model_of),
-            ("by_source", source_of),
-        )
+    in_sample = {
+        "decode": _in_sample(
+            [
+                (r.measurement.measured_tps, 1 / predicted_step(r, decode[o]))
+                for r, o in zip(rows, d_owners, strict=True)
+            ]
+        ),
+        "prefill": _in_sample(
+            [
+                (
+                    m.measured_tps,
+                    predict_tps(prefill_row(m, prefill_key(m)), prefill, prefill_lineage),
+                )
+                for m in prefill_ms
+            ]
+        ),
     }
     return {
         "generated_by": "python -m estimator.calibration",
         "source": "estimator/data/validation/throughput.csv",
         "bound_quantiles": list(BOUND_QUANTILES),
         "bound_shrink_rows": SHRINK_ROWS,
-        "statistics": "leave-one-out: every prediction and every bound comes from a fit "
-        "without the row; error = |predicted - measured| / measured",
+        "statistics": "overall: whole devices held out (every prediction comes from a fit "
+        "without the row's device, every bound from the other rows' residuals); "
+        "error = |predicted - measured| / measured",
         "formulas": {
             "decode_step_s": "weight+KV bytes / (bandwidth x bandwidth_share) + 2 x active "
             "params x batch / (fp16 TFLOPS x decode_mfu) + host + comm + "
-            "decode_overhead_s x n_layers / 32 (+ moe_decode_overhead_s)",
+            "(decode_overhead_s (+ moe_decode_overhead_s for MoE)) x n_layers / 32",
             "prefill_s_per_token": "FLOPs x format factor / (TFLOPS x prefill_mfu) + active "
             "params x prefill_s_per_param",
-            "bounds": "estimate x ratio quantiles (bound_quantiles) of the group's held-out "
-            "measured / predicted, shrunk toward the pooled quantiles by "
-            "bound_shrink_rows pseudo-rows (in log space)",
+            "bounds": "estimate x ratio quantiles (bound_quantiles) of the group's "
+            "whole-device hold-out measured / predicted, shrunk toward the pooled "
+            "quantiles by bound_shrink_rows pseudo-rows (in log space)",
         },
         "groups": groups,
         "overall": {
             "decode": error_stats([t for ts in d_triples.values() for t in ts]),
             "prefill": error_stats([t for ts in p_triples.values() for t in ts]),
         },
+        # Fitted and checked on the same rows: flatters the model; quoted only beside the
+        # grouped hold-outs.
+        "in_sample": in_sample,
         # Kept in its first form; grouped_holdout.by_source has the same figures and more.
         "by_source_holdout": {
             kind: {k: grouped["by_source"][kind][k] for k in _HEADLINE}
@@ -349,6 +432,7 @@ def build_calibration() -> dict[str, Any]:
         # The headline figures (README, docs/accuracy.md): whole devices, models and
         # sources held out; leave-one-out ("overall") keeps repeats of a pair in the fit.
         "grouped_holdout": grouped,
+        "ttft_floors": floors,
         "rows": {
             "total": len(measurements),
             "decode_used": len(decode_ms),
@@ -358,6 +442,6 @@ def build_calibration() -> dict[str, Any]:
         },
         "approximations": list(APPROXIMATIONS),
         "median_decode_share_all_groups": round(
-            statistics.median(f.share for f, _ in decode.values()), 4
+            statistics.median(f.share for f in decode.values()), 4
         ),
     }

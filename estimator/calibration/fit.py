@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from estimator.calibration.rows import Measurement
@@ -60,6 +60,9 @@ class DecodeFit:
     overhead_s: float
     mfu: float
     moe_overhead_s: float = 0.0
+    # Extra per-step seconds (x overhead_scale) of llama.cpp CUDA builds before CUDA graphs
+    # (rows.legacy_build); fitted so old rows do not inflate today's overhead_s.
+    legacy_extra_s: float = 0.0
 
 
 def decode_row(m: Measurement) -> DecodeRow:
@@ -79,8 +82,9 @@ def predicted_step(row: DecodeRow, fit: DecodeFit) -> float:
     compute = row.compute_1 / fit.mfu if row.compute_1 else 0.0
     work = row.measurement.work
     moe = fit.moe_overhead_s if work.is_moe else 0.0
-    overhead = fit.overhead_s * overhead_scale(work.n_layers)
-    return row.memory_1 / fit.share + compute + row.comm + overhead + moe
+    legacy = fit.legacy_extra_s if row.measurement.legacy_build else 0.0
+    overhead = (fit.overhead_s + legacy + moe) * overhead_scale(work.n_layers)
+    return row.memory_1 / fit.share + compute + row.comm + overhead
 
 
 def _log_loss(rows: Sequence[DecodeRow], fit: DecodeFit) -> float:
@@ -93,42 +97,67 @@ def _grid(center: float, half: float, step: float, low: float, high: float) -> l
     return [v for v in values if low <= v <= high]
 
 
+def _terms(rows: Sequence[DecodeRow], fit: DecodeFit) -> list[tuple[float, float, float, float]]:
+    """Per row (memory_1, the step's parts that do not depend on share and overhead,
+    overhead_scale, log measured step), so a grid point costs one log per row."""
+    out = []
+    for r in rows:
+        work = r.measurement.work
+        scale = overhead_scale(work.n_layers)
+        extra = (fit.moe_overhead_s if work.is_moe else 0.0) + (
+            fit.legacy_extra_s if r.measurement.legacy_build else 0.0
+        )
+        compute = r.compute_1 / fit.mfu if r.compute_1 else 0.0
+        out.append((r.memory_1, compute + r.comm + extra * scale, scale, math.log(r.measured_step)))
+    return out
+
+
+def _grid_loss(terms: Sequence[tuple[float, float, float, float]], share: float, o: float) -> float:
+    """_log_loss of DecodeFit(share, o, ...) on precomputed _terms."""
+    return sum((math.log(m / share + c + o * k) - lm) ** 2 for m, c, k, lm in terms)
+
+
 def fit_share_overhead(
     rows: Sequence[DecodeRow], mfu: float, start: DecodeFit | None = None
 ) -> DecodeFit:
     """Grid search of (share in [0.1, 1], overhead in [0, 15 ms]) for the least log loss.
 
-    Coarse grid (0.02 x 0.25 ms) then a fine one (0.002 x 0.025 ms) around the best;
-    with `start`, only a 0.004 x 0.05 ms grid around it (the leave-one-out refits).
-    moe_overhead_s is kept from `start` (0 without).
+    Without `start`: a coarse grid (0.05 x 0.5 ms), then 0.01 x 0.1 ms and 0.002 x
+    0.025 ms grids around the best; with `start`, a 0.004 x 0.05 ms grid around it.
+    moe_overhead_s and legacy_extra_s are kept from `start` (0 without).
     """
-    moe = start.moe_overhead_s if start else 0.0
-    best = start or min(
-        (
-            DecodeFit(s, o, mfu)
-            for s in _grid(0.55, 0.45, 0.02, 0.1, 1.0)
-            for o in _grid(7.5e-3, 7.5e-3, 2.5e-4, 0.0, 15e-3)
-        ),
-        key=lambda f: _log_loss(rows, f),
-    )
-    s_step, o_step = (0.004, 5e-5) if start else (0.002, 2.5e-5)
-    return min(
-        (
-            DecodeFit(s, o, mfu, moe)
-            for s in _grid(best.share, 10 * s_step, s_step, 0.1, 1.0)
-            for o in _grid(best.overhead_s, 10 * o_step, o_step, 0.0, 15e-3)
-        ),
-        key=lambda f: _log_loss(rows, f),
-    )
+    base = replace(start, mfu=mfu) if start else DecodeFit(0.55, 7.5e-3, mfu)
+    terms = _terms(rows, base)
+
+    def best_of(shares: list[float], overheads: list[float]) -> tuple[float, float]:
+        return min(
+            ((s, o) for s in shares for o in overheads), key=lambda so: _grid_loss(terms, *so)
+        )
+
+    if start is None:
+        s, o = best_of(_grid(0.55, 0.45, 0.05, 0.1, 1.0), _grid(7.5e-3, 7.5e-3, 5e-4, 0.0, 15e-3))
+        s, o = best_of(_grid(s, 0.05, 0.01, 0.1, 1.0), _grid(o, 5e-4, 1e-4, 0.0, 15e-3))
+        s, o = best_of(_grid(s, 0.01, 0.002, 0.1, 1.0), _grid(o, 1e-4, 2.5e-5, 0.0, 15e-3))
+    else:
+        s, o = best_of(
+            _grid(start.share, 0.02, 0.004, 0.1, 1.0),
+            _grid(start.overhead_s, 5e-4, 5e-5, 0.0, 15e-3),
+        )
+    return replace(base, share=s, overhead_s=o)
 
 
 def fit_moe_overhead(rows: Sequence[DecodeRow], fit: DecodeFit) -> float:
     """Extra step seconds of MoE rows in [0, 15 ms] (step 0.05 ms), least log loss."""
     moe_rows = [r for r in rows if r.measurement.work.is_moe]
     grid = [5e-5 * i for i in range(301)]
-    return min(
-        grid, key=lambda o: _log_loss(moe_rows, DecodeFit(fit.share, fit.overhead_s, fit.mfu, o))
-    )
+    return min(grid, key=lambda o: _log_loss(moe_rows, replace(fit, moe_overhead_s=o)))
+
+
+def fit_legacy_extra(rows: Sequence[DecodeRow], fit: DecodeFit) -> float:
+    """Extra overhead seconds of pre-CUDA-graphs rows in [0, 10 ms] (step 0.05 ms)."""
+    old = [r for r in rows if r.measurement.legacy_build]
+    grid = [5e-5 * i for i in range(201)]
+    return min(grid, key=lambda o: _log_loss(old, replace(fit, legacy_extra_s=o)))
 
 
 def fit_mfu(rows: Sequence[DecodeRow], fit: DecodeFit) -> float:
@@ -136,9 +165,7 @@ def fit_mfu(rows: Sequence[DecodeRow], fit: DecodeFit) -> float:
     grid = [0.02 + 0.005 * i for i in range(197)]
     return min(
         grid,
-        key=lambda mfu: _log_loss(
-            rows, DecodeFit(fit.share, fit.overhead_s, mfu, fit.moe_overhead_s)
-        ),
+        key=lambda mfu: _log_loss(rows, replace(fit, mfu=mfu)),
     )
 
 

@@ -36,6 +36,11 @@ CONFIG_DIRS = (DATA / "validation" / "configs", DATA / "calibration_configs")
 # quantization_config is ignored (the GGUF format comes from the row).
 MODEL_CONFIGS: tuple[tuple[str, str], ...] = (
     ("llama 3 70b", "meta-llama__Llama-3.1-70B-Instruct"),
+    ("llama 3.1 70b", "meta-llama__Llama-3.1-70B-Instruct"),
+    ("llama-3.2-3b", "meta-llama__Llama-3.2-3B"),
+    ("qwen3 8b", "Qwen__Qwen3-8B"),
+    ("qwen3 14b", "Qwen__Qwen3-14B"),
+    ("qwen3-coder-480b", "Qwen__Qwen3-Coder-480B-A35B-Instruct"),
     ("llama-3.1-70b", "meta-llama__Llama-3.1-70B-Instruct"),
     ("llama 3", "meta-llama__Llama-3.1-8B-Instruct"),
     ("llama-3.1-8b", "meta-llama__Llama-3.1-8B-Instruct"),
@@ -93,10 +98,28 @@ GGUF_QUANTS = {
     "UD-Q5_K_XL": "Q5_K_M",
     "UD-Q4_K_XL": "Q4_K_M",
     "UD-Q3_K_S": "Q3_K_S",
+    "UD-Q2_K_XL": "Q2_K",
+    "Q6_K": "Q6_K",
+    "Q5_K_M": "Q5_K_M",
+    "Q4_K_S": "Q4_K_S",
+    "Q3_K_M": "Q3_K_M",
 }
 # Checkpoint formats of the other engines -> HF dtype (EXL2 and MLC's q4f16_1 are sized as
 # bf16 scaled to the nominal file size, i.e. uniformly compressed).
-HF_QUANTS = (("fp8", "fp8"), ("gptq", "gptq-int4"), ("4-bit", "gptq-int4"), ("fp16", "fp16"))
+# MLX 4-bit (mlx_lm.convert -q: 4-bit weights, an fp16 scale and bias per 64) is sized as
+# AWQ int4 at group 64, MLX 8-bit as int8 with per-channel scales (w8a8): both within a few
+# percent of MLX's 4.5 / 8.5 bits per weight.
+HF_QUANTS = (
+    ("fp8", "fp8"),
+    ("gptq", "gptq-int4"),
+    ("awq", "awq-int4"),
+    ("int4", "gptq-int4"),
+    ("mlx 4-bit", "awq-int4"),
+    ("mlx 8-bit", "w8a8"),
+    ("4-bit", "gptq-int4"),
+    ("mxfp4", "mxfp4"),
+    ("fp16", "fp16"),
+)
 
 
 def config_stem(model_name: str) -> str | None:
@@ -148,7 +171,8 @@ def weights_format(quant: str, engine: str, file_bytes: float) -> WeightsFormat:
         return WeightsFormat("gguf", GGUF_QUANTS[quant], file_bytes=size)
     lowered = quant.lower()
     dtype = next((d for key, d in HF_QUANTS if key in lowered), "bf16")
-    return WeightsFormat("hf", dtype, file_bytes=size)
+    group = 64 if lowered.startswith("mlx") else 128
+    return WeightsFormat("hf", dtype, group_size=group, file_bytes=size or None)
 
 
 @cache

@@ -39,8 +39,16 @@ EXTRA_DEVICES_CSV = DATA / "calibration_devices.csv"
 
 # Bits per weight for rows without file_size_gb (whole file / params): GGUF values from
 # the measured sizes in this file (Llama 2 7B Q4_0 3.82 GB / 6.74 B = 4.53; Llama 3 8B
-# Q4_K_M 4.92 / 8.03 = 4.90); others nominal (4-bit + one fp16 scale per group).
+# Q4_K_M 4.92 / 8.03 = 4.90); others nominal (4-bit + one fp16 scale per group; MLX:
+# 4 or 8 bits + an fp16 scale and bias per 64 = +0.5; MXFP4: 4 bits + an 8-bit scale per
+# 32 = 4.25).
 BITS_PER_WEIGHT = (
+    ("mlx 4-bit", 4.5),
+    ("mlx 8-bit", 8.5),
+    ("mlx bf16", 16.0),
+    ("awq", 4.25),
+    ("int4", 4.25),
+    ("mxfp4", 4.25),
     ("exl2 4.0", 4.0),
     ("exl2 3.0", 3.0),
     ("exl2 2.5", 2.5),
@@ -91,6 +99,16 @@ DEVICE_ALIASES = {
     "apple m2 ultra (76-core gpu)": "M2 Ultra (76-core GPU)",
     "apple m3 max (40-core gpu)": "M3 Max (40-core GPU)",
     "apple m3 ultra (80-core gpu)": "M3 Ultra (80-core GPU)",
+    "apple m4 pro (20-core gpu)": "M4 Pro (20-core GPU)",
+    "apple m4 max (40-core gpu)": "M4 Max (40-core GPU)",
+    "nvidia geforce rtx 5070": "GeForce RTX 5070",
+    "nvidia h200 sxm 141gb": "H200 SXM 141GB",
+    # SXM and NVL H200 share the 4.8 TB/s HBM3e; NVLink class differs (assumed SXM).
+    "nvidia h200 141gb (sxm/nvl not stated)": "H200 SXM 141GB",
+    "nvidia b200 180gb": "B200 (HGX/DGX B200)",
+    "amd instinct mi300x": "Instinct MI300X",
+    # "fully NVLink" A100 80GB: the SXM4 board (PCIe A100s pair over a bridge at most).
+    "nvidia a100 80gb (form factor not stated; 'fully nvlink')": "A100 80GB SXM4",
 }
 
 
@@ -100,6 +118,18 @@ class Accelerator:
     fp16_tflops: float | None
     fp8_tflops: float | None
     int8_tops: float | None
+    link_gbps: float | None = None  # one-direction NVLink / Infinity Fabric GB/s
+    architecture: str = ""  # calibration_devices.csv architecture ("Pascal", "Volta" ...)
+
+
+def link_gbps(interconnect: str) -> float | None:
+    """One-direction GPU-to-GPU bandwidth from accelerators.csv's interconnect text:
+    "NVLink 4: 900 GB/s" -> 450 (NVIDIA quotes both directions together), "Infinity
+    Fabric 896 GB/s" -> 448; None for PCIe-only boards and bridges of two cards."""
+    match = re.search(r"(NVLink \d+|Infinity Fabric)\D*?([\d.]+) GB/s", interconnect)
+    if match is None or "bridge" in interconnect.lower():
+        return None
+    return float(match.group(2)) / 2
 
 
 @dataclass(frozen=True)
@@ -126,6 +156,8 @@ class Measurement:
     config_known: bool = False  # bytes and shapes from parse_hf_config + weights_breakdown
     params_total: float = 0.0
     source: str = ""  # throughput.csv source column
+    date: str = ""  # YYYY-MM (or YYYY) of the measurement, throughput.csv date column
+    legacy_build: bool = False  # llama.cpp CUDA build before CUDA graphs (legacy_build())
 
 
 def _number(text: str | None) -> float | None:
@@ -145,6 +177,8 @@ def load_accelerators(path: Path = ACCELERATORS_CSV) -> dict[str, Accelerator]:
                     _number(row.get("fp16_tflops_dense")),
                     _number(row.get("fp8_tflops_dense")),
                     _number(row.get("int8_tops")),
+                    link_gbps(row.get("interconnect") or ""),
+                    row.get("architecture") or "",
                 )
     return out
 
@@ -159,14 +193,29 @@ def engine_of(backend_text: str) -> str:
     """Engine named in throughput.csv's backend column; plain backends are llama.cpp."""
     text = backend_text.lower()
     for key, engine in (
+        ("ik_llama", "ik_llama.cpp"),
         ("exllama", "exllamav2"),
         ("mlc", "mlc"),
+        ("mlx", "mlx"),  # before vllm: "MLX (vllm-mlx ...)" runs MLX
+        ("sglang", "sglang"),
         ("vllm", "vllm"),
         ("tensorrt", "tensorrt-llm"),
     ):
         if key in text:
             return engine
     return "llama.cpp"
+
+
+# llama.cpp turned on CUDA graphs for batch-1 decode in May 2024 (PR #6766 "Introduction
+# of CUDA Graphs to LLama.cpp", merged 2024-05-08): the per-token launch cost fell by
+# about half. Rows measured before this month are "legacy" builds.
+CUDA_GRAPHS_SINCE = "2024-06"
+
+
+def legacy_build(engine: str, backend: str, date: str) -> bool:
+    """Whether a llama.cpp CUDA row predates CUDA graphs (date < CUDA_GRAPHS_SINCE;
+    a row without a date counts as current). Other backends and engines: False."""
+    return engine == "llama.cpp" and backend == "cuda" and bool(date) and date < CUDA_GRAPHS_SINCE
 
 
 def parse_test(test: str, batch: int) -> tuple[str, int, int] | None:
@@ -183,6 +232,10 @@ def parse_test(test: str, batch: int) -> tuple[str, int, int] | None:
         (r"^prefill (\d+) tok", lambda m: ("prefill", int(m.group(1)), 0)),
         (r"^decode (\d+) tok", lambda m: ("decode", 8, int(m.group(1)))),
         (r"^decode \(single stream\)", lambda m: ("decode", 0, 128)),
+        (
+            r"batched sharegpt \(avg (\d+) in / (\d+) out\)",
+            lambda m: ("decode", int(m.group(1)), int(m.group(2))),
+        ),
     )
     for pattern, build in patterns:
         match = re.search(pattern, text)
@@ -215,8 +268,14 @@ def active_bytes_for(row: dict[str, str], file_bytes: float) -> float:
 
 
 def exclusion_reason(row: dict[str, str], kind: str) -> str:
-    """Rows the source itself flags as broken or obsolete for this test kind."""
+    """Rows left out of the fit: runs with weights in host RAM (tests/estimator/
+    test_offload_speed.py checks them against the offload formulas), forks the portal
+    does not size, and rows the source itself flags as broken or obsolete."""
     notes = row["notes"].lower()
+    if row.get("offload"):
+        return "part of the weights in host RAM (checked by the offload tests, not fitted)"
+    if engine_of(row["backend"]) == "ik_llama.cpp":
+        return "ik_llama.cpp fork: not an engine the portal sizes"
     if kind == "prefill" and row["quant"] == "F16" and ("outlier" in notes or "anomalous" in notes):
         return "source flags the 8B F16 pp value as an outlier / anomalous"
     if kind == "prefill" and "far slower than later builds" in notes:
@@ -234,11 +293,17 @@ def device_for(
     return Device(bandwidth, tflops, device_class_for(name, bandwidth)), spec
 
 
-def parallelism_for(engine: str, backend_text: str, n_devices: int) -> Parallelism:
-    """vLLM / MLC 'TP=N' rows are tensor parallel; llama.cpp multi-GPU rows are layer split."""
+def parallelism_for(
+    engine: str, backend_text: str, n_devices: int, spec: Accelerator | None = None
+) -> Parallelism:
+    """Serving engines' 'TP=N' rows are tensor parallel; llama.cpp multi-GPU rows are
+    layer split. The link is the board's NVLink / Infinity Fabric when accelerators.csv
+    lists one (link_gbps), else Parallelism's PCIe default."""
     if n_devices <= 1:
         return Parallelism()
     mode = "layer" if engine == "llama.cpp" else "tensor"
+    if spec is not None and spec.link_gbps:
+        return Parallelism(n_devices=n_devices, mode=mode, interconnect_gbps=spec.link_gbps)
     return Parallelism(n_devices=n_devices, mode=mode)
 
 
@@ -279,7 +344,9 @@ def measurement_for(
     device, spec = device_for(name, row["device_bw_gbps"], accelerators)
     engine = engine_of(row["backend"])
     backend = normalize_backend(row["backend"])
-    if engine != "llama.cpp":  # the column names the engine, not its GPU backend
+    if engine == "mlx":
+        backend = "metal"
+    elif engine != "llama.cpp":  # the column names the engine, not its GPU backend
         backend = "rocm" if "amd" in name.lower() else "cuda"
     file_bytes = file_bytes_for(row, rows)
     config = model_spec(row["model"])
@@ -298,7 +365,7 @@ def measurement_for(
         backend=backend,
         device_name=name,
         device=device,
-        parallelism=parallelism_for(engine, row["backend"], n_devices),
+        parallelism=parallelism_for(engine, row["backend"], n_devices, spec),
         work=work,
         batch=batch,
         prompt_tokens=prompt,
@@ -312,7 +379,36 @@ def measurement_for(
         config_known=config is not None,
         params_total=float(row["params_total_b"]) * 1e9,
         source=row["source"],
+        date=row.get("date", ""),
+        legacy_build=legacy_build(engine, backend, row.get("date", "")),
     )
+
+
+TTFT_CSV = DATA / "validation" / "ttft.csv"
+
+
+def load_ttft_measurements(
+    path: Path = TTFT_CSV,
+) -> list[tuple[Measurement, Measurement, float]]:
+    """ttft.csv's single-request rows (batch 1) as (the prompt as a prefill Measurement,
+    the first decode step at the prompt's depth as a decode Measurement, TTFT seconds).
+    The two Measurements are built like throughput.csv rows (tests "pp<N>" and
+    "tg1@d<N>"), so they get the same bytes, devices and engines."""
+    with path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    accelerators = load_accelerators()
+    out = []
+    for i, row in enumerate(rows, 1):
+        if int(row["batch"] or 1) != 1:
+            continue
+        base = {**row, "file_size_gb": "", "device_bw_gbps": "", "value_tps": "1", "offload": ""}
+        base.setdefault("notes", "")
+        prompt = row["prompt_tokens"]
+        prefill = measurement_for(i, {**base, "test": f"pp{prompt}"}, [], accelerators)
+        step = measurement_for(i, {**base, "test": f"tg1@d{prompt}"}, [], accelerators)
+        if prefill is not None and step is not None:
+            out.append((prefill, step, float(row["ttft_ms"]) / 1000))
+    return out
 
 
 def load_measurements(path: Path = THROUGHPUT_CSV) -> list[Measurement]:

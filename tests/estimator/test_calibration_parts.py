@@ -115,9 +115,13 @@ def test_it_reads_more_than_the_param_share_of_an_mxfp4_moe_file():
     assert wb is not None and wb.active_bytes_per_token > 2.3 * GB
 
 
-def test_it_has_a_tflops_figure_for_every_prefill_row():
+def test_it_has_a_tflops_figure_for_every_prefill_row_but_the_unsourced_ones():
     rows = [m for m in load_measurements() if m.kind == "prefill" and not m.excluded]
-    assert rows and all(m.compute_tflops for m in rows)
+    without = {m.device_name for m in rows if not m.compute_tflops}
+    # calibration_devices.csv leaves these blank: no source gives their tensor rate (the
+    # M2 Ultra row does not say which GPU bin ran); the prefill fit skips their rows.
+    assert without == {"NVIDIA GeForce RTX 2080 Ti", "Apple M2 Ultra (GPU cores not stated)"}
+    assert load_calibration()["rows"]["prefill_without_tflops"] == 3
 
 
 def test_it_keeps_dense_and_moe_prefill_leaves_apart_and_falls_back_by_kind():
@@ -149,26 +153,31 @@ def test_it_scales_the_step_overhead_with_the_layer_count():
     assert step == pytest.approx(0.009)
 
 
-def test_it_reports_a_by_source_holdout_beside_leave_one_out():
+def test_it_reports_a_by_source_holdout_beside_the_in_sample_fit():
     holdout = load_calibration()["by_source_holdout"]
-    assert holdout["decode"]["n"] == load_calibration()["overall"]["decode"]["n"]
-    # holding out a whole source is harder than holding out one row
+    assert holdout["decode"]["n"] == load_calibration()["in_sample"]["decode"]["n"]
+    # holding out a whole source is harder than checking on the fitted rows
     assert (
         holdout["decode"]["median_abs_pct_err"]
-        >= (load_calibration()["overall"]["decode"]["median_abs_pct_err"])
+        >= (load_calibration()["in_sample"]["decode"]["median_abs_pct_err"])
     )
 
 
 def test_grouped_holdouts_hold_out_whole_devices_models_and_sources():
     calibration = load_calibration()
     grouped = calibration["grouped_holdout"]
-    loo = calibration["overall"]
+    loo = calibration["in_sample"]
     for name in ("by_device", "by_model", "by_source"):
         for kind in ("decode", "prefill"):
             held = grouped[name][kind]
             assert held["n"] == loo[kind]["n"]  # every row is predicted once
-            # Holding out every row of a device (model, source) is harder than one row.
+            # Holding out every row of a device (model, source) is harder than fitting it.
             assert held["median_abs_pct_err"] >= loo[kind]["median_abs_pct_err"]
+    # The stored "overall" statistics and the ranges are the whole-device hold-out's.
+    for kind in ("decode", "prefill"):
+        overall = calibration["overall"][kind]
+        device = grouped["by_device"][kind]
+        assert overall["median_abs_pct_err"] == device["median_abs_pct_err"]
     # The first by-source figures are the grouped ones, not a second computation.
     for kind in ("decode", "prefill"):
         first = calibration["by_source_holdout"][kind]
@@ -195,4 +204,4 @@ def test_validate_prints_the_grouped_holdouts_first():
         f"{device['p90_abs_pct_err']:.2f}",
         f"{device['median_signed_pct_err']:.1f}",
     ]
-    assert lines.index(next(x for x in lines if "one row held out" in x)) > 2
+    assert lines.index(next(x for x in lines if "in-sample" in x)) > 2
