@@ -182,6 +182,36 @@ def validate_gguf_sizes() -> list[Metric]:
     return [metric]
 
 
+def ud_config_text(name: str) -> str:
+    """gguf_sizes_ud.csv's `config` column: a config.json stem of CONFIG_DIRS or a
+    model_configs.csv row name (rebuilt), as JSON text."""
+    path = next(
+        (p for d in calibration_models.CONFIG_DIRS if (p := d / f"{name}.json").exists()), None
+    )
+    if path is not None:
+        return path.read_text(encoding="utf-8")
+    return json.dumps(rebuilt_config(name))
+
+
+def validate_gguf_sizes_ud() -> list[Metric]:
+    """weights_bytes of the unsloth Dynamic (UD-*) types vs published sizes
+    (gguf_sizes_ud.csv): the rows the recipes' scales were fitted on, and the held-out
+    rows (older Llama 4 table, 2026 architectures). `basis` tensor_data rows are
+    llama.cpp's tensor total (the file adds its few-MB header, inside the estimate)."""
+    fit = Metric("gguf_sizes_ud.csv", "weights_bytes (UD, fitted rows)", Target(median_pct=1.0))
+    held = Metric("gguf_sizes_ud.csv", "weights_bytes (UD, held-out rows)", Target())
+    for row in read_csv("gguf_sizes_ud.csv"):
+        metric = fit if row["group"] == "fit" else held
+        if row["group"] == "excluded":
+            metric.skip(row["notes"].split(";")[0])
+            continue
+        weights = {"format": "gguf", "quant": row["quant"]}
+        result = run(metric, base_request(ud_config_text(row["config"]), weights))
+        if result is not None:
+            metric.add(result["weights_bytes"], float(row["file_size_gb"]) * GB)
+    return [fit, held]
+
+
 def mib(text: str) -> float:
     return float(text) * MIB
 
@@ -552,6 +582,7 @@ def validate_throughput() -> list[Metric]:
 
 VALIDATORS: tuple[Callable[[], list[Metric]], ...] = (
     validate_gguf_sizes,
+    validate_gguf_sizes_ud,
     validate_llamacpp_memory,
     validate_vllm_memory,
     validate_throughput,
@@ -606,8 +637,8 @@ def format_speed_holdouts(calibration: dict[str, Any]) -> Iterator[str]:
     """The speed model's accuracy on held-out data (calibration.json, written by
     `python -m estimator.calibration`): grouped hold-outs first, where every prediction of
     a device's (a model's, a source's) rows comes from a fit without any of them; then
-    leave-one-row-out, which keeps the other rows of the same model on the same device in
-    the fit and so flatters the figure. Bias: median signed error (positive = too fast)."""
+    in-sample (fitted and checked on the same rows), which flatters the figure. Bias:
+    median signed error (positive = too fast)."""
     grouped = calibration["grouped_holdout"]
     yield "speed on held-out data (|predicted - measured| / measured; bias: predicted too fast > 0)"
     yield f"{'figure':<9} {'hold-out':<28} {'n':>4} {'median%':>8} {'p90%':>7} {'bias%':>6}"
@@ -618,10 +649,10 @@ def format_speed_holdouts(calibration: dict[str, Any]) -> Iterator[str]:
                 f"{kind:<9} {label:<28} {s['n']:>4} {s['median_abs_pct_err']:>8.2f} "
                 f"{s['p90_abs_pct_err']:>7.2f} {s['median_signed_pct_err']:>6.1f}"
             )
-        loo = calibration["overall"][kind]
+        fit = calibration["in_sample"][kind]
         yield (
-            f"{kind:<9} {'one row held out':<28} {loo['n']:>4} "
-            f"{loo['median_abs_pct_err']:>8.2f} {loo['p90_abs_pct_err']:>7.2f} {'-':>6}"
+            f"{kind:<9} {'in-sample (not held out)':<28} {fit['n']:>4} "
+            f"{fit['median_abs_pct_err']:>8.2f} {fit['p90_abs_pct_err']:>7.2f} {'-':>6}"
         )
     for split in ("bias_by_backend", "bias_by_engine"):
         parts = grouped["by_device"]["decode"][split]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from estimator.model import ModelSpec, Tensor
-from estimator.weights.gguf_rules import gguf_tensor_types
-from estimator.weights.gguf_types import DEFAULT_TYPE, RECIPE_BASE, tensor_bytes
+from estimator.weights.gguf_rules import gguf_tensor_bytes, gguf_tensor_types
+from estimator.weights.gguf_types import DEFAULT_TYPE, RECIPE_BASE, UD_RECIPES
 from estimator.weights.hf import HF_FORMATS, hf_tensor_bytes
 
 # GGUF key/value metadata: mostly the tokenizer (token strings, types, scores or BPE
@@ -28,7 +28,7 @@ class WeightsFormat:
     file_bytes: int | None = None
 
     def __post_init__(self) -> None:
-        if self.family == "gguf" and self.name not in DEFAULT_TYPE | RECIPE_BASE:
+        if self.family == "gguf" and self.name not in DEFAULT_TYPE | RECIPE_BASE | UD_RECIPES:
             raise ValueError(f"unknown GGUF file type {self.name!r}")
         if self.family == "hf" and self.name not in HF_FORMATS:
             raise ValueError(f"unknown HF weights format {self.name!r}")
@@ -65,11 +65,11 @@ def gguf_metadata_bytes(model: ModelSpec) -> int:
 
 
 def _sized(model: ModelSpec, fmt: WeightsFormat) -> tuple[dict[str, int], dict[str, str]]:
-    """Bytes and type of every text tensor."""
+    """Bytes and type of every text tensor (an unsloth Dynamic type: times its fitted
+    shift, gguf_tensor_bytes)."""
     if fmt.family == "gguf":
         types = gguf_tensor_types(model, fmt.name, fmt.imatrix)
-        sizes = {t.name: tensor_bytes(types[t.name], t.n_elements) for t in model.text_tensors}
-        return sizes, types
+        return gguf_tensor_bytes(model, fmt.name, types), types
     sizes, types = {}, {}
     for t in model.text_tensors:
         sizes[t.name], types[t.name] = hf_tensor_bytes(t, fmt.name, fmt.group_size, model.is_moe)

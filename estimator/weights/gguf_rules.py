@@ -17,10 +17,13 @@ from estimator.weights.gguf_types import (
     BLOCKS,
     RECIPE_BASE,
     RECIPE_EMBED_OUTPUT_TYPE,
+    UD_RECIPES,
     Ctx,
+    UdRecipe,
     allows_quantization,
     category,
     make_ctx,
+    tensor_bytes,
     use_more_bits,
 )
 
@@ -213,10 +216,70 @@ def tensor_type(c: Ctx, t: Tensor, n: Counters, gpt_oss: bool) -> str:
     return _fallback(chosen, t.row_length)
 
 
+def _wider(a: str, b: str) -> str:
+    """The type with more bytes per weight (a on a tie)."""
+    return a if BLOCKS[a][1] * BLOCKS[b][0] >= BLOCKS[b][1] * BLOCKS[a][0] else b
+
+
+def _ud_type(r: UdRecipe, t: Tensor, base: str, floor: str | None, n_layers: int) -> str:
+    """One tensor of an unsloth Dynamic recipe (UdRecipe). MoE model (floor given): experts
+    at r.expert / r.expert_down, other tensors at least floor. Dense model: ffn_down at least
+    r.dense_down. Both: token_embd/output at r.embed_output. F32 and MXFP4 (gpt-oss experts,
+    never requantized) stay."""
+    if base in ("F32", "MXFP4"):
+        return base
+    cat, chosen = category(t.name), base
+    if t.kind == "expert":
+        down = cat == "ffn_down" and r.expert_down is not None
+        chosen = (r.expert_down if down else r.expert) or base
+    elif floor is not None:
+        chosen = _wider(base, floor)
+    elif r.dense_down and t.kind == "ffn" and cat == "ffn_down":
+        more, other = r.dense_down
+        bump = more if use_more_bits(t.layer or 0, n_layers) else other
+        chosen = _wider(chosen, bump) if bump else chosen
+    if cat in ("token_embd", "output") and r.embed_output:
+        chosen = r.embed_output
+    return _fallback(chosen, t.row_length)
+
+
+def ud_tensor_types(model: ModelSpec, r: UdRecipe, imatrix: bool) -> dict[str, str]:
+    """Types of an unsloth Dynamic file (UD_RECIPES), in llama.cpp's order: the base type's
+    llama.cpp rules, then the recipe's overrides (the floor only in MoE models)."""
+    base = gguf_tensor_types(model, r.base, imatrix)
+    floor = None
+    if model.n_experts > 0 and r.floor is not None:
+        floor = gguf_tensor_types(model, r.floor, imatrix)
+    tensors = {t.name: t for t in model.text_tensors}
+    return {
+        name: _ud_type(r, tensors[name], typ, floor[name] if floor else None, model.n_layers)
+        for name, typ in base.items()
+    }
+
+
+def ud_scale(model: ModelSpec, ftype: str) -> float:
+    """The fitted uniform shift of an unsloth Dynamic file type (1.0 for other types)."""
+    r = UD_RECIPES.get(ftype)
+    if r is None:
+        return 1.0
+    return r.scale_moe if model.n_experts > 0 else r.scale_dense
+
+
+def gguf_tensor_bytes(model: ModelSpec, ftype: str, types: dict[str, str]) -> dict[str, int]:
+    """Bytes per tensor under `types`, times ud_scale (1.0 unless an unsloth Dynamic type)."""
+    scale = ud_scale(model, ftype)
+    return {
+        t.name: round(tensor_bytes(types[t.name], t.n_elements) * scale) for t in model.text_tensors
+    }
+
+
 def gguf_tensor_types(model: ModelSpec, ftype: str, imatrix: bool) -> dict[str, str]:
     """Type of every text-model tensor under a GGUF file type, in llama.cpp's order. An
     uploader recipe (RECIPE_BASE) is its base type with the token embedding and output
-    tensors at Q8_0 (llama-quantize --token-embedding-type/--output-tensor-type)."""
+    tensors at Q8_0 (llama-quantize --token-embedding-type/--output-tensor-type); an
+    unsloth Dynamic type (UD_RECIPES) follows ud_tensor_types."""
+    if ftype in UD_RECIPES:
+        return ud_tensor_types(model, UD_RECIPES[ftype], imatrix)
     if ftype in RECIPE_BASE:
         types = gguf_tensor_types(model, RECIPE_BASE[ftype], imatrix)
         for t in model.text_tensors:

@@ -82,8 +82,72 @@ RECIPE_BASE: dict[str, str] = {
     "Q2_K_L": "Q2_K",
 }
 RECIPE_EMBED_OUTPUT_TYPE = "Q8_0"
+
+
+@dataclass(frozen=True)
+class UdRecipe:
+    """An unsloth Dynamic 2.0 ("UD-") file sized by rule: a llama.cpp file type plus overrides.
+
+    Every tensor first takes llama.cpp's type for `base`. Then, in MoE models, routed
+    experts take `expert` (ffn_down_exps `expert_down`) and every other quantized tensor is
+    raised to at least the type llama.cpp gives it under `floor`; in dense models ffn_down
+    is raised to at least `dense_down` = (type on use_more_bits layers, type elsewhere);
+    `embed_output` replaces token_embd/output. The tensor bytes are then multiplied by
+    `scale_dense` / `scale_moe`, a fitted uniform shift (median of measured / rule size).
+    """
+
+    base: str
+    expert: str | None = None
+    expert_down: str | None = None
+    floor: str | None = None
+    dense_down: tuple[str, str | None] | None = None
+    embed_output: str | None = None
+    scale_dense: float = 1.0
+    scale_moe: float = 1.0
+
+
+# unsloth Dynamic 2.0 GGUFs. unsloth publishes no per-tensor recipe ("each model now uses a
+# custom-tailored quantization scheme", docs.unsloth.ai/basics/unsloth-dynamic-2.0-ggufs),
+# so each variant is the structure the public material shows plus a fitted uniform shift:
+# - MoE experts: the "Details" column of unsloth's size tables (down_proj bits / other expert
+#   bits, e.g. IQ1_S "2.06/1.56bit" = IQ2_XXS / IQ1_S, Q2_K_XL "3.5/2.5bit" = Q3_K / Q2_K;
+#   unsloth.ai/docs/models/tutorials/deepseek-r1-0528-how-to-run-locally). For Q3/Q4_K_XL
+#   the llama.cpp load logs leave room for the experts at the base type only (DeepSeek-V3-0324
+#   UD-Q3_K_XL: 173 q3_K tensors for 174 expert tensors; UD-Q4_K_XL: 384.0 GB, 6.6 GB over
+#   all-Q4_K where Q5_K ffn_down_exps alone would add 27 GB; ik_llama.cpp #455, #572, #386).
+# - MoE attention, shared experts, dense layers, embeddings: "leave attention and other
+#   layers in 4 or 6bit" (unsloth.ai/blog/deepseekr1-dynamic): at least llama.cpp's Q4_K_M.
+# - Dense Q4_K_XL: Qwen3-32B UD-Q4_K_XL has q5_K 35 + q6_K 94 = 129 tensors, as many as its
+#   attn_v + ffn_down + output (q4_K 293, iq4_xs 28; ik_llama.cpp issue #503): no ffn_down
+#   below Q5_K. UD-Q5_K_XL sizes as llama.cpp's Q5_K_M (Qwen3-32B: 0.1 %).
+# - UD-Q8_K_XL: Q8_0 with bf16 tensors (Llama-3.3-70B: q8_0 455, bf16 107;
+#   kyuz0/amd-strix-halo-toolboxes benchmark/loadtime_results @62e50801); bf16 embeddings.
+# Scales: median measured / rule over the "fit" rows of estimator/data/validation/
+# gguf_sizes_ud.csv (1.0 where no published size was found: every dense IQ*/Q3/Q6 variant and
+# UD-IQ2_M). Held-out error per row: tests/estimator/test_ud_quants.py.
+UD_RECIPES: dict[str, UdRecipe] = {
+    "UD-IQ1_S": UdRecipe("IQ1_S", "IQ1_S", "IQ2_XXS", "Q4_K_M", scale_moe=1.238),
+    "UD-IQ1_M": UdRecipe("IQ1_M", "IQ1_M", "IQ2_S", "Q4_K_M", scale_moe=1.145),
+    "UD-IQ2_XXS": UdRecipe("IQ2_XXS", "IQ2_XXS", "IQ2_S", "Q4_K_M", scale_moe=1.151),
+    "UD-IQ2_M": UdRecipe("IQ2_M", "IQ2_S", "IQ3_S", "Q4_K_M"),
+    "UD-Q2_K_XL": UdRecipe("Q2_K", "Q2_K", "Q3_K", "Q4_K_M", scale_dense=1.018, scale_moe=1.015),
+    "UD-Q3_K_XL": UdRecipe("Q3_K_M", "Q3_K", None, "Q4_K_M", scale_moe=1.017),
+    "UD-Q4_K_XL": UdRecipe(
+        "Q4_K_M", "Q4_K", None, "Q4_K_M", ("Q6_K", "Q5_K"), scale_dense=0.998, scale_moe=1.015
+    ),
+    "UD-Q5_K_XL": UdRecipe("Q5_K_M", scale_dense=0.999, scale_moe=1.005),
+    "UD-Q6_K_XL": UdRecipe("Q6_K", None, None, "Q8_0", ("Q8_0", None), scale_moe=1.035),
+    "UD-Q8_K_XL": UdRecipe("Q8_0", embed_output="BF16", scale_dense=1.070, scale_moe=1.088),
+}
 # Also understood (legacy / less common, and the uploader recipes): sized with the same rules.
-EXTRA_GGUF_FILE_TYPES: tuple[str, ...] = ("Q5_1", "Q4_1", "IQ3_S", "Q2_K_S", *RECIPE_BASE)
+EXTRA_GGUF_FILE_TYPES: tuple[str, ...] = (
+    "Q5_1",
+    "Q4_1",
+    "IQ3_S",
+    "Q2_K_S",
+    *RECIPE_BASE,
+    *UD_RECIPES,
+)
 
 # llama_ftype_get_default_type
 DEFAULT_TYPE: dict[str, str] = {

@@ -23,11 +23,14 @@ def summaries() -> dict[str, dict[str, Any]]:
 def test_it_covers_every_data_set_with_measurements(summaries: dict[str, Any]) -> None:
     assert {s["dataset"] for s in summaries.values()} == {
         "gguf_sizes.csv",
+        "gguf_sizes_ud.csv",
         "llamacpp_memory.csv",
         "vllm_memory.csv",
         "throughput.csv",
     }
     assert all(s["count"] >= 15 for s in summaries.values())
+    # unsloth UD files: 40 rows the recipes' scales were fitted on, 22 held out
+    assert summaries["gguf_sizes_ud.csv:weights_bytes (UD, fitted rows)"]["misses"] == []
 
 
 @pytest.mark.parametrize(
