@@ -160,6 +160,18 @@ class LLMModel(Reference):
     max_context_tokens = models.PositiveIntegerField(
         _("maximum context (tokens)"), null=True, blank=True
     )
+    # A longer context than config.json allows that the model card states for RoPE
+    # scaling (Qwen3-8B: 131,072 with YaRN, config.json 40,960); its source goes in
+    # sources["rope_scaling_max_context_tokens"].
+    rope_scaling_max_context_tokens = models.PositiveIntegerField(
+        _("maximum context with RoPE scaling (tokens)"),
+        null=True,
+        blank=True,
+        help_text=_(
+            "The longest context the model card states with RoPE scaling (YaRN etc.) when "
+            "config.json allows less; cite the card in sources."
+        ),
+    )
     modalities = models.JSONField(_("modalities"), default=list, blank=True)
     tasks = models.JSONField(_("tasks"), default=list, blank=True)
     config = models.JSONField(_("config.json"), default=dict, blank=True)

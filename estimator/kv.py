@@ -10,6 +10,9 @@ Layouts by engine (sources in each docstring):
 - vLLM / SGLang / TensorRT-LLM: paged blocks of ``block_size`` tokens; a sliding-window
   layer holds at most ``window - 1 + max_num_batched_tokens`` tokens plus one block
   (vLLM ``SlidingWindowSpec.max_memory_usage_bytes``).
+
+DeepSeek sparse attention (DeepSeek-V3.2, GLM-5): every layer with a lightning indexer also
+caches one indexer key per token, in the same cells as its MLA latent (INDEXER_LAYOUTS).
 """
 
 from __future__ import annotations
@@ -56,12 +59,30 @@ MLA_LAYOUTS = ("latent", "latent_kv", "full")
 LLAMA_CPP_PAD_CELLS = 256
 VLLM_BLOCK_SIZE = 16
 
+# DSA lightning-indexer key cache (LayerSpec.indexer_head_dim values per token and layer):
+# "fp8_scaled": fp8 values plus one float32 scale per 128 of them, whatever the KV cache
+#   dtype: 128 + 128 // 128 x 4 = 132 B for head_dim 128. vLLM DeepseekV32IndexerCache
+#   (models/deepseek_v2.py: head_dim + head_dim // quant_block_size * 4, uint8, one KV head,
+#   paged with the MLA layers in the same blocks: UniformTypeKVCacheSpecs.page_size_bytes
+#   sums the layers' pages); SGLang NSATokenToKVPool.index_k_with_scale_buffer (the same
+#   132 B per token, pages of 64); TensorRT-LLM dsa.py (index_head_dim +
+#   index_head_dim // quant_block_size * 4).
+# "k": a K-only row of head_dim values in the K cache type (-ctk): llama.cpp
+#   llama_kv_cache_dsa keeps a second llama_kv_cache with one KV head of
+#   indexer_head_size and as many cells as the main cache, without V for MLA models
+#   (ggml-org/llama.cpp PR #21149 / #23346; PR #26474 skips GLM-5.2's shared-indexer layers).
+# "kv": mlx-lm deepseek_v32.py keeps the keys in a KVCache whose values are
+#   zeros_like(keys): K and V rows of head_dim each in the cache dtype.
+INDEXER_LAYOUTS = ("fp8_scaled", "k", "kv")
+INDEXER_QUANT_BLOCK = 128
+INDEXER_SCALE_BYTES = 4  # float32 scale per INDEXER_QUANT_BLOCK values
+
 
 @dataclass(frozen=True)
 class KVPart:
     """The cache of all layers of one attention kind."""
 
-    attention: str  # "full" | "sliding" | "chunked" | "mla" | "linear"
+    attention: str  # "full" | "sliding" | "chunked" | "mla" | "linear" | "indexer"
     n_layers: int
     cells_per_layer: int  # tokens held per layer, all sequences together (0 for linear)
     k_bytes_per_cell: int  # summed over the part's layers
@@ -89,8 +110,9 @@ class KVCache:
     effective_bytes_per_token: float  # total_bytes / (context_tokens x sequences)
     per_rank_bytes: int  # one tensor-parallel rank (== total_bytes at tensor_parallel 1)
     mla_layout: str | None
-    parts: tuple[KVPart, ...]
+    parts: tuple[KVPart, ...]  # by attention kind; the DSA indexer keys are "indexer"
     notes: tuple[str, ...]
+    indexer_bytes: int = 0  # DSA indexer key cache, all ranks (included in total_bytes)
 
 
 @lru_cache(maxsize=64)
@@ -174,6 +196,36 @@ def layer_bytes_per_token(
     return k_bytes, v_bytes
 
 
+def default_indexer_layout(engine: str) -> str:
+    """The DSA indexer cache layout of an engine (INDEXER_LAYOUTS): mlx "kv", llama.cpp and
+    Ollama "k", the paged engines "fp8_scaled"."""
+    if engine == "mlx":
+        return "kv"
+    if engine in LLAMA_CPP_LIKE:
+        return "k"
+    if engine in PAGED_ENGINES:
+        return "fp8_scaled"
+    raise ValueError(f"unknown engine {engine!r}; expected one of {sorted(ENGINES)}")
+
+
+def indexer_row_bytes(head_dim: int, *, layout: str, kv_dtype: str) -> tuple[int, int]:
+    """(K bytes, V bytes) of one layer's DSA indexer key per token (see INDEXER_LAYOUTS).
+
+    fp8_scaled: head_dim + head_dim // 128 x 4 (132 B for 128, any cache dtype); k:
+    row_bytes(kv_dtype, head_dim) (256 B in f16, 136 B in q8_0); kv: that row twice.
+    """
+    if head_dim <= 0:
+        return 0, 0
+    if layout == "fp8_scaled":
+        return head_dim + head_dim // INDEXER_QUANT_BLOCK * INDEXER_SCALE_BYTES, 0
+    row = row_bytes(kv_dtype, head_dim)
+    if layout == "k":
+        return row, 0
+    if layout == "kv":
+        return row, row
+    raise ValueError(f"unknown indexer layout {layout!r}; expected one of {INDEXER_LAYOUTS}")
+
+
 def kv_bytes_per_token(
     model: ModelSpec,
     *,
@@ -181,14 +233,17 @@ def kv_bytes_per_token(
     mla_layout: str = "latent",
     tensor_parallel: int = 1,
     v_dtype: str | None = None,
+    indexer_layout: str = "fp8_scaled",
 ) -> int:
     """Bytes per token summed over every layer with a per-token cache, on one rank.
 
     Sliding/chunked layers count in full (no window cap) and linear layers not at all: this
     is the divisor vLLM uses for "GPU KV cache size" (tokens) and the marginal cost of one
     more token in full-attention layers. Llama-3.1-8B f16: 32 x 2 x 8 x 128 x 2 = 131,072 B.
+    DSA models add their indexer keys (indexer_row_bytes; the default layout is vLLM's):
+    DeepSeek-V3.2 bf16 61 x (576 x 2 + 132) = 70,272 + 8,052 = 78,324 B.
     """
-    rows = _cache_rows(model, kv_dtype, v_dtype, mla_layout, tensor_parallel)
+    rows = _cache_rows(model, kv_dtype, v_dtype, mla_layout, tensor_parallel, indexer_layout)
     return sum(kind.k_bytes_per_cell + kind.v_bytes_per_cell for kind in rows)
 
 
@@ -353,21 +408,35 @@ class _ModelKey:
 
 
 def _cache_rows(
-    model: ModelSpec, kv_dtype: str, v_dtype: str | None, mla_layout: str, tensor_parallel: int
+    model: ModelSpec,
+    kv_dtype: str,
+    v_dtype: str | None,
+    mla_layout: str,
+    tensor_parallel: int,
+    indexer_layout: str = "fp8_scaled",
 ) -> tuple[_KindRows, ...]:
     """Per-cell bytes of every layer (layer_bytes_per_token), grouped by attention kind in
-    the order the kinds first appear, and within a kind by window. The same for every
-    context and batch, so a capacity search computes it once per model and cache type."""
-    return _rows_for(_ModelKey(model), kv_dtype, v_dtype, mla_layout, tensor_parallel)
+    the order the kinds first appear, and within a kind by window; DSA indexer keys come
+    last as kind "indexer". The same for every context and batch, so a capacity search
+    computes it once per model and cache type."""
+    return _rows_for(
+        _ModelKey(model), kv_dtype, v_dtype, mla_layout, tensor_parallel, indexer_layout
+    )
 
 
 @lru_cache(maxsize=1024)
 def _rows_for(
-    key: _ModelKey, kv_dtype: str, v_dtype: str | None, mla_layout: str, tensor_parallel: int
+    key: _ModelKey,
+    kv_dtype: str,
+    v_dtype: str | None,
+    mla_layout: str,
+    tensor_parallel: int,
+    indexer_layout: str,
 ) -> tuple[_KindRows, ...]:
     model = key.model
     assert model is not None  # the caller holds the model while it asks
     by_kind: dict[str, list[_LayerRow]] = {}
+    indexer: list[_LayerRow] = []
     for layer in model.layers:  # in model order: a bad dtype or layout fails on the same layer
         k_row, v_row = layer_bytes_per_token(
             model,
@@ -378,7 +447,16 @@ def _rows_for(
             v_dtype=v_dtype,
         )
         by_kind.setdefault(layer.attention, []).append((layer, k_row, v_row))
-    return tuple(_kind_rows(attention, rows) for attention, rows in by_kind.items())
+        if layer.indexer_head_dim:
+            # Replicated on every tensor-parallel rank, like the MLA latent beside it.
+            ix_k, ix_v = indexer_row_bytes(
+                layer.indexer_head_dim, layout=indexer_layout, kv_dtype=kv_dtype
+            )
+            indexer.append((layer, ix_k, ix_v))
+    kinds = [_kind_rows(attention, rows) for attention, rows in by_kind.items()]
+    if indexer:  # its cells follow the owning MLA layer's (engine_cells reads that layer)
+        kinds.append(_kind_rows("indexer", indexer))
+    return tuple(kinds)
 
 
 def _kind_rows(attention: str, rows: list[_LayerRow]) -> _KindRows:
@@ -426,25 +504,42 @@ def kv_cache_bytes(
     mla_layout: str | None = None,
     flash_attention: bool = True,
     settings: KVSettings | None = None,
+    indexer_layout: str | None = None,
 ) -> KVCache:
     """KV cache bytes for `sequences` sequences of `context_tokens` tokens each.
 
     Sum over layers of cells(layer) x (K row bytes + V row bytes), plus the fixed state of
     linear layers x sequences. Cells follow the engine (llama_cpp_cells / mlx_cells /
-    paged_cells). MTP / next-token-prediction layers are not in model.layers and get no
-    cache: llama.cpp sets n_layer_kv_from_start = n_layer - nextn_predict_layers, vLLM
-    allocates them only with MTP speculative decoding. Excludes compute buffers.
+    paged_cells). DSA indexer keys take the cells of their MLA layer in the engine's
+    layout (default_indexer_layout) and form the part "indexer". MTP /
+    next-token-prediction layers are not in model.layers and get no cache: llama.cpp sets
+    n_layer_kv_from_start = n_layer - nextn_predict_layers, vLLM allocates them only with
+    MTP speculative decoding. Excludes compute buffers.
     """
     settings = settings or KVSettings()
     if settings.n_ubatch != n_ubatch:
         settings = replace(settings, n_ubatch=n_ubatch)
     layout = mla_layout or default_mla_layout(engine)
+    ix_layout = indexer_layout or default_indexer_layout(engine)
     dtype_v = normalize_kv_dtype(v_dtype or kv_dtype)
     _check_v_dtype(engine, dtype_v, flash_attention)
     tp = settings.tensor_parallel if engine in PAGED_ENGINES else 1
-    rows = _cache_rows(model, kv_dtype, dtype_v, layout, tp)
+    rows = _cache_rows(model, kv_dtype, dtype_v, layout, tp, ix_layout)
     parts = _parts(rows, engine, context_tokens, sequences, settings)
-    return _assemble(model, engine, context_tokens, sequences, kv_dtype, dtype_v, layout, tp, parts)
+    cache = _assemble(
+        model, engine, context_tokens, sequences, kv_dtype, dtype_v, layout, tp, parts
+    )
+    return _with_indexer_note(cache, ix_layout, tp)
+
+
+def _with_indexer_note(cache: KVCache, layout: str, tp: int) -> KVCache:
+    """Name the indexer part's bytes on the cache (indexer_bytes) and in its notes."""
+    part = next((p for p in cache.parts if p.attention == "indexer"), None)
+    if part is None:
+        return cache
+    per_layer = (part.k_bytes_per_cell + part.v_bytes_per_cell) // part.n_layers
+    note = f"DSA indexer key cache ({layout}): {part.n_layers} layers x {per_layer} B per token"
+    return replace(cache, indexer_bytes=part.total_bytes * tp, notes=(*cache.notes, note))
 
 
 def _parts(
@@ -593,7 +688,8 @@ def max_context_that_fits(
     """Largest per-sequence context whose KV cache (kv_cache_bytes) fits in budget_bytes.
 
     Bisection over context tokens (the cache never shrinks as context grows); 0 if even
-    one token does not fit. Capped at the model's max_context_tokens.
+    one token does not fit. Capped at the longest context the config allows, RoPE scaling
+    included (ModelSpec.extended_context_tokens).
     """
 
     def fits(tokens: int) -> bool:
@@ -608,7 +704,7 @@ def max_context_that_fits(
         )
         return cache.total_bytes <= budget_bytes
 
-    low, high = 0, max(1, model.max_context_tokens)
+    low, high = 0, max(1, model.extended_context_tokens)
     if fits(high):
         return high
     while high - low > 1:
@@ -623,9 +719,13 @@ def kv_read_split(
     """(full-attention K+V bytes per token, sliding-window K+V bytes per token, largest
     window), summed over layers for one sequence: what one decode step reads per position
     of context. Sliding and chunked layers read at most their window; the speed model
-    caps them there (speed.DecodeWork)."""
+    caps them there (speed.DecodeWork). DSA indexer keys are left out: the speed model
+    does not yet split DSA decode into the indexer scan (all keys) and the top-k MLA read
+    (index_topk positions), so the split stays what it was for those models."""
     full = windowed = window = 0
     for kind in _cache_rows(model, kv_dtype, v_dtype, "latent", 1):
+        if kind.attention == "indexer":
+            continue
         for group in kind.groups:
             layer = group.layer
             if layer.attention in ("sliding", "chunked") and layer.window_tokens:

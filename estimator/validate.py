@@ -520,6 +520,8 @@ def throughput_request(row: dict[str, str]) -> tuple[str, dict[str, Any]] | str:
     if weights is None:
         return "quant not modelled"
     device = throughput_device(row)
+    if kind == "prefill" and not device.get("fp16_tflops"):
+        return "no TFLOPS figure for the device"
     tp = 1 if engine == "llama.cpp" else device["count"]
     backend = normalize_backend(row["backend"]) if engine == "llama.cpp" else "cuda"
     output = max(output, 1)

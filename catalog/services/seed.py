@@ -256,6 +256,7 @@ def _model_values(row: dict[str, Any], data_dir: Path, result: LoadResult) -> di
         params_total_published=_int(row.get("params_total_published")),
         params_active_published=_int(row.get("params_active_published")),
         max_context_tokens=_int(row.get("max_context_tokens")),
+        rope_scaling_max_context_tokens=_int(row.get("rope_scaling_max_context_tokens")),
         modalities=row.get("modalities") or [],
         tasks=row.get("tasks") or [],
         **_provenance(row, Origin.SEED),
@@ -334,7 +335,8 @@ def sizing_coverage(*, refused: Mapping[str, str] | None = None) -> SizingCovera
     """Which catalog models can be sized: those whose config the estimator parses
     (model_context_limit is not None). `refused` gives the load's reasons for
     seed configs that never reached the database."""
-    models = list(LLMModel.objects.only("slug", "config").order_by("slug"))
+    fields = ("slug", "config", "max_context_tokens", "rope_scaling_max_context_tokens")
+    models = list(LLMModel.objects.only(*fields).order_by("slug"))
     unsizable = tuple(
         UnsizableModel(slug=m.slug, reason=_unsizable_reason(m, (refused or {}).get(m.slug)))
         for m in models

@@ -12,7 +12,7 @@ from django.db.models import QuerySet
 
 from catalog.models import Accelerator, LLMModel, QuantFormat, WeightsFamily
 from catalog.sizing.cache import remembered
-from catalog.sizing.specs import estimator_knows
+from catalog.sizing.specs import estimator_knows, published_context_tokens
 from estimator import recommend
 
 # The explore pages' context unless the visitor sets one (a model page: at most the
@@ -53,6 +53,7 @@ MODEL_FIELDS = (
     "params_total",
     "params_active",
     "max_context_tokens",
+    "rope_scaling_max_context_tokens",
     "config",
     "updated",
 )
@@ -137,6 +138,8 @@ def explore_accelerator(*, slug: str) -> Accelerator:
 
 def offers_context(model: LLMModel, context_tokens: int) -> bool:
     """Whether a card page lists the model at `context_tokens`: not when its published
-    context is shorter (a sibling or stand-in config may allow more than the model does)."""
-    published = model.max_context_tokens
+    context is shorter (a sibling or stand-in config may allow more than the model does).
+    The published context includes a longer one the model card states with RoPE scaling
+    (specs.published_context_tokens)."""
+    published = published_context_tokens(model)
     return not (published and context_tokens > published)

@@ -4,6 +4,7 @@ from it, the size of a weights format and the longest context a page may offer."
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from catalog.models import Architecture, LLMModel
@@ -77,15 +78,61 @@ def spec_fields(spec: ModelSpec) -> dict[str, int | str]:
     }
 
 
-def model_context_limit(model: LLMModel) -> int | None:
-    """The longest context to offer for this model: its config's maximum (what the
-    estimator accepts), capped by the published context where the catalog has one, since a
-    sibling or stand-in config can allow more than the model does (Llama 3 8B: 8,192 against
-    Llama 3.1's 131,072). None when the estimator cannot parse the config."""
+@dataclass(frozen=True)
+class RopeContext:
+    """How a model reaches its longest context: native_tokens is what config.json allows
+    without RoPE extension (its own scaling's original length, else
+    max_position_embeddings), max_tokens the longest context offered, scaling_type the
+    config's RoPE scaling type ("" when only the model card states the extension)."""
+
+    native_tokens: int
+    max_tokens: int
+    scaling_type: str
+
+
+def _parsed(model: LLMModel) -> ModelSpec | None:
+    """The estimator's spec of the model's config.json, None when it cannot parse it."""
     try:
-        spec = estimator_cache.model_spec(model_input(model.config).hf_config_json)
+        return estimator_cache.model_spec(model_input(model.config).hf_config_json)
     except RequestError:
         return None
-    published = model.max_context_tokens
-    limit = spec.max_context_tokens
+
+
+def published_context_tokens(model: LLMModel) -> int | None:
+    """The longest context the catalog publishes for the model: its max_context_tokens,
+    or the longer length its model card states with RoPE scaling."""
+    stated = max(model.max_context_tokens or 0, model.rope_scaling_max_context_tokens or 0)
+    return stated or None
+
+
+def _limit(model: LLMModel, spec: ModelSpec) -> int:
+    """spec.allowed_context_tokens with the card's RoPE length, capped by the published
+    context (published_context_tokens)."""
+    limit = spec.allowed_context_tokens(model.rope_scaling_max_context_tokens)
+    published = published_context_tokens(model)
     return min(limit, published) if published else limit
+
+
+def model_context_limit(model: LLMModel) -> int | None:
+    """The longest context to offer for this model: its config's maximum (RoPE scaling in
+    config.json included), or a longer one its model card states with RoPE scaling
+    (rope_scaling_max_context_tokens: Qwen3-8B 131,072 with YaRN against config.json's
+    40,960), capped by the published context where the catalog has one, since a sibling or
+    stand-in config can allow more than the model does (Llama 3 8B: 8,192 against Llama
+    3.1's 131,072). None when the estimator cannot parse the config."""
+    spec = _parsed(model)
+    return None if spec is None else _limit(model, spec)
+
+
+def rope_context(model: LLMModel) -> RopeContext | None:
+    """Where RoPE scaling takes over on the page, None when the offered context never
+    needs it (or the config cannot be parsed): a context above native_tokens runs on
+    the scaling of config.json or of the model card."""
+    spec = _parsed(model)
+    if spec is None:
+        return None
+    limit = _limit(model, spec)
+    native = spec.native_context_tokens if spec.rope_scaling else spec.max_context_tokens
+    if limit <= spec.max_context_tokens:
+        return None
+    return RopeContext(native, limit, spec.rope_scaling_type or "")

@@ -46,15 +46,27 @@ class KVPlacement:
     bytes_per_token_per_device: float
 
 
+def context_limit(model: ModelSpec) -> int:
+    """The longest context a request may ask for: max_position_embeddings, or the longer
+    length the config's RoPE scaling reaches (ModelSpec.extended_context_tokens: a Qwen3
+    config with the card's YaRN block, factor 4 x 32,768 = 131,072)."""
+    return model.allowed_context_tokens()
+
+
 def check_model(request: Request, model: ModelSpec) -> None:
-    """Model-dependent request checks: layers present, context within the model's maximum."""
+    """Model-dependent request checks: layers present, context within the model's maximum
+    (context_limit; a context beyond the native length notes the RoPE scaling it needs)."""
     if model.n_layers < 1 or not model.layers:
         raise RequestError("model.hf_config.num_hidden_layers", "the config has no layers")
-    if request.workload.context_tokens > model.max_context_tokens:
+    limit = context_limit(model)
+    if request.workload.context_tokens > limit:
+        scaled = ""
+        if limit > model.max_context_tokens:
+            scaled = f" with RoPE scaling ({model.rope_scaling_type})"
         raise RequestError(
             "workload.context_tokens",
             f"{request.workload.context_tokens} exceeds the model's maximum "
-            f"context of {model.max_context_tokens} tokens",
+            f"context of {limit} tokens{scaled}",
         )
     if (
         request.workload.offload.layers is not None
@@ -331,9 +343,9 @@ def max_context_tokens(
     model's maximum. vLLM-like: capacity // sequences (its check that max_model_len fits);
     llama.cpp: search with KV and compute buffer recomputed at each length."""
     sequences = request.workload.concurrent_sequences
+    limit = context_limit(model)
     if request.engine.name not in LLAMA_FAMILY:
-        return min(model.max_context_tokens, capacity_tokens // sequences)
-    limit = model.max_context_tokens
+        return min(limit, capacity_tokens // sequences)
     if _need_with(request, model, place, limit, sequences) <= usable:
         return limit
     return _largest_fitting(
@@ -403,6 +415,21 @@ def _warnings(
     if place.split == "layer" and request.engine.name not in LLAMA_FAMILY:
         out.append("several devices with tensor_parallel 1: sized as a pipeline split")
     return tuple(out)
+
+
+def rope_notes(request: Request, model: ModelSpec) -> tuple[str, ...]:
+    """A context beyond the native length runs on the config's RoPE scaling. vLLM, SGLang
+    and llama.cpp apply YaRN statically (the same factor at every length, short prompts
+    included), which is why model cards advise enabling it only for long contexts."""
+    context = request.workload.context_tokens
+    rope = model.rope_scaling
+    if rope is None or context <= model.native_context_tokens:
+        return ()
+    factor = f", factor {rope.factor:g}" if rope.factor else ""
+    return (
+        f"RoPE scaling ({rope.type}{factor}) active: the context exceeds the native "
+        f"{model.native_context_tokens} tokens; engines apply it at every length",
+    )
 
 
 def _speed_group(request: Request, model: ModelSpec, speeds: Speeds) -> tuple[str, str, str, bool]:
@@ -488,7 +515,10 @@ def run_estimate(request: Request) -> Result:
         prefill_tokens_per_s=speeds.prefill,
         ttft_s=speeds.ttft_s,
         explanation=(),
-        notes=tuple(model.notes) + tuple(kv.cache.notes) + _weights_notes(request),
+        notes=tuple(model.notes)
+        + tuple(kv.cache.notes)
+        + _weights_notes(request)
+        + rope_notes(request, model),
         warnings=_warnings(request, place, room.overhead, speeds, _uncalibrated(group, calibrated)),
         speed_calibrated=calibrated,
         id=request.id,

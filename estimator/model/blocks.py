@@ -440,13 +440,21 @@ def layer_spec(i: int, plan: BlockPlan) -> LayerSpec:
     Mamba2 and lightning layers are "linear" with their f32 state; layers without attention
     (DeciLM no_op / replace_with_linear, Nemotron-H MLP and MoE layers) and CLA layers that
     read an earlier layer's K and V are "linear" with a zero state, so cache sizers give
-    them no cells and no state."""
+    them no cells and no state. An MLA layer with its own DSA indexer records the indexer
+    key width (LayerSpec.indexer_head_dim)."""
     a = plan.attn
     is_moe = plan.ffn.n_experts > 0
     if a.style == "mla" and a.mla is not None:
         m = a.mla
         return LayerSpec(
-            i, "mla", None, 1, m.kv_lora_rank + m.qk_rope_head_dim, m.kv_lora_rank, is_moe
+            i,
+            "mla",
+            None,
+            1,
+            m.kv_lora_rank + m.qk_rope_head_dim,
+            m.kv_lora_rank,
+            is_moe,
+            indexer_head_dim=a.indexer.head_dim if a.indexer is not None else 0,
         )
     if a.style == "deltanet" and a.linear is not None:
         return LayerSpec(i, "linear", None, 0, 0, 0, is_moe, a.linear.state_bytes_per_seq)

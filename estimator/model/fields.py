@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from estimator.model.spec import ConfigError
+from estimator.model.spec import ConfigError, RopeScaling
 
 Config = Mapping[str, Any]
 
@@ -79,3 +79,50 @@ def get_sub(config: Config, key: str) -> Config | None:
     if not isinstance(value, Mapping):
         raise ConfigError(key, f"must be an object, got {type(value).__name__}")
     return value
+
+
+def _rope_dict(config: Config) -> tuple[str, Config] | None:
+    """The rope_scaling dict (transformers < 5) or rope_parameters (transformers 5), with
+    its key name. A rope_parameters keyed by attention type (Gemma 4: full_attention,
+    sliding_attention) gives the full-attention entry: it sets the context."""
+    for key in ("rope_scaling", "rope_parameters"):
+        value = get_sub(config, key)
+        if value is None:
+            continue
+        nested = value.get("full_attention")
+        if isinstance(nested, Mapping):
+            return f"{key}.full_attention", nested
+        return key, value
+    return None
+
+
+def _opt_float(section: Config, key: str, field: str) -> float | None:
+    """section[key] as a positive finite float, None when absent or null."""
+    value = section.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(field, f"must be a number, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(field, f"must be a positive number, got {value!r}")
+    return float(value)
+
+
+def get_rope_scaling(config: Config) -> RopeScaling | None:
+    """RoPE scaling of a text config: type ("rope_type", or the older "type"), factor and
+    original_max_position_embeddings (in the dict, else top-level as in Phi-3's longrope).
+    None when there is no dict or its type is "default" (plain RoPE, e.g. GLM-5's
+    rope_parameters)."""
+    found = _rope_dict(config)
+    if found is None:
+        return None
+    key, rope = found
+    kind = rope.get("rope_type", rope.get("type"))
+    if kind is None or kind == "default":
+        return None
+    if not isinstance(kind, str):
+        raise ConfigError(f"{key}.rope_type", f"must be a string, got {kind!r}")
+    original = get_opt_int(rope, "original_max_position_embeddings")
+    if original is None:
+        original = get_opt_int(config, "original_max_position_embeddings")
+    return RopeScaling(kind, _opt_float(rope, "factor", f"{key}.factor"), original)

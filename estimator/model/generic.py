@@ -13,8 +13,8 @@ import math
 from dataclasses import dataclass
 
 from estimator.model.blocks import AttnPlan, BlockPlan, FfnPlan, LinearAttn
-from estimator.model.fields import Config, get_bool, get_int, get_opt_int
-from estimator.model.spec import ConfigError, MLASpec
+from estimator.model.fields import Config, get_bool, get_int, get_opt_int, get_rope_scaling
+from estimator.model.spec import ConfigError, MLASpec, RopeScaling
 from estimator.model.text import Common, MoE, TextArch
 
 # Alternative key names, most common first. Values must be positive integers.
@@ -129,7 +129,17 @@ def read_generic_common(cfg: Config, used: Used) -> Common:
         )
         or 4096,
         tied=_tied(cfg, used),
+        rope=_rope(cfg),
     )
+
+
+def _rope(cfg: Config) -> RopeScaling | None:
+    """RoPE scaling when the config states it readably; the fallback parser ignores a
+    malformed block rather than refuse a config it can otherwise size."""
+    try:
+        return get_rope_scaling(cfg)
+    except ConfigError:
+        return None
 
 
 def _tied(cfg: Config, used: Used) -> bool:

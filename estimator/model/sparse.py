@@ -103,8 +103,9 @@ def _with_indexer(arch: TextArch, cfg: Config) -> TextArch:
         for b, own in zip(arch.blocks, owns, strict=True)
     )
     note = (
-        f"DSA indexer ({ix.n_heads} heads x {ix.head_dim}); its per-token key cache "
-        f"({ix.head_dim} values per layer) is not in the layer specs"
+        f"DSA indexer ({ix.n_heads} heads x {ix.head_dim}) on {sum(owns)} layers; each "
+        f"caches one {ix.head_dim}-value key per token (LayerSpec.indexer_head_dim, sized "
+        "per engine in estimator/kv.py)"
     )
     return replace(arch, blocks=blocks, notes=(*arch.notes, note))
 

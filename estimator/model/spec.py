@@ -67,6 +67,11 @@ class LayerSpec:
     head_dim_v: int
     is_moe: bool
     linear_state_bytes_per_seq: int = 0
+    # DeepSeek sparse attention (DSA): width of the lightning-indexer key this layer caches
+    # per token (index_head_dim, 128 for DeepSeek-V3.2 and GLM-5); 0 for layers without an
+    # indexer of their own (every other architecture, GLM-5.2's "shared" indexer layers).
+    # estimator/kv.py sizes the indexer cache per engine from it.
+    indexer_head_dim: int = 0
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,40 @@ class MLASpec:
     qk_rope_head_dim: int
     qk_nope_head_dim: int
     v_head_dim: int
+
+
+# RoPE scaling types whose config already states the extended max_position_embeddings
+# (vLLM _get_and_verify_max_len leaves the length alone for them; "su" is longrope's old name).
+ROPE_TYPES_WITHOUT_EXTENSION = frozenset({"longrope", "su", "llama3", "default"})
+
+
+@dataclass(frozen=True)
+class RopeScaling:
+    """config.json rope_scaling (transformers < 5) or rope_parameters (transformers 5).
+
+    type: "yarn", "linear", "dynamic", "longrope", "llama3", ... (the "rope_type" key, or
+    the older "type"); factor: the scale (None when the type has none, e.g. longrope);
+    original_max_position_embeddings: the pre-training length the factor applies to (in
+    the dict, or top-level for Phi-3's longrope), None when absent.
+    """
+
+    type: str
+    factor: float | None
+    original_max_position_embeddings: int | None
+
+    def extended_tokens(self, max_position_embeddings: int) -> int:
+        """The longest context this scaling allows, as vLLM derives max_model_len
+        (vllm/config/model.py _get_and_verify_max_len): yarn -> original x factor;
+        longrope / llama3 -> max_position_embeddings as given (their configs already state
+        the extended length); any other type -> max_position_embeddings x factor. Never
+        below max_position_embeddings. Qwen3 with the card's YaRN block: 32,768 x 4 =
+        131,072; DeepSeek-V3: 4,096 x 40 = 163,840 (its max_position_embeddings)."""
+        if self.type in ROPE_TYPES_WITHOUT_EXTENSION or not self.factor:
+            return max_position_embeddings
+        base = max_position_embeddings
+        if self.type == "yarn" and self.original_max_position_embeddings:
+            base = self.original_max_position_embeddings
+        return max(max_position_embeddings, int(base * self.factor))
 
 
 @dataclass(frozen=True)
@@ -104,6 +143,38 @@ class ModelSpec:
     layers: tuple[LayerSpec, ...]
     tensors: tuple[Tensor, ...]
     notes: tuple[str, ...]
+    # config.json rope_scaling / rope_parameters; None without a scaling type. See the
+    # properties native_context_tokens, extended_context_tokens and rope_scaling_type.
+    # max_context_tokens stays max_position_embeddings as the config states it.
+    rope_scaling: RopeScaling | None = None
+
+    @property
+    def rope_scaling_type(self) -> str | None:
+        """The RoPE scaling type of config.json ("yarn", "llama3", ...), None without one."""
+        return self.rope_scaling.type if self.rope_scaling else None
+
+    @property
+    def native_context_tokens(self) -> int:
+        """The context trained without RoPE extension: the scaling's
+        original_max_position_embeddings (DeepSeek-V3 4,096, Llama 3.1 8,192), capped at
+        max_position_embeddings; without one, max_position_embeddings itself."""
+        original = self.rope_scaling.original_max_position_embeddings if self.rope_scaling else None
+        return min(original, self.max_context_tokens) if original else self.max_context_tokens
+
+    @property
+    def extended_context_tokens(self) -> int:
+        """The longest context config.json allows, RoPE scaling included
+        (RopeScaling.extended_tokens); max_position_embeddings without a scaling type."""
+        if self.rope_scaling is None:
+            return self.max_context_tokens
+        return self.rope_scaling.extended_tokens(self.max_context_tokens)
+
+    def allowed_context_tokens(self, stated_tokens: int | None = None) -> int:
+        """The longest context to accept: the config's extended length, or a longer one a
+        model card states for RoPE scaling (the catalog's rope_scaling_max_context_tokens:
+        Qwen3-8B's card, 131,072 with YaRN, while its config.json says 40,960 and has no
+        rope_scaling block)."""
+        return max(self.extended_context_tokens, stated_tokens or 0)
 
     # Cached: weights sizing and every speed estimate read these (a sweep once per card and
     # quant); the fields never change, so each is summed once per model.

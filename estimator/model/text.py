@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from estimator.model.blocks import BlockPlan, block_tensors, global_tensors, layer_spec
-from estimator.model.fields import Config, get_bool, get_int, get_opt_int
-from estimator.model.spec import ConfigError, MLASpec, ModelSpec, Tensor
+from estimator.model.fields import Config, get_bool, get_int, get_opt_int, get_rope_scaling
+from estimator.model.spec import ConfigError, MLASpec, ModelSpec, RopeScaling, Tensor
 
 
 @dataclass(frozen=True)
@@ -38,10 +38,12 @@ class Common:
     intermediate: int
     max_ctx: int
     tied: bool
+    rope: RopeScaling | None = None  # rope_scaling / rope_parameters (fields.get_rope_scaling)
 
 
 def read_common(cfg: Config, d: Defaults) -> Common:
-    """Read hidden size, heads, layers, vocab, head_dim, FFN width, context and tying.
+    """Read hidden size, heads, layers, vocab, head_dim, FFN width, context, RoPE scaling
+    and tying.
 
     head_dim = config head_dim, else the class default, else hidden_size // heads.
     """
@@ -62,6 +64,7 @@ def read_common(cfg: Config, d: Defaults) -> Common:
         intermediate=get_int(cfg, "intermediate_size", d.intermediate_size),
         max_ctx=get_int(cfg, "max_position_embeddings", d.max_position_embeddings),
         tied=get_bool(cfg, "tie_word_embeddings", d.tie_word_embeddings),
+        rope=get_rope_scaling(cfg),
     )
 
 
@@ -140,4 +143,5 @@ def assemble(
         layers=tuple(layer_spec(i, plan) for i, plan in enumerate(arch.blocks)),
         tensors=tuple(tensors) + extra_tensors,
         notes=arch.notes + extra_notes,
+        rope_scaling=c.rope,
     )

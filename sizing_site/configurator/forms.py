@@ -9,11 +9,13 @@ from typing import Any
 
 from django import forms
 from django.forms import BoundField
+from django.utils.formats import number_format
 from django.utils.translation import gettext_lazy as _
 
 from catalog.hardware import EngineChoice
 from catalog.models import Accelerator, LLMModel
 from catalog.sizing import GGUF_QUANTS, Setup, fallback_quant, is_gguf
+from catalog.sizing.specs import RopeContext, rope_context
 from estimator import cost
 from estimator.api.schema import KV_DTYPES
 from estimator.weights import HF_FORMATS
@@ -50,6 +52,26 @@ ESTIMATOR_FIELDS = {
     "workload.tensor_parallel": "gpus",
     "device.host_bandwidth_gbps": "host_bw",
 }
+
+
+# How the page names a config.json RoPE scaling type (RopeContext.scaling_type).
+ROPE_TYPE_NAMES = {
+    "yarn": "YaRN",
+    "longrope": "LongRoPE",
+    "llama3": "Llama 3",
+    "dynamic": _("dynamic NTK"),
+    "linear": _("linear"),
+}
+
+
+def _tokens(value: int) -> str:
+    """A token count with the locale's digit grouping (131,072)."""
+    return number_format(value, force_grouping=True)
+
+
+def rope_scaling_name(scaling_type: str) -> str:
+    """The page's name of a RoPE scaling type; "" for one only the model card states."""
+    return str(ROPE_TYPE_NAMES.get(scaling_type, scaling_type))
 
 
 def field_for(estimator_field: str) -> str | None:
@@ -99,8 +121,11 @@ class ConfigureForm(forms.Form):
         max_context_tokens: int,
         engines: Sequence[EngineChoice] = (),
         card_name: str = "",
+        rope: RopeContext | None = None,
     ) -> None:
-        """`engines`: what runs on the card (catalog.hardware), its default first."""
+        """`engines`: what runs on the card (catalog.hardware), its default first; `rope`:
+        where RoPE scaling takes over (catalog.sizing.specs.rope_context), for the context
+        note and error."""
         # Absent parameters take the defaults; a present but empty one is an error to show.
         defaults = {**DEFAULTS, "ctx": min(DEFAULT_CONTEXT_TOKENS, max_context_tokens)}
         if engines:
@@ -108,6 +133,7 @@ class ConfigureForm(forms.Form):
         merged = {**{k: str(v) for k, v in defaults.items()}, **{k: data[k] for k in data}}
         super().__init__(merged)
         self.max_context_tokens = max_context_tokens
+        self.rope = rope
         # The quant the page sized for "best that fits", shown in the select; the view sets
         # it once the setup is sized (the submitted data stays as sent).
         self.sized_quant = ""
@@ -118,13 +144,52 @@ class ConfigureForm(forms.Form):
 
     def clean_ctx(self) -> int:
         ctx: int = self.cleaned_data["ctx"]
-        if ctx > self.max_context_tokens:
+        if ctx <= self.max_context_tokens:
+            return ctx
+        if self.rope is not None:
             raise forms.ValidationError(
-                _("This model takes at most %(max)s tokens of context."),
-                params={"max": self.max_context_tokens},
+                _(
+                    "This model takes at most %(max)s tokens of context, with RoPE "
+                    "scaling beyond %(native)s tokens."
+                ),
+                params={
+                    "max": _tokens(self.max_context_tokens),
+                    "native": _tokens(self.rope.native_tokens),
+                },
                 code="max_context",
             )
-        return ctx
+        raise forms.ValidationError(
+            _("This model takes at most %(max)s tokens of context."),
+            params={"max": self.max_context_tokens},
+            code="max_context",
+        )
+
+    @property
+    def rope_note(self) -> str:
+        """A note for a context beyond the native length: RoPE scaling (YaRN, ...) is
+        active from there on, and engines apply it at every length once enabled. "" when
+        the context does not need it or the form is not valid."""
+        rope = self.rope
+        ctx = self.cleaned_data.get("ctx") if self.is_bound and self.is_valid() else None
+        if rope is None or ctx is None or ctx <= rope.native_tokens:
+            return ""
+        params = {
+            "native": _tokens(rope.native_tokens),
+            "type": rope_scaling_name(rope.scaling_type),
+        }
+        if rope.scaling_type:
+            text = _(
+                "RoPE scaling (%(type)s) is active from %(native)s tokens: enable it in "
+                "the engine for this context. vLLM and llama.cpp apply it at every length, "
+                "short prompts included."
+            )
+        else:
+            text = _(
+                "RoPE scaling is active from %(native)s tokens, as the model card states: "
+                "enable it in the engine for this context. vLLM and llama.cpp apply it at "
+                "every length, short prompts included."
+            )
+        return str(text) % params
 
     def clean_engine(self) -> str:
         engine: str = self.cleaned_data["engine"]
@@ -285,6 +350,7 @@ def configurator_state(
         max_context_tokens=scope.max_context_tokens,
         engines=scope.engines,
         card_name=str(accelerator),
+        rope=rope_context(model),
     )
     if not form.is_valid():
         raise StateError(_("invalid configurator parameters"))
