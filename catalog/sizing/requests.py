@@ -183,7 +183,7 @@ def sizing_request(
         ),
     )
     request = Request(
-        model=model_input(model.config),
+        model=model_input(model.config, max_context_tokens=model.rope_scaling_max_context_tokens),
         weights=weights_spec(setup.quant, measured),
         device=target,
         engine=_engine(setup, target.vendor),

@@ -192,20 +192,24 @@ def _check_finite_tree(value: Any, path: str) -> None:
             _check_finite_tree(item, f"{path}[{index}]")
 
 
-def model_input(config: Any) -> ModelInput:
+def model_input(config: Any, *, max_context_tokens: int | None = None) -> ModelInput:
     """A config.json object as the request's model: checked (a JSON object, finite numbers)
-    and kept as canonical JSON text. Raises RequestError naming model.hf_config."""
+    and kept as canonical JSON text, with the context a model card states for RoPE scaling
+    when config.json allows less (ModelInput.max_context_tokens). Raises RequestError
+    naming model.hf_config."""
     if config is None:
         raise RequestError("model.hf_config", "is required (the model's config.json object)")
     if not isinstance(config, Mapping):
         raise RequestError("model.hf_config", "must be a JSON object (config.json)")
     _check_finite_tree(config, "model.hf_config")
-    return ModelInput(json.dumps(config, sort_keys=True, separators=(",", ":")))
+    text = json.dumps(config, sort_keys=True, separators=(",", ":"))
+    return ModelInput(text, max_context_tokens)
 
 
 def _parse_model(data: Mapping[str, Any]) -> ModelInput:
-    section = _section(data, "model", {"hf_config", "name"}, required=True)
-    return model_input(section.get("hf_config"))
+    section = _section(data, "model", {"hf_config", "name", "max_context_tokens"}, required=True)
+    stated = _integer(section, "model.max_context_tokens", default=None)
+    return model_input(section.get("hf_config"), max_context_tokens=stated)
 
 
 def _check_gguf_quant(quant: str, given: str) -> None:

@@ -46,11 +46,12 @@ class KVPlacement:
     bytes_per_token_per_device: float
 
 
-def context_limit(model: ModelSpec) -> int:
-    """The longest context a request may ask for: max_position_embeddings, or the longer
+def context_limit(request: Request, model: ModelSpec) -> int:
+    """The longest context a request may ask for: max_position_embeddings, the longer
     length the config's RoPE scaling reaches (ModelSpec.extended_context_tokens: a Qwen3
-    config with the card's YaRN block, factor 4 x 32,768 = 131,072)."""
-    return model.allowed_context_tokens()
+    config with the card's YaRN block, factor 4 x 32,768 = 131,072), or the one a model
+    card states (model.max_context_tokens, from the catalog)."""
+    return model.allowed_context_tokens(request.model.max_context_tokens)
 
 
 def check_model(request: Request, model: ModelSpec) -> None:
@@ -58,11 +59,11 @@ def check_model(request: Request, model: ModelSpec) -> None:
     (context_limit; a context beyond the native length notes the RoPE scaling it needs)."""
     if model.n_layers < 1 or not model.layers:
         raise RequestError("model.hf_config.num_hidden_layers", "the config has no layers")
-    limit = context_limit(model)
+    limit = context_limit(request, model)
     if request.workload.context_tokens > limit:
         scaled = ""
         if limit > model.max_context_tokens:
-            scaled = f" with RoPE scaling ({model.rope_scaling_type})"
+            scaled = f" with RoPE scaling ({model.rope_scaling_type or 'model card'})"
         raise RequestError(
             "workload.context_tokens",
             f"{request.workload.context_tokens} exceeds the model's maximum "
@@ -343,7 +344,7 @@ def max_context_tokens(
     model's maximum. vLLM-like: capacity // sequences (its check that max_model_len fits);
     llama.cpp: search with KV and compute buffer recomputed at each length."""
     sequences = request.workload.concurrent_sequences
-    limit = context_limit(model)
+    limit = context_limit(request, model)
     if request.engine.name not in LLAMA_FAMILY:
         return min(limit, capacity_tokens // sequences)
     if _need_with(request, model, place, limit, sequences) <= usable:
@@ -423,7 +424,14 @@ def rope_notes(request: Request, model: ModelSpec) -> tuple[str, ...]:
     included), which is why model cards advise enabling it only for long contexts."""
     context = request.workload.context_tokens
     rope = model.rope_scaling
-    if rope is None or context <= model.native_context_tokens:
+    if rope is None:
+        if context <= model.max_context_tokens:
+            return ()
+        return (
+            f"RoPE scaling active: the context exceeds the {model.max_context_tokens} tokens "
+            "of config.json (the model card's length); engines apply it at every length",
+        )
+    if context <= model.native_context_tokens:
         return ()
     factor = f", factor {rope.factor:g}" if rope.factor else ""
     return (

@@ -49,9 +49,14 @@ FINETUNE_METHODS = ("full", "lora", "qlora")
 
 @dataclass(frozen=True)
 class ModelInput:
-    """The model's config.json, kept as canonical JSON text so requests stay hashable."""
+    """The model's config.json, kept as canonical JSON text so requests stay hashable.
+
+    max_context_tokens: a longer context than config.json allows that the model card
+    states with RoPE scaling (Qwen3-8B: 131,072 with YaRN; config.json 40,960); None to
+    take the config's own (ModelSpec.extended_context_tokens)."""
 
     hf_config_json: str
+    max_context_tokens: int | None = None
 
     @property
     def hf_config(self) -> dict[str, Any]:

@@ -47,6 +47,8 @@ def result_to_dict(result: Result) -> dict[str, Any]:
 def request_to_dict(request: Request) -> dict[str, Any]:
     """A request dict that parses back to `request` (defaults written out explicitly)."""
     out: dict[str, Any] = {"model": {"hf_config": json.loads(request.model.hf_config_json)}}
+    if request.model.max_context_tokens is not None:
+        out["model"]["max_context_tokens"] = request.model.max_context_tokens
     weights = _plain(request.weights)
     out["weights"] = {k: v for k, v in weights.items() if v is not None}
     if request.weights.format == "gguf":

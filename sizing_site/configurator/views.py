@@ -9,6 +9,7 @@ from django.shortcuts import render
 
 from catalog.models import Accelerator, LLMModel
 from catalog.sizing.cache import TIMEOUT_S, key_for
+from catalog.sizing.specs import rope_context
 from estimator.api import RequestError
 from sizing_site.configurator import selectors
 from sizing_site.configurator.forms import ConfigureForm, RentBuyForm, field_for
@@ -34,7 +35,11 @@ def configure(request: HttpRequest, model_slug: str, accelerator_slug: str) -> H
         context.update(unavailable=True, no_engine=True)
         return render(request, TEMPLATE, context)
     form = ConfigureForm(
-        request.GET, max_context_tokens=limit, engines=scope.engines, card_name=str(accelerator)
+        request.GET,
+        max_context_tokens=limit,
+        engines=scope.engines,
+        card_name=str(accelerator),
+        rope=rope_context(model),
     )
     sized = _sizing(request, form, model, accelerator, limit)
     context.update(form=form, max_context_tokens=limit, **_urls(request, form))

@@ -14,6 +14,7 @@ import pytest
 from django.contrib.admin.sites import site
 from django.contrib.auth import get_user_model
 from django.test import RequestFactory, TestCase
+from django.urls import reverse
 from django.utils import translation
 
 from catalog.hardware import EngineChoice
@@ -132,3 +133,16 @@ class CatalogRopeLimits(TestCase):
                     accelerator_slug="nvidia-h100-sxm5-80gb",
                     query={"ctx": "131073"},
                 )
+
+    def test_the_page_sizes_131072_tokens_with_the_note_and_refuses_131073(self) -> None:
+        user = get_user_model().objects.create_user("ann", "ann@example.com", "pw-ann-123")
+        self.client.force_login(user)
+        with translation.override("en"):
+            page = reverse("configurator:configure", args=["qwen3-8b", "nvidia-h100-sxm5-80gb"])
+            ok = self.client.get(page, {"ctx": "131072", "quant": "Q4_K_M"})
+            body = ok.content.decode()
+            assert ok.status_code == 200
+            assert "RoPE scaling is active from 40,960 tokens" in body
+            refused = self.client.get(page, {"ctx": "131073", "quant": "Q4_K_M"})
+            assert refused.status_code == 400
+            assert "with RoPE scaling beyond 40,960 tokens" in refused.content.decode()

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from estimator.api import RequestError, estimate
+from estimator.api import RequestError, estimate, parse_request, request_to_dict
 from estimator.kv import max_context_that_fits
 from estimator.model import ConfigError, parse_hf_config
 from estimator.model.spec import RopeScaling
@@ -189,3 +189,19 @@ def test_the_longest_fitting_context_may_reach_the_extended_length() -> None:
     plain = parse_hf_config(QWEN3_8B)
     assert max_context_that_fits(yarn, 18 * 2**30, engine="llama.cpp") == 131072
     assert max_context_that_fits(plain, 18 * 2**30, engine="llama.cpp") == 40960
+
+
+def test_a_card_stated_limit_in_the_request_lifts_the_config_maximum() -> None:
+    # The catalog passes Qwen3-8B's card length (131,072 with YaRN) as model.max_context_tokens.
+    body = request(QWEN3_8B, 131072)
+    body["model"]["max_context_tokens"] = 131072
+    result = estimate(body)
+    assert result["kv_cache_bytes"] == 131072 * 147456
+    assert any("exceeds the 40960 tokens of config.json" in note for note in result["notes"])
+    assert request_to_dict(parse_request(body))["model"]["max_context_tokens"] == 131072
+    body["workload"]["context_tokens"] = 131073
+    with pytest.raises(RequestError) as caught:
+        estimate(body)
+    assert caught.value.message == (
+        "131073 exceeds the model's maximum context of 131072 tokens with RoPE scaling (model card)"
+    )
