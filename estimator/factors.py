@@ -75,6 +75,14 @@ def group_factors(key: str) -> SpeedFactors:
     )
 
 
+@cache
+def architecture_factors() -> dict[str, float]:
+    """calibration.json's decode factors of old GPU classes (speed.arch_class -> factor,
+    plus "old": all old classes pooled); empty in a file that predates them."""
+    entries = load_calibration().get("architecture_factors", {})
+    return {key: float(entry["factor"]) for key, entry in entries.items()}
+
+
 def first_known(candidates: Iterable[str]) -> SpeedFactors:
     """The factors of the first candidate group the file has (speed.group_candidates
     ends with "default", which it always has)."""

@@ -40,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import cache
 
-from estimator.factors import SpeedFactors, first_known
+from estimator.factors import SpeedFactors, architecture_factors, first_known
 from estimator.units import GB, Range
 
 TFLOP = 1e12
@@ -64,6 +64,7 @@ class Device:
     bandwidth_gbps: float  # theoretical peak memory bandwidth of ONE device, GB/s
     fp16_tflops: float | None = None  # dense FP16/BF16 tensor rate of one device
     device_class: str = "consumer"  # "consumer" | "datacenter" (see device_class_for)
+    architecture: str = ""  # GPU architecture ("Pascal", "Volta", "GCN 5") for arch_class
 
 
 @dataclass(frozen=True)
@@ -190,6 +191,34 @@ def group_candidates(
     return (*keys, "default")
 
 
+# GPU generations whose decode falls short of the bandwidth model (no int8 MMA / fewer
+# fast paths in the engines' kernels). Turing, RDNA, CDNA, Apple and newer are "".
+_ARCH_CLASSES = (
+    ("kepler", "pascal_or_older"),
+    ("maxwell", "pascal_or_older"),
+    ("pascal", "pascal_or_older"),
+    ("volta", "volta"),
+    ("gcn", "gcn"),
+)
+
+
+def arch_class(architecture: str) -> str:
+    """The architecture class of a GPU for the old-generation factor: "pascal_or_older"
+    (Kepler, Maxwell, Pascal), "volta", "gcn" (AMD GCN 1-5, incl. MI50/MI60), or "" for
+    Turing, RDNA, CDNA, Apple and everything newer (no factor)."""
+    name = architecture.strip().lower()
+    return next((cls for key, cls in _ARCH_CLASSES if name.startswith(key)), "")
+
+
+def architecture_factor(architecture: str) -> float:
+    """Decode step-time multiplier of an old GPU generation (calibration.json
+    "architecture_factors": exp(median log(measured step / predicted step)) of the class's
+    rows, predicted by the fit of the newer GPUs; a class without rows takes the pooled
+    factor of all old classes). 1 for current generations."""
+    cls = arch_class(architecture)
+    return architecture_factors().get(cls, architecture_factors().get("old", 1.0)) if cls else 1.0
+
+
 def expert_coverage(batch: int, n_experts: int, n_experts_per_token: int) -> float:
     """Expected share of routed experts a batch touches: 1 - (1 - k/E)^B.
 
@@ -306,6 +335,7 @@ def decode_step_seconds(
     """Central estimate of one decode step (seconds) and whether memory time >= compute time.
 
     step = memory + compute + host + comm + decode_overhead_s x overhead_scale(n_layers)
+    (x architecture_factor for GPUs older than Turing)
     (+ moe_decode_overhead_s for MoE models; module docstring). host =
     offloaded bytes / (host GB/s x host_share); raises if bytes are offloaded without a host
     bandwidth.
@@ -323,7 +353,7 @@ def decode_step_seconds(
     comm = comm_seconds_per_step(work, par, batch)
     fixed = factors.decode_overhead_s + (factors.moe_decode_overhead_s if work.is_moe else 0.0)
     step = memory + compute + host + comm + fixed * overhead_scale(work.n_layers)
-    return step, memory >= compute
+    return step * architecture_factor(device.architecture), memory >= compute
 
 
 def decode_bounds(tokens_per_s: float, factors: SpeedFactors) -> Range:

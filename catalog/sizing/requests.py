@@ -124,6 +124,7 @@ def device(
         host_bandwidth_gbps=_figure(host_bandwidth_gbps),
         name=accelerator.name.strip() or None,
         device_class=hardware.speed_class(accelerator),
+        architecture=accelerator.architecture.strip() or None,
     )
 
 

@@ -269,6 +269,7 @@ def _parse_device(data: Mapping[str, Any]) -> Device:
         "host_bandwidth_gbps",
         "name",
         "device_class",
+        "architecture",
     }
     s = _section(data, "device", allowed, required=True)
     vendor = _choice(s, "device.vendor", VENDORS, default="nvidia")
@@ -288,6 +289,7 @@ def _parse_device(data: Mapping[str, Any]) -> Device:
         host_bandwidth_gbps=_number(s, "device.host_bandwidth_gbps"),
         name=_string(s, "device.name"),
         device_class=_choice(s, "device.device_class", DEVICE_CLASSES),
+        architecture=_string(s, "device.architecture"),
     )
 
 

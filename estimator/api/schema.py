@@ -94,6 +94,7 @@ class Device:
     host_bandwidth_gbps: float | None = None
     name: str | None = None
     device_class: str | None = None  # "consumer" | "datacenter"; None = speed.device_class_for
+    architecture: str | None = None  # "Pascal", "Volta", "GCN 5" ...: speed.architecture_factor
 
 
 def metal_working_set(device: Device) -> bool:

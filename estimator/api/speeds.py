@@ -89,7 +89,9 @@ def device_for_speed(device: Device) -> speed.Device:
         memory_gb=device.memory_gb,
         unified=device.memory_kind == "unified",
     )
-    return speed.Device(device.bandwidth_gbps, device.fp16_tflops, device_class)
+    return speed.Device(
+        device.bandwidth_gbps, device.fp16_tflops, device_class, device.architecture or ""
+    )
 
 
 def parallelism(request: Request, split: str) -> speed.Parallelism:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -26,7 +27,7 @@ from estimator.calibration.fit import (
 from estimator.calibration.prefill import PrefillModel, fit_model, predict_tps, prefill_row
 from estimator.calibration.prefill import owner as prefill_owner
 from estimator.calibration.rows import Measurement, load_measurements, load_ttft_measurements
-from estimator.speed import overhead_scale
+from estimator.speed import arch_class, overhead_scale
 
 APPROXIMATIONS = (
     "Models with a config (calibration/models.py MODEL_CONFIGS): bytes per token from "
@@ -62,9 +63,9 @@ def prefill_key(m: Measurement) -> str:
     return group_key(m) + ("+moe" if m.work.is_moe else "+dense")
 
 
-# Engines that run one request at a time on a laptop or workstation pool with llama.cpp
-# (MLX on Metal falls back to the llama.cpp pool, not to the serving engines' one).
-LOCAL_ENGINES = ("llama.cpp", "mlx")
+# Engines built for one user on one machine pool with llama.cpp (a group of theirs without
+# enough rows falls back to that pool, not to the serving engines' multi-GPU one).
+LOCAL_ENGINES = ("llama.cpp", "mlx", "exllamav2", "mlc")
 
 
 def engine_pool(leaf: str) -> str:
@@ -108,34 +109,43 @@ def _fit_decode_group(
     start: DecodeFit | None = None,
     parent_legacy: float = 0.0,
 ) -> DecodeFit:
-    """(share, overhead) on batch-1 rows; legacy_extra_s when the group has >= 3 batch-1
-    rows of pre-CUDA-graphs builds and >= 3 of current ones (else the parent's, held
-    fixed); moe_overhead_s when it has >= 3 dense and >= 3 MoE batch-1 rows; decode_mfu on
-    batched rows (>= 3), else the parent's."""
+    """(share, overhead) on batch-1 rows; moe_overhead_s when the group has >= 3 dense and
+    >= 3 MoE batch-1 rows; decode_mfu on batched rows (>= 3), else the parent's;
+    legacy_extra_s on all rows of old builds when the group has >= 3 of them and >= 3
+    current batch-1 rows (else the parent's, held fixed), then share, overhead and MFU
+    again with it."""
     single = [r for r in rows if r.measurement.batch == 1]
     batched = [r for r in rows if r.measurement.batch > 1]
     n_moe = sum(r.measurement.work.is_moe for r in single)
-    n_legacy = sum(r.measurement.legacy_build for r in single)
+    n_legacy = sum(r.measurement.legacy_build for r in rows)
+    n_current = sum(not r.measurement.legacy_build for r in single)
     if start is None and n_legacy:
         start = replace(fit_share_overhead(single, parent_mfu), legacy_extra_s=parent_legacy)
         start = fit_share_overhead(single, parent_mfu, start)
     fit = fit_share_overhead(single, parent_mfu, start)
-    if n_legacy >= 3 and len(single) - n_legacy >= 3:
-        legacy = fit_legacy_extra(single, fit)
-        fit = fit_share_overhead(single, parent_mfu, replace(fit, legacy_extra_s=legacy))
     if n_moe >= 3 and len(single) - n_moe >= 3:
         moe = fit_moe_overhead(single, fit)
         fit = fit_share_overhead(single, parent_mfu, replace(fit, moe_overhead_s=moe))
     if len(batched) >= 3:
-        mfu = fit_mfu(batched, fit)
-        fit = fit_share_overhead(single, mfu, fit)
+        fit = fit_share_overhead(single, fit_mfu(batched, fit), fit)
+    if n_legacy >= 3 and n_current >= 3:
+        fit = replace(fit, legacy_extra_s=fit_legacy_extra(rows, fit))
+        if len(batched) >= 3:
+            fit = replace(fit, mfu=fit_mfu(batched, fit))
+        fit = fit_share_overhead(single, fit.mfu, fit)
     return fit
+
+
+def old_class(r: DecodeRow) -> str:
+    """The row's old-GPU class (speed.arch_class), "" for current generations."""
+    return arch_class(r.measurement.device.architecture)
 
 
 def fit_decode(rows: Sequence[DecodeRow]) -> dict[str, DecodeFit]:
     """Every group with >= MIN_ROWS batch-1 rows and its fit, pools first so leaves can
-    inherit their MFU and their pre-CUDA-graphs overhead."""
-    groups = _members(rows, lambda r: group_key(r.measurement))
+    inherit their MFU and their pre-CUDA-graphs overhead. Rows of old GPU generations
+    (old_class) are left out: their shortfall is fit_arch_factors' to measure."""
+    groups = _members([r for r in rows if not old_class(r)], lambda r: group_key(r.measurement))
     out: dict[str, DecodeFit] = {}
     for key in sorted(groups, key=lambda k: (k != "default", k.count("/"), k)):
         members = groups[key]
@@ -146,6 +156,43 @@ def fit_decode(rows: Sequence[DecodeRow]) -> dict[str, DecodeFit]:
         legacy = parent_fit.legacy_extra_s if parent_fit else 0.0
         out[key] = _fit_decode_group(members, parent, parent_legacy=legacy)
     return out
+
+
+def fit_arch_factors(
+    rows: Sequence[DecodeRow], fits: dict[str, DecodeFit]
+) -> dict[str, dict[str, float]]:
+    """Per old-GPU class: exp(median log(measured step / step predicted by the fit of the
+    newer GPUs)) over its rows, and "old" = the same over every old row (used for a class
+    without rows, e.g. Kepler and Maxwell, which share Pascal's class anyway)."""
+    logs: dict[str, list[float]] = {}
+    for r in rows:
+        cls = old_class(r)
+        if cls:
+            owner = fits[_owner(group_key(r.measurement), fits)]
+            ratio = math.log(r.measured_step / predicted_step(r, owner))
+            logs.setdefault(cls, []).append(ratio)
+            logs.setdefault("old", []).append(ratio)
+    return {
+        cls: {"n": len(values), "factor": round(math.exp(statistics.median(values)), 4)}
+        for cls, values in sorted(logs.items())
+    }
+
+
+def arch_multiplier(r: DecodeRow, factors: dict[str, dict[str, float]]) -> float:
+    """speed.architecture_factor on fitted factors (the class's, else the pooled "old")."""
+    cls = old_class(r)
+    if not cls:
+        return 1.0
+    entry = factors.get(cls) or factors.get("old")
+    return entry["factor"] if entry else 1.0
+
+
+def predicted_tps(
+    r: DecodeRow, fits: dict[str, DecodeFit], arch: dict[str, dict[str, float]]
+) -> float:
+    """A decode row's predicted tokens/s: its owner group's step x its architecture factor."""
+    owner = fits[_owner(group_key(r.measurement), fits)]
+    return 1 / (predicted_step(r, owner) * arch_multiplier(r, arch))
 
 
 def fit_prefill(rows: Sequence[Measurement]) -> tuple[PrefillModel, list[str]]:
@@ -182,11 +229,12 @@ def holdout_predictions(
     the order of `rows` and `prefill_ms`."""
     decode = [0.0] * len(rows)
     for group in sorted({group_of(r.measurement) for r in rows}):
-        fits = fit_decode([r for r in rows if group_of(r.measurement) != group])
+        train = [r for r in rows if group_of(r.measurement) != group]
+        fits = fit_decode(train)
+        arch = fit_arch_factors(train, fits)
         for i, r in enumerate(rows):
             if group_of(r.measurement) == group:
-                owner = fits[_owner(group_key(r.measurement), fits)]
-                decode[i] = 1 / predicted_step(r, owner)
+                decode[i] = predicted_tps(r, fits, arch)
     prefill = [0.0] * len(prefill_ms)
     prows = [prefill_row(m, prefill_key(m)) for m in prefill_ms]
     for group in sorted({group_of(m) for m in prefill_ms}):
@@ -346,6 +394,7 @@ def build_calibration() -> dict[str, Any]:
     prefill_ms = [m for m in prefill_all if m.compute_tflops]
     rows = [decode_row(m) for m in decode_ms]
     decode = fit_decode(rows)
+    arch = fit_arch_factors(rows, decode)
     prefill, p_owners = fit_prefill(prefill_ms)
     predictions = {
         name: holdout_predictions(rows, prefill_ms, group_of)
@@ -383,10 +432,7 @@ def build_calibration() -> dict[str, Any]:
             entry["prefill_stats"] = error_stats(p_triples[p_key])
     in_sample = {
         "decode": _in_sample(
-            [
-                (r.measurement.measured_tps, 1 / predicted_step(r, decode[o]))
-                for r, o in zip(rows, d_owners, strict=True)
-            ]
+            [(r.measurement.measured_tps, predicted_tps(r, decode, arch)) for r in rows]
         ),
         "prefill": _in_sample(
             [
@@ -433,6 +479,8 @@ def build_calibration() -> dict[str, Any]:
         # sources held out; leave-one-out ("overall") keeps repeats of a pair in the fit.
         "grouped_holdout": grouped,
         "ttft_floors": floors,
+        # Old GPU generations (speed.architecture_factor): step-time multipliers.
+        "architecture_factors": arch,
         "rows": {
             "total": len(measurements),
             "decode_used": len(decode_ms),

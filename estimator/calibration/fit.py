@@ -60,8 +60,8 @@ class DecodeFit:
     overhead_s: float
     mfu: float
     moe_overhead_s: float = 0.0
-    # Extra per-step seconds (x overhead_scale) of llama.cpp CUDA builds before CUDA graphs
-    # (rows.legacy_build); fitted so old rows do not inflate today's overhead_s.
+    # Extra per-step seconds (x overhead_scale) of builds before the engine's current fast
+    # path (rows.legacy_build); fitted so old rows do not inflate today's overhead_s.
     legacy_extra_s: float = 0.0
 
 
@@ -154,9 +154,10 @@ def fit_moe_overhead(rows: Sequence[DecodeRow], fit: DecodeFit) -> float:
 
 
 def fit_legacy_extra(rows: Sequence[DecodeRow], fit: DecodeFit) -> float:
-    """Extra overhead seconds of pre-CUDA-graphs rows in [0, 10 ms] (step 0.05 ms)."""
+    """Extra overhead seconds (per 32 layers) of legacy-build rows in [0, 40 ms]
+    (step 0.1 ms), on all of them, batched ones included."""
     old = [r for r in rows if r.measurement.legacy_build]
-    grid = [5e-5 * i for i in range(201)]
+    grid = [1e-4 * i for i in range(401)]
     return min(grid, key=lambda o: _log_loss(old, replace(fit, legacy_extra_s=o)))
 
 

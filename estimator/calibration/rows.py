@@ -157,7 +157,7 @@ class Measurement:
     params_total: float = 0.0
     source: str = ""  # throughput.csv source column
     date: str = ""  # YYYY-MM (or YYYY) of the measurement, throughput.csv date column
-    legacy_build: bool = False  # llama.cpp CUDA build before CUDA graphs (legacy_build())
+    legacy_build: bool = False  # an engine build before its current fast path (legacy_build())
 
 
 def _number(text: str | None) -> float | None:
@@ -212,10 +212,29 @@ def engine_of(backend_text: str) -> str:
 CUDA_GRAPHS_SINCE = "2024-06"
 
 
-def legacy_build(engine: str, backend: str, date: str) -> bool:
-    """Whether a llama.cpp CUDA row predates CUDA graphs (date < CUDA_GRAPHS_SINCE;
-    a row without a date counts as current). Other backends and engines: False."""
-    return engine == "llama.cpp" and backend == "cuda" and bool(date) and date < CUDA_GRAPHS_SINCE
+# Serving engines before their 2025 rewrites: vLLM before 0.8 (V1 engine the default from
+# 0.8.0), SGLang's 0.4 line, TensorRT-LLM before 1.0 (PyTorch flow the default from 1.0).
+# The same DeepSeek-R1 FP8 on 8 x H200/B200 runs at 12-23 tok/s per user in the March 2025
+# dstack rows (vLLM 0.7.4, SGLang 0.4.3, TensorRT-LLM 0.17) and 39-109 in SGLang 0.5.x.
+SERVING_CURRENT_SINCE = {"vllm": (0, 8), "sglang": (0, 5), "tensorrt-llm": (1, 0)}
+
+
+def engine_version(backend_text: str) -> tuple[int, int] | None:
+    """(major, minor) of the first version number in throughput.csv's backend column
+    ("SGLang 0.4.3.post2 (TP=8)" -> (0, 4)); None when it states none."""
+    match = re.search(r"\b(\d+)\.(\d+)", backend_text)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def legacy_build(engine: str, backend: str, date: str, backend_text: str = "") -> bool:
+    """Whether a row predates its engine's current fast path: a llama.cpp CUDA row before
+    CUDA graphs (date < CUDA_GRAPHS_SINCE), or a serving engine release older than
+    SERVING_CURRENT_SINCE. A row without a date or version counts as current."""
+    if engine == "llama.cpp":
+        return backend == "cuda" and bool(date) and date < CUDA_GRAPHS_SINCE
+    since = SERVING_CURRENT_SINCE.get(engine)
+    version = engine_version(backend_text)
+    return since is not None and version is not None and version < since
 
 
 def parse_test(test: str, batch: int) -> tuple[str, int, int] | None:
@@ -276,6 +295,13 @@ def exclusion_reason(row: dict[str, str], kind: str) -> str:
         return "part of the weights in host RAM (checked by the offload tests, not fitted)"
     if engine_of(row["backend"]) == "ik_llama.cpp":
         return "ik_llama.cpp fork: not an engine the portal sizes"
+    n_devices, name = split_device(row["device"])
+    if (
+        n_devices > 1
+        and "variant not stated" in name.lower()
+        and engine_of(row["backend"]) != "llama.cpp"
+    ):
+        return "GPU variant (PCIe or SXM) not stated: the link of tensor parallelism is unknown"
     if kind == "prefill" and row["quant"] == "F16" and ("outlier" in notes or "anomalous" in notes):
         return "source flags the 8B F16 pp value as an outlier / anomalous"
     if kind == "prefill" and "far slower than later builds" in notes:
@@ -290,7 +316,8 @@ def device_for(
     spec = accelerators.get(DEVICE_ALIASES.get(name.lower(), name))
     bandwidth = float(bw_text) if bw_text else (spec.bandwidth_gbps if spec else 0.0)
     tflops = spec.fp16_tflops if spec else None
-    return Device(bandwidth, tflops, device_class_for(name, bandwidth)), spec
+    architecture = spec.architecture if spec else ""
+    return Device(bandwidth, tflops, device_class_for(name, bandwidth), architecture), spec
 
 
 def parallelism_for(
@@ -380,7 +407,7 @@ def measurement_for(
         params_total=float(row["params_total_b"]) * 1e9,
         source=row["source"],
         date=row.get("date", ""),
-        legacy_build=legacy_build(engine, backend, row.get("date", "")),
+        legacy_build=legacy_build(engine, backend, row.get("date", ""), row["backend"]),
     )
 
 
