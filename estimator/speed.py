@@ -28,7 +28,8 @@ Prefill model (prefill_seconds_per_token, one prompt token):
     FLOPs   = 2 x active params + 4 x layers x n_heads x head_dim x mean context
 
 format_factor is 1 for quantized weights and the fitted F16 / BF16 factor for llama.cpp.
-Bounds of both: estimate x the group's held-out ratio quantiles (calibration.json).
+Bounds of both: estimate x the quantiles of the group's whole-device hold-out ratios
+measured / predicted (calibration.json).
 
 `host_s` is the CPU-offloaded part (read at host RAM bandwidth x the CPU backend's share,
 additive because llama.cpp runs the layers one after another). `comm_s` is the
@@ -357,8 +358,9 @@ def decode_step_seconds(
 
 
 def decode_bounds(tokens_per_s: float, factors: SpeedFactors) -> Range:
-    """A decode estimate with its bounds: estimate x the group's held-out ratio quantiles
-    (measured / predicted, calibration.json), so about 80 % of measurements fall inside."""
+    """A decode estimate with its bounds: estimate x the quantiles of the group's
+    whole-device hold-out ratios (measured / predicted, calibration.json), so about 80 %
+    of measurements on an unseen device fall inside."""
     return Range(
         tokens_per_s,
         tokens_per_s * factors.decode_ratio_low,

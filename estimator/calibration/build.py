@@ -476,7 +476,7 @@ def build_calibration() -> dict[str, Any]:
             for kind in ("decode", "prefill")
         },
         # The headline figures (README, docs/accuracy.md): whole devices, models and
-        # sources held out; leave-one-out ("overall") keeps repeats of a pair in the fit.
+        # sources held out ("overall" repeats the whole-device one; "in_sample" flatters).
         "grouped_holdout": grouped,
         "ttft_floors": floors,
         # Old GPU generations (speed.architecture_factor): step-time multipliers.

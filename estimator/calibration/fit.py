@@ -1,25 +1,24 @@
 """Fit the decode factors on throughput.csv and measure the fit on held-out rows.
 
-Per group (engine / backend / device class) the decode model has up to four numbers:
+Per group (engine / backend / device class) the decode model has up to five numbers:
 bandwidth_share and decode_overhead_s (grid search, least squares in log space on the
-group's batch-1 rows), moe_decode_overhead_s (1-D grid on its MoE batch-1 rows) and
-decode_mfu (1-D grid on its batched rows, else the parent's). The prefill fit is in
-calibration/prefill.py.
+group's batch-1 rows), moe_decode_overhead_s (1-D grid on its MoE batch-1 rows),
+decode_mfu (1-D grid on its batched rows, else the parent's) and legacy_extra_s (1-D grid
+on its old-build rows, else the parent's). The prefill fit is in calibration/prefill.py.
 
 Bounds are the quantiles BOUND_QUANTILES of measured / predicted, where every prediction
-comes from a fit that did not see the row (leave-one-out), shrunk toward the quantiles
-of all groups' residuals pooled (shrunk_bounds). The stored statistics are computed the
-same way, and each row's bounds leave its own ratio out as well (of the group and of the
-pool), so the "inside bounds" share is an honest estimate for unseen data, not an
-in-sample 85 %. Groups with fewer than MIN_ROWS rows take their parent's factors
-(engine, then all).
+comes from a fit without the row's device (build.holdout_predictions), shrunk toward the
+quantiles of all groups' residuals pooled (shrunk_bounds); each row's bounds leave its
+own ratio out as well (of the group and of the pool), so the "inside bounds" share is an
+honest estimate for unseen devices. Groups with fewer than MIN_ROWS rows take their
+parent's factors (engine pool, then all).
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -214,15 +213,3 @@ def shrunk_bounds(
         own_log = math.log(quantile(own, q)) if n else pooled_log
         out.append(math.exp((n * own_log + shrink_rows * pooled_log) / (n + shrink_rows)))
     return out[0], out[1]
-
-
-def leave_one_out(
-    rows: Sequence[DecodeRow], fit_fn: Callable[[Sequence[DecodeRow]], DecodeFit]
-) -> list[float]:
-    """measured / predicted for every row, each predicted by a fit without that row."""
-    out = []
-    for i, row in enumerate(rows):
-        rest = [r for j, r in enumerate(rows) if j != i]
-        held = fit_fn(rest)
-        out.append(predicted_step(row, held) / row.measured_step)  # = measured / predicted tps
-    return out

@@ -1,4 +1,4 @@
-"""Fit the prefill factors on throughput.csv's ppN rows, with leave-one-out ratios.
+"""Fit the prefill factors on throughput.csv's ppN rows (held-out ratios: build.py).
 
 Model (estimator.speed.prefill_seconds_per_token), per group g and weights family:
 
@@ -171,14 +171,3 @@ def predict_tps(
 ) -> float:
     mfu, c = model.groups[owner(row.key, model.groups, lineage)]
     return 1.0 / predicted_seconds(row, mfu, c, model.family[row.family])
-
-
-def leave_one_out(
-    rows: Sequence[PrefillRow], lineage: Callable[[str], tuple[str, ...]]
-) -> list[float]:
-    """measured / predicted tokens/s of every row from a fit without it."""
-    out = []
-    for i, row in enumerate(rows):
-        held = fit_model([r for j, r in enumerate(rows) if j != i], lineage)
-        out.append(row.seconds**-1 / predict_tps(row, held, lineage))
-    return out

@@ -136,7 +136,7 @@ def test_it_keeps_dense_and_moe_prefill_leaves_apart_and_falls_back_by_kind():
     assert prefill_key(m) == group_key(m) + "+moe"
 
 
-def test_it_stores_leave_one_out_statistics_for_every_fitted_group():
+def test_it_stores_held_out_statistics_for_every_fitted_group():
     calibration = load_calibration()
     stats = [g["decode_stats"] for g in calibration["groups"].values() if "decode_stats" in g]
     assert sum(s["n"] for s in stats) == calibration["overall"]["decode"]["n"]
