@@ -211,6 +211,7 @@ def arch_class(architecture: str) -> str:
     return next((cls for key, cls in _ARCH_CLASSES if name.startswith(key)), "")
 
 
+@cache
 def architecture_factor(architecture: str) -> float:
     """Decode step-time multiplier of an old GPU generation (calibration.json
     "architecture_factors": exp(median log(measured step / predicted step)) of the class's
