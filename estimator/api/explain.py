@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from estimator import kv as kvmod
+from estimator import speed
 from estimator.api.schema import Explanation, Request, Result
 from estimator.model import ModelSpec
 from estimator.weights import WeightsBreakdown
@@ -146,8 +147,9 @@ def _speed_entries(request: Request, speeds: Speeds, result: Result) -> list[Exp
     out = [
         Explanation(
             "decode_tokens_per_s",
-            "1 / (max(bytes read / (bandwidth x share), 2 x active params x batch / "
-            "(TFLOPS x MFU)) + host + interconnect + per-step overhead)",
+            "1 / ((bytes read / (bandwidth x share) + 2 x active params x batch / "
+            "(TFLOPS x MFU) + host + interconnect + per-step overhead x layers / 32) "
+            "x old-GPU factor)",
             {
                 "weight_bytes_per_token": work.weight_bytes_per_token,
                 "kv_bytes_per_token": work.kv_bytes_per_token,
@@ -159,6 +161,7 @@ def _speed_entries(request: Request, speeds: Speeds, result: Result) -> list[Exp
                 "step_s": speeds.decode.step_s,
                 "memory_bound": speeds.decode.memory_bound,
                 "device_class": speeds.device.device_class,
+                "architecture_factor": speed.architecture_factor(speeds.device.architecture),
             },
             result.decode_tokens_per_s.estimate,
             "estimator/speed.py decode_speed",

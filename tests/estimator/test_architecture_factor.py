@@ -89,3 +89,27 @@ def test_the_public_api_reads_the_architecture():
     pascal = estimate({**request, "device": {**device, "architecture": "Pascal"}})
     ratio = plain["decode_tokens_per_s"]["estimate"] / pascal["decode_tokens_per_s"]["estimate"]
     assert ratio == pytest.approx(architecture_factor("Pascal"), rel=1e-6)
+
+
+def test_the_explanation_names_the_old_gpu_factor():
+    config = {
+        "model_type": "llama",
+        "hidden_size": 2048,
+        "intermediate_size": 8192,
+        "num_hidden_layers": 16,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "vocab_size": 32000,
+        "max_position_embeddings": 8192,
+    }
+    device = {"memory_gb": 16, "bandwidth_gbps": 900, "architecture": "Volta"}  # V100
+    result = estimate(
+        {
+            "model": {"hf_config": config},
+            "weights": {"format": "gguf", "quant": "Q8_0"},
+            "device": device,
+        }
+    )
+    entry = next(e for e in result["explanation"] if e["figure"] == "decode_tokens_per_s")
+    assert entry["inputs"]["architecture_factor"] == architecture_factor("Volta") > 1
+    assert "old-GPU factor" in entry["formula"]
