@@ -257,6 +257,10 @@ def kv_bytes_read(work: DecodeWork, depth_tokens: float) -> float:
 # Links at or above this one-direction bandwidth are NVLink / Infinity Fabric class, where
 # engines use one- or two-shot all-reduce kernels instead of a ring (vLLM custom all-reduce).
 FAST_LINK_GBPS = 100.0
+# Latency of one small all-reduce on such links with the engines' custom one-shot kernels:
+# sgl-project/sglang PR #2904 (H100, 2025-01) measured vLLM's custom all-reduce at 9.1-11.8
+# us for 512 B - 32 KB messages at TP 2/4/8 (SGLang's own: 3.7-7.8 us); 10 us here.
+FAST_LINK_ALLREDUCE_LATENCY_S = 10e-6
 
 
 def allreduce_seconds(message_bytes: float, par: Parallelism) -> float:
@@ -267,13 +271,14 @@ def allreduce_seconds(message_bytes: float, par: Parallelism) -> float:
     over the link. On PCIe-class links (< FAST_LINK_GBPS) the ring is what runs, so latency
     grows with N: with the 25 us default, 8 GPUs pay 14 x 25 = 350 us per all-reduce, which
     is what the 8x A100 PCIe vLLM rows in throughput.csv show (Llama 2 70B: 14 tok/s, where
-    the bandwidth bound alone gives ~90). On NVLink-class links engines use two-shot kernels:
-    2 steps whatever N (an assumption: no measurement here separates it).
+    the bandwidth bound alone gives ~90). On NVLink-class links engines run one-shot custom
+    kernels whose latency hardly grows with N: FAST_LINK_ALLREDUCE_LATENCY_S whatever N.
     """
     n = par.n_devices
-    steps = 2 if par.interconnect_gbps >= FAST_LINK_GBPS else 2 * (n - 1)
     volume = 2 * (n - 1) / n * message_bytes / (par.interconnect_gbps * GB)
-    return steps * par.link_latency_s + volume
+    if par.interconnect_gbps >= FAST_LINK_GBPS:
+        return FAST_LINK_ALLREDUCE_LATENCY_S + volume
+    return 2 * (n - 1) * par.link_latency_s + volume
 
 
 def comm_seconds_per_step(work: DecodeWork, par: Parallelism, batch: int) -> float:
