@@ -30,6 +30,7 @@ _OPTIONAL_FIELDS = (
     "prefill_f16_factor",
     "prefill_bf16_factor",
     "ttft_floor_s",
+    "ttft_floor_moe_s",
 )
 
 
@@ -55,6 +56,7 @@ class SpeedFactors:
     prefill_f16_factor: float = 1.0  # compute-time multiplier of F16 weights (llama.cpp)
     prefill_bf16_factor: float = 1.0  # compute-time multiplier of BF16 weights (llama.cpp)
     ttft_floor_s: float = 0.0  # fixed TTFT per request and 32 layers (speed.ttft_floor_seconds)
+    ttft_floor_moe_s: float = 0.0  # the same for mixture-of-experts models
 
 
 @lru_cache(maxsize=1)

@@ -605,12 +605,13 @@ def ttft_seconds(
     )
 
 
-def ttft_floor_seconds(factors: SpeedFactors, n_layers: int) -> float:
-    """The fixed part of TTFT: ttft_floor_s (fitted per 32 layers on ttft.csv, the
-    measured TTFT minus the predicted prefill and first step, median over the group's
-    rows) x overhead_scale(n_layers). 0 for llama.cpp-family engines, whose measured TTFT
-    equals prompt / prompt tokens/s."""
-    return factors.ttft_floor_s * overhead_scale(n_layers)
+def ttft_floor_seconds(factors: SpeedFactors, n_layers: int, moe: bool = False) -> float:
+    """The fixed part of TTFT: ttft_floor_s, or ttft_floor_moe_s for MoE models (fitted
+    per 32 layers on ttft.csv: the measured TTFT minus the predicted prefill and first
+    step, median over the serving rows of that kind) x overhead_scale(n_layers). 0 for
+    llama.cpp-family engines, whose measured TTFT equals prompt / prompt tokens/s."""
+    floor = factors.ttft_floor_moe_s if moe else factors.ttft_floor_s
+    return floor * overhead_scale(n_layers)
 
 
 # llama.cpp runs matrix multiplications of weights kept in host RAM on the GPU when a

@@ -166,6 +166,6 @@ def estimate_speeds(
         host_bandwidth_gbps=host_bw,
     )
     factors = speed.resolve_factors(engine.name, engine.backend, device.device_class, work.is_moe)
-    floor = speed.ttft_floor_seconds(factors, model.n_layers)
+    floor = speed.ttft_floor_seconds(factors, model.n_layers, work.is_moe)
     ttft = speed.ttft_seconds(workload.prompt_tokens, prefill, speed.step_range(first), floor)
     return Speeds(decode, prefill, ttft, work, device, tflops, host_bw)

@@ -281,7 +281,10 @@ def ttft_floors(decode: dict[str, DecodeFit], prefill: PrefillModel) -> dict[str
     """The fixed part of TTFT of the serving engines, from ttft.csv's single-request rows:
     median over the rows of (measured TTFT - prompt / predicted prefill tokens/s - one
     predicted decode step at the prompt's depth) / overhead_scale(layers), clipped at 0
-    (speed.ttft_floor_seconds). Rows whose device has no bandwidth are skipped.
+    (speed.ttft_floor_seconds), for dense ("serving") and MoE ("serving+moe") models apart:
+    MoE requests pay more fixed set-up (DeepSeek-R1 on 8 x B200: 153 ms at 610 prompt
+    tokens, 166 ms at 4,194, so ~150 ms that does not grow with the prompt). Rows whose
+    device has no bandwidth, and rows excluded from the decode fit, are skipped.
 
     The local engines (llama.cpp, MLX) have no floor: their TTFT is the prompt at the
     prompt-processing rate, e.g. ttft.csv's V100 Ollama row: 2850 tokens / 4336 tokens/s
@@ -289,7 +292,7 @@ def ttft_floors(decode: dict[str, DecodeFit], prefill: PrefillModel) -> dict[str
     the prefill model's error, not a fixed cost, so they are not used."""
     per_pool: dict[str, list[float]] = {}
     for m_prefill, m_step, ttft_s in load_ttft_measurements():
-        if m_step.device.bandwidth_gbps <= 0 or not m_prefill.compute_tflops:
+        if m_step.device.bandwidth_gbps <= 0 or not m_prefill.compute_tflops or m_step.excluded:
             continue
         if engine_pool(group_key(m_step)) != "serving":
             continue
@@ -297,7 +300,8 @@ def ttft_floors(decode: dict[str, DecodeFit], prefill: PrefillModel) -> dict[str
         tps = predict_tps(prefill_row(m_prefill, prefill_key(m_prefill)), prefill, prefill_lineage)
         residual = ttft_s - m_prefill.prompt_tokens / tps - 1 / step
         scale = overhead_scale(m_step.work.n_layers)
-        per_pool.setdefault(engine_pool(group_key(m_step)), []).append(residual / scale)
+        pool = engine_pool(group_key(m_step)) + ("+moe" if m_step.work.is_moe else "")
+        per_pool.setdefault(pool, []).append(residual / scale)
     return {
         pool: {"n": len(values), "ttft_floor_s": round(max(0.0, statistics.median(values)), 4)}
         for pool, values in sorted(per_pool.items())
@@ -424,6 +428,7 @@ def build_calibration() -> dict[str, Any]:
     for key, entry in groups.items():
         pool = "default" if key == "default" else engine_pool(key)
         entry["ttft_floor_s"] = floors.get(pool, {}).get("ttft_floor_s", 0.0)
+        entry["ttft_floor_moe_s"] = floors.get(pool + "+moe", {}).get("ttft_floor_s", 0.0)
     for key, entry in groups.items():
         if key in d_triples:
             entry["decode_stats"] = error_stats(d_triples[key])
