@@ -296,9 +296,9 @@ def ttft_floors(decode: dict[str, DecodeFit], prefill: PrefillModel) -> dict[str
             continue
         if engine_pool(group_key(m_step)) != "serving":
             continue
-        step = 1 / predicted_step(decode_row(m_step), decode[_owner(group_key(m_step), decode)])
+        step_s = predicted_step(decode_row(m_step), decode[_owner(group_key(m_step), decode)])
         tps = predict_tps(prefill_row(m_prefill, prefill_key(m_prefill)), prefill, prefill_lineage)
-        residual = ttft_s - m_prefill.prompt_tokens / tps - 1 / step
+        residual = ttft_s - m_prefill.prompt_tokens / tps - step_s
         scale = overhead_scale(m_step.work.n_layers)
         pool = engine_pool(group_key(m_step)) + ("+moe" if m_step.work.is_moe else "")
         per_pool.setdefault(pool, []).append(residual / scale)
