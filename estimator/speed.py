@@ -218,7 +218,10 @@ def architecture_factor(architecture: str) -> float:
     rows, predicted by the fit of the newer GPUs; a class without rows takes the pooled
     factor of all old classes). 1 for current generations."""
     cls = arch_class(architecture)
-    return architecture_factors().get(cls, architecture_factors().get("old", 1.0)) if cls else 1.0
+    if not cls:
+        return 1.0
+    factors = architecture_factors()
+    return factors.get(cls, factors.get("old", 1.0))
 
 
 def expert_coverage(batch: int, n_experts: int, n_experts_per_token: int) -> float:

@@ -6,8 +6,8 @@ import pytest
 from estimator.calibration import factors_for, load_calibration
 from estimator.calibration.build import build_calibration, group_key
 from estimator.calibration.fit import quantile
+from estimator.calibration.product import product_decode, product_prefill
 from estimator.calibration.rows import load_measurements, parse_test
-from estimator.speed import decode_speed, prefill_speed
 
 # Issue 13's targets on whole-device hold-outs (calibration.json "overall").
 TARGETS = {"median": 8.0, "p90": 20.0, "inside": 0.85, "high_low": 1.6, "prefill_median": 15.0}
@@ -76,17 +76,7 @@ def _decode_errors():
     for m in load_measurements():
         if m.kind != "decode" or m.excluded or not m.device.bandwidth_gbps:
             continue
-        speed = decode_speed(
-            m.work,
-            m.device,
-            engine=m.engine,
-            backend=m.backend,
-            prompt_tokens=m.prompt_tokens,
-            output_tokens=m.output_tokens,
-            batch=m.batch,
-            parallelism=m.parallelism,
-        )
-        r = speed.per_sequence_tokens_per_s
+        r = product_decode(m).per_sequence_tokens_per_s
         triples.append((m.measured_tps, r.estimate, r.low, r.high))
     return triples
 
@@ -108,18 +98,7 @@ def test_it_predicts_throughput_csv_prefill_rows_through_the_public_api():
     for m in load_measurements():
         if m.kind != "prefill" or m.excluded or not m.compute_tflops:
             continue
-        speed = prefill_speed(
-            m.work.params_active,
-            m.device,
-            engine=m.engine,
-            backend=m.backend,
-            prompt_tokens=m.prompt_tokens,
-            n_layers=m.work.n_layers,
-            attention_width=m.attention_width,
-            compute_tflops=m.compute_tflops,
-            is_moe=m.work.is_moe,
-            weights_name=m.quant if m.engine == "llama.cpp" else "",
-        )
+        speed = product_prefill(m)
         errors.append(abs(speed.tokens_per_s.estimate - m.measured_tps) / m.measured_tps * 100)
     assert statistics.median(errors) <= 25
 

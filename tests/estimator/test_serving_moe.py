@@ -4,8 +4,8 @@ builds: decode_speed without the old-build term), so in-sample."""
 
 import pytest
 
+from estimator.calibration.product import product_decode
 from estimator.calibration.rows import Measurement, load_measurements
-from estimator.speed import decode_speed
 
 
 def _current_moe_rows() -> list[Measurement]:
@@ -22,16 +22,7 @@ def _current_moe_rows() -> list[Measurement]:
 
 
 def _error(m: Measurement) -> float:
-    speed = decode_speed(
-        m.work,
-        m.device,
-        engine=m.engine,
-        backend=m.backend,
-        prompt_tokens=m.prompt_tokens,
-        output_tokens=m.output_tokens,
-        batch=m.batch,
-        parallelism=m.parallelism,
-    ).per_sequence_tokens_per_s.estimate
+    speed = product_decode(m).per_sequence_tokens_per_s.estimate
     return (speed - m.measured_tps) / m.measured_tps
 
 

@@ -6,11 +6,10 @@ import statistics
 import pytest
 
 from estimator.calibration import load_calibration
+from estimator.calibration.product import product_decode, product_prefill
 from estimator.calibration.rows import Measurement, load_ttft_measurements
 from estimator.speed import (
     Range,
-    decode_speed,
-    prefill_speed,
     resolve_factors,
     step_range,
     ttft_floor_seconds,
@@ -19,28 +18,8 @@ from estimator.speed import (
 
 
 def _predicted(m_prefill: Measurement, m_step: Measurement) -> Range:
-    first = decode_speed(
-        m_step.work,
-        m_step.device,
-        engine=m_step.engine,
-        backend=m_step.backend,
-        prompt_tokens=m_step.prompt_tokens,
-        output_tokens=1,
-        parallelism=m_step.parallelism,
-    )
-    tp = m_prefill.parallelism.n_devices if m_prefill.parallelism.mode == "tensor" else 1
-    prefill = prefill_speed(
-        m_prefill.work.params_active,
-        m_prefill.device,
-        engine=m_prefill.engine,
-        backend=m_prefill.backend,
-        prompt_tokens=m_prefill.prompt_tokens,
-        n_layers=m_prefill.work.n_layers,
-        attention_width=m_prefill.attention_width,
-        tensor_parallel=tp,
-        compute_tflops=m_prefill.compute_tflops,
-        is_moe=m_prefill.work.is_moe,
-    ).tokens_per_s
+    first = product_decode(m_step, output_tokens=1)
+    prefill = product_prefill(m_prefill).tokens_per_s
     factors = resolve_factors(
         m_step.engine, m_step.backend, m_step.device.device_class, m_step.work.is_moe
     )
