@@ -126,6 +126,8 @@ def estimate_speeds(
         DEFAULT_HOST_BANDWIDTH_GBPS if offloaded_bytes else None
     )
     par = parallelism(request, split)
+    # the decode group, resolved once for both decode calls and the TTFT floor
+    factors = speed.resolve_factors(engine.name, engine.backend, device.device_class, work.is_moe)
     decode = speed.decode_speed(
         work,
         device,
@@ -136,6 +138,7 @@ def estimate_speeds(
         batch=workload.concurrent_sequences,
         parallelism=par,
         host_bandwidth_gbps=host_bw,
+        factors=factors,
     )
     tflops = compute_tflops(request)
     if not tflops or workload.prompt_tokens == 0:
@@ -164,8 +167,8 @@ def estimate_speeds(
         output_tokens=1,
         parallelism=par,
         host_bandwidth_gbps=host_bw,
+        factors=factors,
     )
-    factors = speed.resolve_factors(engine.name, engine.backend, device.device_class, work.is_moe)
     floor = speed.ttft_floor_seconds(factors, model.n_layers, work.is_moe)
     ttft = speed.ttft_seconds(workload.prompt_tokens, prefill, speed.step_range(first), floor)
     return Speeds(decode, prefill, ttft, work, device, tflops, host_bw)
