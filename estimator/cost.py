@@ -100,3 +100,18 @@ def rent_vs_buy(own: Ownership, rent_usd_per_hour: float) -> RentVsBuy:
         monthly_rent_usd=rent,
         break_even_months=own.purchase_usd / saving if saving > 0 else None,
     )
+
+
+def ownership_usd_per_hour(own: Ownership) -> float:
+    """What one busy hour of owned hardware costs: the monthly cost of owning (energy +
+    purchase / amortization_months, rent_vs_buy) over the busy hours of a month,
+    hours_per_day x utilization x 365/12 days. With amortization_months None the purchase
+    is left out (a sunk cost) and only the energy remains.
+
+    Feed it to usd_per_million_tokens for the owner's cost per million tokens: the idle
+    hours are paid for too, so a lower utilization raises the cost of each token."""
+    busy_hours = own.hours_per_day * own.utilization * DAYS_PER_MONTH
+    if busy_hours <= 0:
+        raise ValueError("hours_per_day x utilization must be positive")
+    amortization = own.purchase_usd / own.amortization_months if own.amortization_months else 0.0
+    return (amortization + monthly_energy_usd(own)) / busy_hours

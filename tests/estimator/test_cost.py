@@ -2,6 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from estimator import cost
 from estimator.cost import (
     Ownership,
     rent_vs_buy,
@@ -76,3 +77,39 @@ def test_purchase_price_per_token_per_second() -> None:
     # 1,600 USD / 128 tok/s = 12.5 USD per tok/s
     assert usd_per_tokens_per_s(1600, 128) == 12.5
     assert usd_per_tokens_per_s(None, 128) is None and usd_per_tokens_per_s(1600, None) is None
+
+
+def test_ownership_usd_per_hour_worked_example() -> None:
+    # 12,000 USD over 36 months = 333.33 USD/month; 1,000 W x 24 h x 0.5 x 365/12 d
+    # = 365 kWh x 0.20 = 73.00 USD/month; busy hours 24 x 0.5 x 365/12 = 365 h.
+    # (333.33 + 73.00) / 365 = 1.1133 USD per busy hour.
+    own = cost.Ownership(
+        purchase_usd=12_000,
+        power_w=1_000,
+        electricity_usd_per_kwh=0.20,
+        hours_per_day=24,
+        utilization=0.5,
+        amortization_months=36,
+    )
+    assert cost.ownership_usd_per_hour(own) == pytest.approx(1.11324, rel=1e-4)
+    # At 100 tok/s that hour makes 360,000 tokens: 1.11324 / 0.36 = 3.0923 USD per 1M.
+    per_million = cost.usd_per_million_tokens(cost.ownership_usd_per_hour(own), 100)
+    assert per_million == pytest.approx(3.0923, rel=1e-4)
+
+
+def test_ownership_without_amortization_is_energy_only() -> None:
+    # 500 W at 0.30 USD/kWh = 0.15 USD per busy hour, whatever the utilization.
+    own = cost.Ownership(
+        purchase_usd=5_000,
+        power_w=500,
+        electricity_usd_per_kwh=0.30,
+        utilization=0.25,
+        amortization_months=None,
+    )
+    assert cost.ownership_usd_per_hour(own) == pytest.approx(0.15)
+
+
+def test_ownership_refuses_zero_busy_hours() -> None:
+    own = cost.Ownership(purchase_usd=1, power_w=1, electricity_usd_per_kwh=0.1, utilization=0)
+    with pytest.raises(ValueError):
+        cost.ownership_usd_per_hour(own)
