@@ -63,3 +63,48 @@ def usd_per_token_per_s(price_usd: float | None, fit: CardFit) -> float | None:
     """Purchase price per decode tok/s of one sequence (estimator.cost); None without a
     price, a fit or a calibrated speed."""
     return cost.usd_per_tokens_per_s(price_usd, fit.calibrated_speed)
+
+
+# Owning without a user's own figures (the answer panel and the explore rows): the purchase
+# spread over three years, the machine busy half of every day, electricity at the
+# configurator's default price. Assumptions, shown on the pages beside the figure.
+DEFAULT_AMORTIZATION_YEARS = 3
+DEFAULT_UTILIZATION = 0.5
+DEFAULT_USD_PER_KWH = 0.15  # the configurator's rent-or-buy default (configurator/forms.py)
+
+
+def owned_ownership(
+    unit_price_usd: float | None,
+    unit_power_w: float | None,
+    count: int,
+    *,
+    years: float = DEFAULT_AMORTIZATION_YEARS,
+    utilization: float = DEFAULT_UTILIZATION,
+    usd_per_kwh: float = DEFAULT_USD_PER_KWH,
+) -> cost.Ownership | None:
+    """Owning `count` cards plus the host (estimator.cost.system_purchase_usd and
+    system_power_w), run 24 h a day at `utilization`, the purchase amortised over `years`;
+    None without a unit price. Without a unit power only the host's power is counted."""
+    purchase = cost.system_purchase_usd(unit_price_usd, count)
+    if purchase is None:
+        return None
+    power = cost.system_power_w(unit_power_w, count) or float(cost.HOST_POWER_W)
+    return cost.Ownership(
+        purchase_usd=purchase,
+        power_w=power,
+        electricity_usd_per_kwh=usd_per_kwh,
+        hours_per_day=24.0,
+        utilization=utilization,
+        amortization_months=max(1, round(years * 12)),
+    )
+
+
+def owned_usd_per_million(
+    ownership: cost.Ownership | None, tokens_per_s: float | None
+) -> float | None:
+    """Owner's cost per 1M output tokens at `tokens_per_s` (aggregate decode):
+    estimator.cost.ownership_usd_per_hour / (tokens/s x 3600) x 1e6; None without an
+    ownership (no price) or a speed."""
+    if ownership is None or not tokens_per_s or tokens_per_s <= 0:
+        return None
+    return cost.usd_per_million_tokens(cost.ownership_usd_per_hour(ownership), tokens_per_s)
