@@ -39,14 +39,23 @@ HOST_ALLOWANCE_USD = 2000
 HOST_POWER_W = 150
 
 
-def system_purchase_usd(unit_price_usd: float | None, count: int) -> float | None:
-    """unit price x count + HOST_ALLOWANCE_USD; None without a unit price."""
-    return unit_price_usd * count + HOST_ALLOWANCE_USD if unit_price_usd else None
+def system_purchase_usd(
+    unit_price_usd: float | None, count: int, *, host: bool = True
+) -> float | None:
+    """unit price x count + HOST_ALLOWANCE_USD; None without a unit price. host=False for a
+    device that is a whole computer (unified memory: Apple, DGX Spark, Strix Halo): its
+    price already includes the CPU, memory and case."""
+    if not unit_price_usd:
+        return None
+    return unit_price_usd * count + (HOST_ALLOWANCE_USD if host else 0)
 
 
-def system_power_w(unit_power_w: float | None, count: int) -> float | None:
-    """unit power (TDP) x count + HOST_POWER_W; None without a unit power."""
-    return unit_power_w * count + HOST_POWER_W if unit_power_w else None
+def system_power_w(unit_power_w: float | None, count: int, *, host: bool = True) -> float | None:
+    """unit power (TDP) x count + HOST_POWER_W; None without a unit power. host=False as in
+    system_purchase_usd: the device's power is the machine's."""
+    if not unit_power_w:
+        return None
+    return unit_power_w * count + (HOST_POWER_W if host else 0)
 
 
 @dataclass(frozen=True)

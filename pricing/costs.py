@@ -1,11 +1,14 @@
 """What a sized configuration costs to run (estimator.cost): cloud offers per 1M output
-tokens, owning the hardware against renting an offer, purchase price per decode tok/s."""
+tokens and per month, owning the hardware (per month, per 1M tokens) against renting an
+offer, purchase price per decode tok/s, and whether a catalog price is a base
+configuration's."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from catalog.models import Accelerator
 from catalog.sizing import CardFit
 from estimator import cost
 from pricing.models import CloudOffer
@@ -13,13 +16,15 @@ from pricing.models import CloudOffer
 
 @dataclass(frozen=True)
 class OfferCost:
-    """One cloud offer's hourly price and its price per 1M output tokens at the decode
-    speed of one sequence and of every configured sequence together (None: no speed)."""
+    """One cloud offer's hourly price, its price per 1M output tokens at the decode speed
+    of one sequence and of every configured sequence together (None: no speed), and what
+    renting it costs a month for `hours_per_day` (None: not asked)."""
 
     offer: CloudOffer
     per_hour: float
     per_million_one: float | None
     per_million_all: float | None
+    monthly: float | None = None
 
 
 def _per_million(usd_per_hour: float, tokens_per_s: float | None) -> float | None:
@@ -33,11 +38,14 @@ def offer_costs(
     *,
     one_sequence_tokens_per_s: float | None,
     all_sequences_tokens_per_s: float | None,
+    hours_per_day: float | None = None,
 ) -> list[OfferCost]:
     """Each offer's hourly price per 1M output tokens (estimator.cost.usd_per_million_tokens)
     at the decode speed of one sequence and at the aggregate speed over the configured
-    concurrency, cheapest at that concurrency first. Prices stay in the offer's currency
-    (the formula is currency-neutral); offers must have an on-demand price."""
+    concurrency, cheapest at that concurrency first, and with `hours_per_day` its monthly
+    rent (estimator.cost.monthly_rent_usd: per hour x hours a day x 365/12 days). Prices
+    stay in the offer's currency (the formulas are currency-neutral); offers must have an
+    on-demand price."""
     rows = []
     for offer in offers:
         per_hour = float(offer.on_demand_per_hour or 0)
@@ -47,6 +55,11 @@ def offer_costs(
                 per_hour=per_hour,
                 per_million_one=_per_million(per_hour, one_sequence_tokens_per_s),
                 per_million_all=_per_million(per_hour, all_sequences_tokens_per_s),
+                monthly=(
+                    None
+                    if hours_per_day is None
+                    else cost.monthly_rent_usd(per_hour, hours_per_day)
+                ),
             )
         )
     return sorted(rows, key=lambda r: (r.per_million_all is None, r.per_million_all or 0))
@@ -81,18 +94,40 @@ def owned_ownership(
     years: float = DEFAULT_AMORTIZATION_YEARS,
     utilization: float = DEFAULT_UTILIZATION,
     usd_per_kwh: float = DEFAULT_USD_PER_KWH,
+    complete_system: bool = False,
 ) -> cost.Ownership | None:
     """Owning `count` cards plus the host (estimator.cost.system_purchase_usd and
     system_power_w), run 24 h a day at `utilization`, the purchase amortised over `years`;
-    None without a unit price. Without a unit power only the host's power is counted."""
-    purchase = cost.system_purchase_usd(unit_price_usd, count)
+    None without a unit price. Without a unit power only the host's power is counted.
+    complete_system (a unified-memory machine: Apple, DGX Spark, Strix Halo): no host
+    allowance, and without a listed power the host's 150 W stands in for the machine's."""
+    host = not complete_system
+    purchase = cost.system_purchase_usd(unit_price_usd, count, host=host)
     if purchase is None:
         return None
-    power = cost.system_power_w(unit_power_w, count) or float(cost.HOST_POWER_W)
+    power = cost.system_power_w(unit_power_w, count, host=host) or float(cost.HOST_POWER_W)
+    return owned_system(
+        purchase, power, years=years, utilization=utilization, usd_per_kwh=usd_per_kwh
+    )
+
+
+def owned_system(
+    purchase_usd: float,
+    power_w: float,
+    *,
+    years: float = DEFAULT_AMORTIZATION_YEARS,
+    utilization: float = DEFAULT_UTILIZATION,
+    usd_per_kwh: float = DEFAULT_USD_PER_KWH,
+    pue: float = 1.0,
+) -> cost.Ownership:
+    """Owning a whole system (cards and host) of `purchase_usd` drawing `power_w` while
+    busy: run 24 h a day at `utilization`, the purchase amortised over `years` (at least
+    one month). owned_ownership's figures when the visitor types the system's own."""
     return cost.Ownership(
-        purchase_usd=purchase,
-        power_w=power,
+        purchase_usd=purchase_usd,
+        power_w=power_w,
         electricity_usd_per_kwh=usd_per_kwh,
+        pue=pue,
         hours_per_day=24.0,
         utilization=utilization,
         amortization_months=max(1, round(years * 12)),
@@ -108,3 +143,40 @@ def owned_usd_per_million(
     if ownership is None or not tokens_per_s or tokens_per_s <= 0:
         return None
     return cost.usd_per_million_tokens(cost.ownership_usd_per_hour(ownership), tokens_per_s)
+
+
+@dataclass(frozen=True)
+class OwnerMonth:
+    """What owning costs a month (estimator.cost.rent_vs_buy's owner side, with no offer
+    to rent): electricity, the purchase spread over the amortisation months, and both."""
+
+    energy_usd: float
+    amortization_usd: float
+    total_usd: float
+
+
+def owner_month(ownership: cost.Ownership) -> OwnerMonth:
+    """energy = estimator.cost.monthly_energy_usd; amortisation = purchase /
+    amortization_months (0 when the purchase is left out)."""
+    energy = cost.monthly_energy_usd(ownership)
+    months = ownership.amortization_months
+    amortization = ownership.purchase_usd / months if months else 0.0
+    return OwnerMonth(energy, amortization, energy + amortization)
+
+
+def base_configuration_price(accelerator: Accelerator) -> bool:
+    """Whether the catalog's price is a base configuration's ("from $3,999"), not the
+    configuration the row describes. The catalog has no field for it, only words: its Apple
+    rows are the largest memory configuration priced at the base model (notes: "Base price
+    is for the 96 GB model"; price source: "from $3,999"). So: every Apple row with a
+    price, and any row whose notes or price source say "base price" or "from $" (today the
+    same three Apple rows; DGX Spark's one configuration is priced as sold)."""
+    if accelerator.price_usd is None:
+        return False
+    if accelerator.vendor.strip().lower() == "apple":
+        return True
+    source = (
+        accelerator.sources.get("price_usd", "") if isinstance(accelerator.sources, dict) else ""
+    )
+    text = f"{accelerator.notes} {source}".lower()
+    return "base price" in text or "from $" in text

@@ -61,6 +61,8 @@ class Setup:
     output_tokens: int = 256
     backend: str = ""
     offload_moe_experts: bool = False  # llama.cpp --cpu-moe: every routed expert in host RAM
+    offload_layers: int | None = None  # llama.cpp -ngl: the first N layers in host RAM
+    offload_moe_layers: int | None = None  # llama.cpp --n-cpu-moe N: experts of layers 0..N-1
     host_bandwidth_gbps: float | None = None  # None: the estimator's DDR5 default
     # Further estimator Engine settings a published run used (gpu_memory_utilization,
     # n_ubatch, flash_attention, max_num_seqs, ...): validate_portal replays logs with them.
@@ -180,7 +182,10 @@ def sizing_request(
         kv_cache_dtype=setup.kv,
         tensor_parallel=1 if setup.engine in LLAMA_FAMILY else target.count,
         offload=Offload(
-            fraction=setup.offload_percent / 100, moe_experts=setup.offload_moe_experts
+            fraction=setup.offload_percent / 100,
+            layers=setup.offload_layers,
+            moe_experts=setup.offload_moe_experts,
+            moe_layers=setup.offload_moe_layers,
         ),
     )
     request = Request(
@@ -191,6 +196,12 @@ def sizing_request(
         workload=workload,
     )
     return check_request(request)
+
+
+def offloads(request: Request) -> bool:
+    """Whether the request keeps any weights in host memory (a percentage, layers or MoE
+    experts): such requests need the full estimate, not estimator.api.sweep."""
+    return request.workload.offload != Offload()
 
 
 def sizeable_quants(request: Request, quants: Sequence[str]) -> list[str]:

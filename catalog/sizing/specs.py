@@ -136,3 +136,18 @@ def rope_context(model: LLMModel) -> RopeContext | None:
     if limit <= spec.max_context_tokens:
         return None
     return RopeContext(native, limit, spec.rope_scaling_type or "")
+
+
+@dataclass(frozen=True)
+class LayerCounts:
+    """What the configurator's offload settings are checked against: the config's
+    repeating layers (num_hidden_layers) and whether it has routed experts."""
+
+    layers: int
+    moe: bool
+
+
+def layer_counts(model: LLMModel) -> LayerCounts | None:
+    """The model's layers and experts; None when the config cannot be parsed."""
+    spec = _parsed(model)
+    return None if spec is None else LayerCounts(spec.n_layers, spec.n_experts > 0)

@@ -17,6 +17,7 @@ from catalog.sizing.requests import (
     fallback_quant,
     family_ladder,
     measured_weights,
+    offloads,
     sizeable_quants,
     sizing_request,
 )
@@ -99,7 +100,7 @@ def default_quant(*, model: LLMModel, accelerator: Accelerator, setup: Setup) ->
         model=model, accelerator=accelerator, setup=replace(setup, quant=fallback), measured={}
     )
     names = family_ladder(setup.engine)
-    if request.device.count == 1 and request.workload.offload.fraction == 0:
+    if request.device.count == 1 and not offloads(request):
         try:
             rows = sweep(request, [request.device], sizeable_quants(request, names))
         except RequestError:
@@ -175,7 +176,7 @@ def memory_by_context(sizing: Sizing, limit: int) -> list[ContextPoint]:
     """Per-device memory at each context point up to `limit`. One card without offload is
     exactly what sweep computes; other setups need the full estimate at each point."""
     request = sizing.request
-    single = request.device.count == 1 and request.workload.offload.fraction == 0
+    single = request.device.count == 1 and not offloads(request)
     out = []
     for tokens in context_points(limit):
         at = replace(request, workload=replace(request.workload, context_tokens=tokens))

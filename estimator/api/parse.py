@@ -362,12 +362,12 @@ def _parse_offload(workload: Mapping[str, Any]) -> Offload:
         return Offload()
     if not isinstance(value, Mapping):
         raise RequestError("workload.offload", "must be a JSON object")
-    allowed = {"fraction", "layers", "moe_experts"}
+    allowed = {"fraction", "layers", "moe_experts", "moe_layers"}
     unknown = sorted(set(value) - allowed)
     if unknown:
         raise RequestError(
             f"workload.offload.{unknown[0]}",
-            "unknown field; allowed: fraction, layers, moe_experts",
+            "unknown field; allowed: fraction, layers, moe_experts, moe_layers",
         )
     fraction = (
         _number(value, "workload.offload.fraction", default=0.0, exclusive=False, maximum=1.0)
@@ -380,6 +380,7 @@ def _parse_offload(workload: Mapping[str, Any]) -> Offload:
         fraction=fraction,
         layers=layers,
         moe_experts=_boolean(value, "workload.offload.moe_experts", False),
+        moe_layers=_integer(value, "workload.offload.moe_layers", minimum=0),
     )
 
 

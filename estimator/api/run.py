@@ -74,6 +74,9 @@ def check_model(request: Request, model: ModelSpec) -> None:
         and request.workload.offload.layers > model.n_layers
     ):
         raise RequestError("workload.offload.layers", f"the model has {model.n_layers} layers")
+    moe_layers = request.workload.offload.moe_layers
+    if moe_layers is not None and moe_layers > model.n_layers:
+        raise RequestError("workload.offload.moe_layers", f"the model has {model.n_layers} layers")
 
 
 def offloaded_layer_count(request: Request, model: ModelSpec) -> int:
@@ -93,8 +96,10 @@ def place_weights(request: Request, model: ModelSpec, wb: WeightsBreakdown) -> P
     """Split the weights between host memory and the devices.
 
     Offloaded layers are the first ones (llama.cpp -ngl N keeps the last N layers on the
-    GPU); MoE offload moves every routed expert (llama.cpp --cpu-moe). Multimodal towers
-    count only for vLLM-like engines (llama.cpp loads them from a separate mmproj file).
+    GPU); MoE offload moves every routed expert (llama.cpp --cpu-moe) or those of the
+    first moe_layers layers (--n-cpu-moe N: blk.0 to blk.N-1, dense ones included).
+    Multimodal towers count only for vLLM-like engines (llama.cpp loads them from a
+    separate mmproj file).
     Per device: tensor parallelism splits all but the replicated bytes by TP; a layer split
     (several devices, TP 1) divides the device bytes evenly.
     """
@@ -102,6 +107,8 @@ def place_weights(request: Request, model: ModelSpec, wb: WeightsBreakdown) -> P
     offloaded = sum(wb.per_layer_bytes[:n_off])
     if request.workload.offload.moe_experts and request.device.memory_kind != "unified":
         offloaded = wb.expert_bytes
+    elif request.workload.offload.moe_layers and request.device.memory_kind != "unified":
+        offloaded = first_layers_expert_bytes(model, wb, request.workload.offload.moe_layers)
     multimodal = 0 if request.engine.name in LLAMA_FAMILY else wb.multimodal_bytes
     on_device = wb.total_bytes - offloaded + multimodal
     tp = request.workload.tensor_parallel
@@ -119,6 +126,17 @@ def place_weights(request: Request, model: ModelSpec, wb: WeightsBreakdown) -> P
     else:
         per_device, split = on_device, "none"
     return Placement(wb.total_bytes, multimodal, offloaded, n_off, on_device, per_device, split)
+
+
+def first_layers_expert_bytes(model: ModelSpec, wb: WeightsBreakdown, layers: int) -> int:
+    """Routed-expert bytes of the layers numbered below `layers`, as llama.cpp's
+    --n-cpu-moe N overrides blk.0 ... blk.N-1 ffn_*_exps to the CPU."""
+    sizes = wb.tensor_bytes or {}
+    return sum(
+        sizes.get(t.name, 0)
+        for t in model.text_tensors
+        if t.kind == "expert" and t.layer is not None and t.layer < layers
+    )
 
 
 def pipeline_stage_bytes(wb: WeightsBreakdown, stages: int, offloaded: int) -> int:
@@ -406,6 +424,7 @@ def _warnings(
         request.workload.offload.layers
         or request.workload.offload.fraction
         or request.workload.offload.moe_experts
+        or request.workload.offload.moe_layers
     ):
         out.append("offload ignored: unified memory has no separate host pool")
     if speeds.prefill is None:

@@ -126,7 +126,8 @@ class Engine:
 class Offload:
     fraction: float = 0.0  # share of the repeating layers kept in host memory
     layers: int | None = None  # exact number of layers in host memory
-    moe_experts: bool = False  # all routed experts in host memory (--n-cpu-moe / -ot exps=CPU)
+    moe_experts: bool = False  # all routed experts in host memory (--cpu-moe / -ot exps=CPU)
+    moe_layers: int | None = None  # routed experts of the first N layers (--n-cpu-moe N)
 
 
 @dataclass(frozen=True)

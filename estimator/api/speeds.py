@@ -42,7 +42,8 @@ def decode_work(
     """What one decode step reads. Offloaded bytes read per token: all of an offloaded
     dense layer; k/E of offloaded experts (the routed share of what lives in host RAM)."""
     active = wb.active_bytes_per_token
-    if request.workload.offload.moe_experts and model.n_experts:
+    offload = request.workload.offload
+    if (offload.moe_experts or offload.moe_layers) and model.n_experts:
         host = offloaded_bytes * model.n_experts_per_token / model.n_experts
     else:
         host = offloaded_bytes * min(1.0, active / max(1, wb.total_bytes))

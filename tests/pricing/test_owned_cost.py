@@ -30,3 +30,17 @@ def test_no_price_or_no_speed_has_no_owned_cost() -> None:
     assert own is not None and own.power_w == 150  # host only: the card's power is unknown
     assert costs.owned_usd_per_million(own, None) is None
     assert costs.owned_usd_per_million(None, 50) is None
+
+
+def test_a_unified_memory_machine_has_no_host_allowance() -> None:
+    # A 3,999 USD Mac Studio of 270 W is the whole computer: purchase 3,999 (not 5,999),
+    # power 270 W (not 420). Over 36 months 111.08 USD + 270 W x 365 busy h = 98.55 kWh
+    # x 0.15 = 14.78 USD a month; / 365 h = 0.34484 USD/h; at 20 tok/s
+    # 0.34484 / 72,000 x 1e6 = 4.7894 USD per 1M tokens.
+    own = costs.owned_ownership(3999, 270, 1, complete_system=True)
+    assert own is not None
+    assert (own.purchase_usd, own.power_w) == (3999, 270)
+    assert costs.owned_usd_per_million(own, 20) == pytest.approx(4.7894, rel=1e-4)
+    # Without a listed power the host's 150 W stands in for the machine's.
+    bare = costs.owned_ownership(3999, None, 1, complete_system=True)
+    assert bare is not None and bare.power_w == 150
