@@ -184,6 +184,7 @@ class LaunchConfig:
     offloaded_layers: int
     offloaded_bytes: int  # all devices together
     moe_experts: bool  # every routed expert in host memory
+    moe_layers: int = 0  # the routed experts of layers 0 .. N-1 in host memory (0: none)
 
 
 @dataclass(frozen=True)
@@ -240,6 +241,7 @@ def launch_config(
         offloaded_layers=layers[0],
         offloaded_bytes=result["offloaded_bytes"],
         moe_experts=bool(offload.get("moe_experts", False)),
+        moe_layers=int(offload.get("moe_layers") or 0),
     )
 
 
@@ -355,8 +357,13 @@ def refusal(*, engine: str, weights_format: str, quant: str, backend: str, kv: s
 
 
 def _setup_refusal(engine: str, config: LaunchConfig) -> str | None:
-    if engine == "ollama" and config.moe_experts:
+    if engine == "ollama" and (config.moe_experts or config.moe_layers):
         return _("Ollama has no setting that keeps only the MoE experts in host memory.")
+    if engine in ("vllm", "sglang") and config.moe_layers:
+        return _(
+            "%(engine)s has no setting that keeps the experts of the first layers in "
+            "host memory (llama.cpp --n-cpu-moe)."
+        ) % {"engine": ENGINE_NAMES[engine]}
     if engine == "tensorrt-llm" and config.offloaded_bytes:
         return _("trtllm-serve documents no weight offload to host memory.")
     return None
@@ -416,11 +423,13 @@ def _backend_notes(engine: str, backend: str) -> tuple[str, ...]:
 
 def llama_cpp(config: LaunchConfig) -> LaunchCommand:
     """llama-server: -c is the total context of all slots (-np), so context x sequences;
-    -ngl counts the layers kept on the GPUs (the estimator offloads the first ones)."""
+    -ngl counts the layers kept on the GPUs (the estimator offloads the first ones); MoE
+    offload keeps every layer on the GPUs but the experts: all (--cpu-moe) or those of
+    the first N layers (--n-cpu-moe N), as common/arg.cpp defines them."""
     source, notes = _gguf_source(config)
     flag = "-hf" if config.gguf_repo else "-m"
     on_gpu = config.n_layers - config.offloaded_layers
-    if config.moe_experts or not config.offloaded_layers:
+    if config.moe_experts or config.moe_layers or not config.offloaded_layers:
         on_gpu = ALL_LAYERS
     parts = [
         "llama-server",
@@ -433,6 +442,8 @@ def llama_cpp(config: LaunchConfig) -> LaunchCommand:
     ]
     if config.moe_experts:
         parts.append("--cpu-moe")
+    elif config.moe_layers:
+        parts += ["--n-cpu-moe", str(config.moe_layers)]
     if config.gpus > 1:
         parts += ["--tensor-split", ",".join(["1"] * config.gpus)]
     notes += _backend_notes("llama.cpp", config.backend)

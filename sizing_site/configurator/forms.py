@@ -1,5 +1,6 @@
 """The configurator's inputs: one GET form whose field names are the page's query
-parameters (quant, ctx, gpus, seqs, kv, engine, offload, prompt, output)."""
+parameters (quant, ctx, gpus, seqs, kv, engine, prompt, output, and the CPU offload:
+offload, layers, moe, moe_layers, host_bw)."""
 
 from __future__ import annotations
 
@@ -10,25 +11,31 @@ from typing import Any
 from django import forms
 from django.forms import BoundField
 from django.utils.formats import number_format
+from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from catalog.hardware import EngineChoice
 from catalog.models import Accelerator, LLMModel
 from catalog.sizing import GGUF_QUANTS, Setup, fallback_quant, is_gguf
-from catalog.sizing.specs import RopeContext, rope_context
+from catalog.sizing.specs import LayerCounts, RopeContext, layer_counts, rope_context
 from estimator import cost
 from estimator.api.schema import KV_DTYPES
 from estimator.weights import HF_FORMATS
+from pricing import costs
 from sizing_site.configurator import selectors
 from sizing_site.configurator.commands import ENGINE_NAMES, refusal
+from sizing_site.configurator.fields import (
+    ALL_OFFLOAD_FIELDS,
+    OFFLOAD_FIELDS,
+    quant_note,
+    weights_choices,
+)
 
 ENGINE_CHOICES = list(ENGINE_NAMES.items())
-QUANT_CHOICES = [
-    ("", _("Best that fits")),
-    (_("GGUF (llama.cpp, Ollama)"), [(q, q) for q in GGUF_QUANTS]),
-    (_("Hugging Face checkpoint (vLLM, SGLang)"), [(d, d) for d in HF_FORMATS]),
-]
 KV_CHOICES = [(d, d) for d in KV_DTYPES]
+# Every weights format the form knows (fields.py orders and filters them per engine).
+ALL_FORMATS = frozenset((*GGUF_QUANTS, *HF_FORMATS))
 DEFAULT_CONTEXT_TOKENS = 8192
 DEFAULTS = {
     "gpus": 1,
@@ -38,7 +45,8 @@ DEFAULTS = {
     "prompt": 512,
     "output": 256,
 }
-# The estimator's request fields, by the form field that sets them.
+# The estimator's request fields, by the form field that sets them (the first prefix that
+# matches wins: the offload's own fields before the whole offload).
 ESTIMATOR_FIELDS = {
     "weights": "quant",
     "workload.context_tokens": "ctx",
@@ -46,12 +54,17 @@ ESTIMATOR_FIELDS = {
     "workload.concurrent_sequences": "seqs",
     "workload.kv_cache_dtype": "kv",
     "engine": "engine",
+    "workload.offload.layers": "layers",
+    "workload.offload.moe_experts": "moe",
+    "workload.offload.moe_layers": "moe_layers",
     "workload.offload": "offload",
     "workload.prompt_tokens": "prompt",
     "workload.output_tokens": "output",
     "workload.tensor_parallel": "gpus",
     "device.host_bandwidth_gbps": "host_bw",
 }
+# The form's CPU offload section (form.html folds it away while nothing is offloaded).
+OFFLOAD_SECTION = ("offload", "layers", "moe", "moe_layers", "host_bw")
 
 
 # How the page names a config.json RoPE scaling type (RopeContext.scaling_type).
@@ -84,10 +97,16 @@ def field_for(estimator_field: str) -> str | None:
 
 class SizedQuantBoundField(BoundField):
     """The quant select shows the quant the page sized when the visitor asked for the best
-    that fits (ConfigureForm.sized_quant); what the visitor sent stays as sent."""
+    that fits (ConfigureForm.sized_quant); what the visitor sent stays as sent.
+    `as_sent` renders the select with what was sent, for the select an HTMX response
+    swaps into the page (a page that keeps "best that fits" re-sizes on every change)."""
 
     def value(self) -> Any:
         return super().value() or getattr(self.form, "sized_quant", "")
+
+    @property
+    def as_sent(self) -> SafeString:
+        return BoundField(self.form, self.field, self.name).as_widget()
 
 
 class QuantField(forms.ChoiceField):
@@ -95,15 +114,40 @@ class QuantField(forms.ChoiceField):
         return SizedQuantBoundField(form, self, field_name)
 
 
+def _layers_text(count: int) -> str:
+    return ngettext("This model has %(n)s layer.", "This model has %(n)s layers.", count) % {
+        "n": count
+    }
+
+
 class ConfigureForm(forms.Form):
-    quant = QuantField(label=_("Weights format"), choices=QUANT_CHOICES, required=False)
+    offload_section = OFFLOAD_SECTION  # for form.html
+    engine = forms.ChoiceField(label=_("Engine"), choices=ENGINE_CHOICES)
+    quant = QuantField(label=_("Weights format"), required=False)
     ctx = forms.IntegerField(label=_("Context (tokens)"), min_value=1)
     gpus = forms.IntegerField(label=_("GPUs"), min_value=1, max_value=64)
     seqs = forms.IntegerField(label=_("Concurrent sequences"), min_value=1, max_value=4096)
     kv = forms.ChoiceField(label=_("KV cache precision"), choices=KV_CHOICES)
-    engine = forms.ChoiceField(label=_("Engine"), choices=ENGINE_CHOICES)
-    offload = forms.IntegerField(label=_("CPU offload (%)"), min_value=0, max_value=100)
+    prompt = forms.IntegerField(label=_("Prompt (tokens)"), min_value=1)
+    output = forms.IntegerField(label=_("Output (tokens)"), min_value=1)
+    offload = forms.IntegerField(
+        label=_("CPU offload (%)"),
+        min_value=0,
+        max_value=100,
+    )
+    layers = forms.IntegerField(
+        label=_("Layers in host memory"),
+        required=False,
+        min_value=0,
+        help_text=_("llama.cpp -ngl: the first N layers stay on the CPU."),
+    )
     moe = forms.BooleanField(label=_("MoE experts in host memory (--cpu-moe)"), required=False)
+    moe_layers = forms.IntegerField(
+        label=_("MoE experts of the first N layers (--n-cpu-moe N)"),
+        required=False,
+        min_value=0,
+        help_text=_("Counted from the first layer; dense layers have no experts."),
+    )
     host_bw = forms.FloatField(
         label=_("Host memory bandwidth (GB/s)"),
         required=False,
@@ -111,8 +155,6 @@ class ConfigureForm(forms.Form):
         max_value=2000,
         help_text=_("For offloaded weights; blank: dual-channel DDR5-5600, 89.6 GB/s."),
     )
-    prompt = forms.IntegerField(label=_("Prompt (tokens)"), min_value=1)
-    output = forms.IntegerField(label=_("Output (tokens)"), min_value=1)
 
     def __init__(
         self,
@@ -122,25 +164,152 @@ class ConfigureForm(forms.Form):
         engines: Sequence[EngineChoice] = (),
         card_name: str = "",
         rope: RopeContext | None = None,
+        layers: LayerCounts | None = None,
+        unified_memory: bool = False,
     ) -> None:
         """`engines`: what runs on the card (catalog.hardware), its default first; `rope`:
         where RoPE scaling takes over (catalog.sizing.specs.rope_context), for the context
-        note and error."""
+        note and error; `layers`: the model's layers and experts, for the offload settings
+        (None: not checked here, the estimator checks); `unified_memory`: the card has no
+        separate host memory to offload to."""
         # Absent parameters take the defaults; a present but empty one is an error to show.
         defaults = {**DEFAULTS, "ctx": min(DEFAULT_CONTEXT_TOKENS, max_context_tokens)}
         if engines:
             defaults["engine"] = engines[0].engine
         merged = {**{k: str(v) for k, v in defaults.items()}, **{k: data[k] for k in data}}
+        self.engines = {choice.engine: choice for choice in engines}
+        self.card_name = card_name
+        self.model_layers = layers
+        self.unified_memory = unified_memory
+        # The engine's weights formats; a format it does not load is dropped for the best
+        # that fits, with a note, so that switching engines never ends on an error.
+        choice = self.engines.get(str(merged.get("engine", "")))
+        self.weights = weights_choices(
+            choice.engine if choice else None,
+            choice.backend if choice else None,
+            moe=layers.moe if layers else True,
+        )
+        self.quant_note = ""
+        sent = str(merged.get("quant") or "")
+        formats = self.weights.formats
+        if choice and formats and sent and sent not in formats and sent in ALL_FORMATS:
+            self.quant_note = quant_note(choice.engine, sent)
+            merged["quant"] = ""
         super().__init__(merged)
         self.max_context_tokens = max_context_tokens
         self.rope = rope
-        # The quant the page sized for "best that fits", shown in the select; the view sets
-        # it once the setup is sized (the submitted data stays as sent).
-        self.sized_quant = ""
-        self.engines = {choice.engine: choice for choice in engines}
-        self.card_name = card_name
+        self._sized_quant = ""
+        self._set_quant_choices()
         for name, field in self.fields.items():
             field.widget.attrs["aria-describedby"] = f"err-{name}"
+        if layers is not None:  # a hint for the spinner; _clean_offload checks
+            for name in ("layers", "moe_layers"):
+                self.fields[name].widget.attrs["max"] = str(layers.layers)
+
+    @classmethod
+    def for_pair(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        model: LLMModel,
+        accelerator: Accelerator,
+        max_context_tokens: int,
+        engines: Sequence[EngineChoice],
+    ) -> ConfigureForm:
+        """The form for a model on a card, with what the page knows of both."""
+        return cls(
+            data,
+            max_context_tokens=max_context_tokens,
+            engines=engines,
+            card_name=str(accelerator),
+            rope=rope_context(model),
+            layers=layer_counts(model),
+            unified_memory=accelerator.memory_kind == "unified",
+        )
+
+    @property
+    def sized_quant(self) -> str:
+        """The quant the page sized for "best that fits", shown in the select; the view
+        sets it once the setup is sized (the submitted data stays as sent)."""
+        return self._sized_quant
+
+    @sized_quant.setter
+    def sized_quant(self, quant: str) -> None:
+        self._sized_quant = quant
+        self._set_quant_choices()
+
+    def _set_quant_choices(self) -> None:
+        best = str(_("Best that fits"))
+        if self._sized_quant:
+            best = _("Best that fits (%(quant)s)") % {"quant": self._sized_quant}
+        field = self.fields["quant"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [("", best), *self.weights.groups]
+
+    # --- which settings apply ---------------------------------------------------------
+
+    @property
+    def selected_engine(self) -> str:
+        """The engine the form is for (what was sent, else the card's default)."""
+        return str(self.data.get("engine", ""))
+
+    @property
+    def offload_fields(self) -> tuple[str, ...]:
+        """The offload settings the form shows: those the engine has (none on unified
+        memory), plus any set, so that an error on one shows where it can be cleared."""
+        supported: tuple[str, ...] = ()
+        if not self.unified_memory:
+            supported = OFFLOAD_FIELDS.get(self.selected_engine, ALL_OFFLOAD_FIELDS)
+        if self.model_layers is not None and not self.model_layers.moe:
+            supported = tuple(f for f in supported if f not in ("moe", "moe_layers"))
+        shown = [f for f in ALL_OFFLOAD_FIELDS if f in supported or self._is_set(f)]
+        if shown:
+            shown.append("host_bw")
+        return tuple(shown)
+
+    @property
+    def offload_unavailable(self) -> str:
+        """Why the form shows no offload settings."""
+        if self.unified_memory:
+            return _(
+                "%(card)s has unified memory: there is no separate host memory to offload to."
+            ) % {"card": self.card_name}
+        return _("%(engine)s has no CPU offload setting; llama.cpp has the most.") % {
+            "engine": ENGINE_NAMES.get(self.selected_engine, self.selected_engine)
+        }
+
+    @property
+    def offload_summary(self) -> str:
+        """The offload set, for the folded section's title ("" when none or invalid)."""
+        if not self.is_valid():
+            return ""
+        data = self.cleaned_data
+        if data.get("moe"):
+            return str(_("all MoE experts"))
+        if data.get("moe_layers"):
+            count = data["moe_layers"]
+            return ngettext("MoE experts of %(n)s layer", "MoE experts of %(n)s layers", count) % {
+                "n": count
+            }
+        if data.get("layers"):
+            count = data["layers"]
+            return ngettext("%(n)s layer", "%(n)s layers", count) % {"n": count}
+        if data.get("offload"):
+            return _("%(n)s %% of the layers") % {"n": data["offload"]}
+        return ""
+
+    @property
+    def offload_open(self) -> bool:
+        """Whether the offload section starts unfolded: something is set or wrong in it."""
+        return any(self._is_set(f) or f in self.errors for f in OFFLOAD_SECTION)
+
+    def _is_set(self, name: str) -> bool:
+        value = str(self.data.get(name, "") or "").strip()
+        if name == "moe":
+            return value.lower() not in ("", "false", "0", "off")
+        return value not in ("", "0")
+
+    # --- validation -------------------------------------------------------------------
 
     def clean_ctx(self) -> int:
         ctx: int = self.cleaned_data["ctx"]
@@ -163,6 +332,18 @@ class ConfigureForm(forms.Form):
             params={"max": self.max_context_tokens},
             code="max_context",
         )
+
+    def _clean_layer_count(self, name: str) -> int | None:
+        count: int | None = self.cleaned_data.get(name)
+        if count is None or count == 0:
+            return None
+        return count
+
+    def clean_layers(self) -> int | None:
+        return self._clean_layer_count("layers")
+
+    def clean_moe_layers(self) -> int | None:
+        return self._clean_layer_count("moe_layers")
 
     @property
     def rope_note(self) -> str:
@@ -209,10 +390,15 @@ class ConfigureForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         """An engine that cannot load the chosen weights format, or has no such KV type,
         is a 400 on the field at fault with the engine's reason (commands.refusal). With
-        "best that fits" the quant comes from the engine's own family, so only KV counts."""
+        "best that fits" the quant comes from the engine's own family, so only KV counts.
+        Offload settings the engine or card lacks, or that contradict each other, are
+        errors on the field at fault."""
         data = super().clean() or {}
         engine, kv = data.get("engine"), data.get("kv")
-        if not engine or not kv or engine not in self.engines:
+        if not engine or engine not in self.engines:
+            return data
+        self._clean_offload(data, engine)
+        if not kv:
             return data
         quant = data.get("quant") or fallback_quant(engine)
         common = {
@@ -221,13 +407,61 @@ class ConfigureForm(forms.Form):
             "quant": quant,
             "backend": self.engines[engine].backend,
         }
-        # f16 is a cache type every engine has: a refusal with it is about the weights.
+        # f16 is a cache type every engine has: a refusal with it is about the weights,
+        # or, when the engine loads no format at all here, about its backend.
         weights_reason = refusal(**common, kv="f16")
-        if weights_reason and data.get("quant"):
+        if weights_reason and not self.weights.formats:
+            self.add_error("engine", weights_reason)
+        elif weights_reason and data.get("quant"):
             self.add_error("quant", weights_reason)
         elif kv_reason := refusal(**common, kv=kv):
             self.add_error("kv", kv_reason)
         return data
+
+    def _clean_offload(self, data: dict[str, Any], engine: str) -> None:
+        """The offload settings against the card, the engine, the model and each other."""
+        chosen = {
+            "offload": bool(data.get("offload")),
+            "layers": data.get("layers") is not None,
+            "moe": bool(data.get("moe")),
+            "moe_layers": data.get("moe_layers") is not None,
+        }
+        name = ENGINE_NAMES.get(engine, engine)
+        layers = self.model_layers
+        for field in (f for f, on in chosen.items() if on and f not in self.errors):
+            if self.unified_memory:
+                self.add_error(
+                    field,
+                    _(
+                        "%(card)s has unified memory: there is no separate host memory "
+                        "to offload to."
+                    )
+                    % {"card": self.card_name},
+                )
+            elif field not in OFFLOAD_FIELDS.get(engine, ()):
+                self.add_error(field, _offload_refusal(field, name))
+            elif field in ("moe", "moe_layers") and layers is not None and not layers.moe:
+                self.add_error(field, _("This model has no MoE experts to offload."))
+            elif field in ("layers", "moe_layers") and layers and data[field] > layers.layers:
+                self.add_error(field, _layers_text(layers.layers))
+        if self.errors:
+            return
+        if chosen["offload"] and chosen["layers"]:
+            self.add_error("layers", _("Give a share of the layers or a number, not both."))
+        elif chosen["moe"] and chosen["moe_layers"]:
+            self.add_error(
+                "moe_layers",
+                _("Keep all experts or those of the first layers in host memory, not both."),
+            )
+        elif (chosen["moe"] or chosen["moe_layers"]) and (chosen["offload"] or chosen["layers"]):
+            field = "moe" if chosen["moe"] else "moe_layers"
+            self.add_error(
+                field,
+                _(
+                    "Offload the MoE experts or whole layers, not both: the page sizes "
+                    "one or the other."
+                ),
+            )
 
     def setup(self) -> Setup:
         """The validated inputs as a Setup; quant "" asks for the best that fits."""
@@ -246,7 +480,30 @@ class ConfigureForm(forms.Form):
             backend=choice.backend if choice else "",
             offload_moe_experts=bool(data.get("moe")),
             host_bandwidth_gbps=data.get("host_bw"),
+            offload_layers=data.get("layers"),
+            offload_moe_layers=data.get("moe_layers"),
         )
+
+
+def _offload_refusal(field: str, engine: str) -> str:
+    """Why an engine has no such offload setting."""
+    if field == "offload":
+        return _("%(engine)s has no setting that keeps part of the weights in host memory.") % {
+            "engine": engine
+        }
+    if field == "layers":
+        return _(
+            "%(engine)s cannot keep a number of layers in host memory; use the share "
+            "(CPU offload %%) or llama.cpp."
+        ) % {"engine": engine}
+    if field == "moe":
+        return _("%(engine)s has no setting that keeps the MoE experts in host memory.") % {
+            "engine": engine
+        }
+    return _(
+        "Only llama.cpp keeps the experts of the first layers in host memory "
+        "(--n-cpu-moe); %(engine)s cannot."
+    ) % {"engine": engine}
 
 
 # Rent vs buy: the host allowance and its basis are estimator.cost's (system_purchase_usd,
@@ -258,6 +515,10 @@ HOST_POWER_W = cost.HOST_POWER_W
 DEFAULT_USD_PER_KWH = 0.15
 DEFAULT_HOURS_PER_DAY = 8  # a working day of use, an assumption
 DEFAULT_PUE = 1.0  # a desk: no cooling plant on top of the machine's own draw
+# The owner's cost per 1M tokens (pricing.costs.owned_ownership's defaults): the purchase
+# over three years, the machine busy half of every day.
+DEFAULT_YEARS = costs.DEFAULT_AMORTIZATION_YEARS
+DEFAULT_BUSY_PERCENT = round(costs.DEFAULT_UTILIZATION * 100)
 
 
 class RentBuyForm(forms.Form):
@@ -269,29 +530,55 @@ class RentBuyForm(forms.Form):
     power_w = forms.FloatField(label=_("Power draw (W)"), min_value=0, max_value=1e6)
     kwh_usd = forms.FloatField(label=_("Electricity (USD per kWh)"), min_value=0, max_value=10)
     pue = forms.FloatField(label=_("PUE"), min_value=1, max_value=5)
+    years = forms.FloatField(label=_("Years to pay off the hardware"), min_value=0.5, max_value=15)
+    busy = forms.FloatField(
+        label=_("Busy share of the day (%), for the cost per 1M tokens"),
+        min_value=1,
+        max_value=100,
+    )
     # for the page's note on where the defaults come from
     host_allowance_usd = HOST_ALLOWANCE_USD
     host_power_w = HOST_POWER_W
     default_usd_per_kwh = DEFAULT_USD_PER_KWH
+    # the catalog's figures for the owner's cost when the form is not bound (for_configuration)
+    catalog_price_usd: float | None = None
+    catalog_tdp_w: int | None = None
+    gpus = 1
+    complete_system = False
 
     @classmethod
     def for_configuration(
-        cls, data: Mapping[str, Any], *, price_usd: float | None, tdp_w: int | None, gpus: int
+        cls,
+        data: Mapping[str, Any],
+        *,
+        price_usd: float | None,
+        tdp_w: int | None,
+        gpus: int,
+        complete_system: bool = False,
     ) -> RentBuyForm:
         """Bound to the query merged over the defaults; unbound (nothing to compare yet)
-        while the catalog lacks a default and the visitor has not sent the form."""
+        while the catalog lacks a default and the visitor has not sent the form.
+        complete_system: the device is a whole computer (unified memory), so no host
+        allowance is added to its price and power."""
+        host = not complete_system
         defaults: dict[str, Any] = {
             "hours": DEFAULT_HOURS_PER_DAY,
-            "hw_usd": cost.system_purchase_usd(price_usd, gpus),
-            "power_w": cost.system_power_w(tdp_w, gpus),
+            "hw_usd": cost.system_purchase_usd(price_usd, gpus, host=host),
+            "power_w": cost.system_power_w(tdp_w, gpus, host=host),
             "kwh_usd": DEFAULT_USD_PER_KWH,
             "pue": DEFAULT_PUE,
+            "years": DEFAULT_YEARS,
+            "busy": DEFAULT_BUSY_PERCENT,
         }
         sent = any(name in data for name in cls.base_fields)
         if not sent and None in defaults.values():
-            return cls(initial=defaults)
-        known = {k: str(v) for k, v in defaults.items() if v is not None}
-        return cls({**known, **{k: data[k] for k in cls.base_fields if k in data}})
+            form = cls(initial=defaults)
+        else:
+            known = {k: str(v) for k, v in defaults.items() if v is not None}
+            form = cls({**known, **{k: data[k] for k in cls.base_fields if k in data}})
+        form.catalog_price_usd, form.catalog_tdp_w, form.gpus = price_usd, tdp_w, gpus
+        form.complete_system = complete_system
+        return form
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -310,7 +597,53 @@ class RentBuyForm(forms.Form):
             electricity_usd_per_kwh=data["kwh_usd"],
             pue=data["pue"],
             hours_per_day=data["hours"],
+            amortization_months=max(1, round(data["years"] * 12)),
         )
+
+    def owner_cost_basis(self) -> cost.Ownership | None:
+        """Owning for the cost per 1M tokens (pricing.costs.owned_system): 24 h a day at
+        the busy share, the purchase over the years. The visitor's figures once sent
+        valid (None while invalid); before that the catalog's (pricing.costs.
+        owned_ownership, None without a catalog price)."""
+        if not self.is_bound:
+            return costs.owned_ownership(
+                self.catalog_price_usd,
+                self.catalog_tdp_w,
+                self.gpus,
+                complete_system=self.complete_system,
+            )
+        if not self.is_valid():
+            return None
+        data = self.cleaned_data
+        return costs.owned_system(
+            data["hw_usd"],
+            data["power_w"],
+            years=data["years"],
+            utilization=data["busy"] / 100,
+            usd_per_kwh=data["kwh_usd"],
+            pue=data["pue"],
+        )
+
+    @property
+    def typed_price(self) -> bool:
+        """Whether the visitor sent a hardware price of their own (not the catalog's)."""
+        if not self.is_bound or not self.is_valid():
+            return False
+        catalog = cost.system_purchase_usd(
+            self.catalog_price_usd, self.gpus, host=not self.complete_system
+        )
+        return catalog is None or abs(self.cleaned_data["hw_usd"] - catalog) > 0.005
+
+    @property
+    def hours_per_day(self) -> float:
+        """The hours a day the offers' monthly rent is counted for (the default while the
+        form is invalid or unbound)."""
+        if self.is_bound:
+            self.is_valid()
+            hours: float | None = self.cleaned_data.get("hours")
+            if hours is not None:
+                return hours
+        return DEFAULT_HOURS_PER_DAY
 
 
 class StateError(ValueError):
@@ -345,12 +678,12 @@ def configurator_state(
         raise StateError(_("this configuration cannot be sized"))
     if not scope.engines:
         raise StateError(_("no engine in the catalog runs on this card"))
-    form = ConfigureForm(
+    form = ConfigureForm.for_pair(
         query,
+        model=model,
+        accelerator=accelerator,
         max_context_tokens=scope.max_context_tokens,
         engines=scope.engines,
-        card_name=str(accelerator),
-        rope=rope_context(model),
     )
     if not form.is_valid():
         raise StateError(_("invalid configurator parameters"))

@@ -1,11 +1,13 @@
 """Reads for the configurator: the two catalog rows, then every figure from the sizing
 service (catalog.sizing). The query count is fixed (model + its weights, accelerator,
-curated accelerators, offers), whatever the catalog's size."""
+curated accelerators, offers), whatever the catalog's size: the results part reads one
+offer (the cheapest, for the answer panel), the analysis part every fitting offer."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from django.db.models import Prefetch
 from django.utils.translation import get_language
@@ -14,14 +16,19 @@ from catalog import hardware, sizing
 from catalog.models import Accelerator, LLMModel, ModelWeights, Segment
 from catalog.sizing.cache import remembered
 from catalog.sizing.candidates import default_floor, ladder_down_to, quant_ladder
+from catalog.sizing.requests import family_ladder, llama_like
 from estimator import cost
-from estimator.api import request_to_dict, result_to_dict
+from estimator.api import RequestError, request_to_dict, result_to_dict
 from estimator.recommend import PlanStep
 from pricing import costs
 from pricing import selectors as pricing_selectors
 from sizing_site.configurator import commands
 
 FAQ_CONTEXT_TOKENS = 32768
+# Board counts the FAQ tries for "how many GPUs" (the form allows up to 64).
+GPU_STEPS = (1, 2, 4, 8)
+# Bumped when a cached value's shape changes, so a deploy never reads an old pickle.
+CACHE_SHAPE = 2
 
 
 def configuration_rows(*, model_slug: str, accelerator_slug: str) -> tuple[LLMModel, Accelerator]:
@@ -142,6 +149,7 @@ class CardPick:
     accelerator: Accelerator
     fit: sizing.CardFit
     decode_tokens_per_s: float
+    base_price: bool = False  # its catalog price is a base configuration's (pricing.costs)
 
 
 @dataclass(frozen=True)
@@ -172,7 +180,7 @@ def recommendations(
     )
     # Only speeds published measurements back are ranked (CardFit.calibrated_speed).
     picks = [
-        CardPick(card, fit, fit.calibrated_speed)
+        CardPick(card, fit, fit.calibrated_speed, costs.base_configuration_price(card))
         for card, fit in zip(sizable, fits, strict=True)
         if fit.quant is not None and fit.calibrated_speed is not None
     ]
@@ -194,18 +202,24 @@ class ConfigurationCosts:
 
 
 def configuration_costs(
-    *, accelerator: Accelerator, sized: sizing.Sizing, ownership: cost.Ownership | None
+    *,
+    accelerator: Accelerator,
+    sized: sizing.Sizing,
+    ownership: cost.Ownership | None,
+    hours_per_day: float | None = None,
 ) -> ConfigurationCosts:
     """Public cloud offers of this accelerator with at least the configured GPUs (one
-    query) and their cost per 1M output tokens; the cheapest hourly USD offer; owning the
-    hardware (`ownership`, None: not given) against renting that offer for the same hours.
-    Nothing runs a configuration that does not fit, so it gets no offers."""
+    query), their cost per 1M output tokens and, with `hours_per_day`, a month's rent; the
+    cheapest hourly USD offer; owning the hardware (`ownership`, None: not given) against
+    renting that offer for the same hours. Nothing runs a configuration that does not fit,
+    so it gets no offers."""
     if not sized.fits:
         return ConfigurationCosts([], None, None)
     offers = costs.offer_costs(
         pricing_selectors.offers_for(accelerator=accelerator, gpu_count=sized.setup.gpus),
         one_sequence_tokens_per_s=sized.result.decode_tokens_per_s.estimate,
         all_sequences_tokens_per_s=sized.result.aggregate_decode_tokens_per_s.estimate,
+        hours_per_day=hours_per_day,
     )
     usd = [row for row in offers if row.offer.currency == "USD"]
     cloud = min(usd, key=lambda row: row.per_hour) if usd else None
@@ -213,6 +227,167 @@ def configuration_costs(
     if cloud is not None and ownership is not None:
         compared = costs.rent_vs_buy(ownership, cloud)
     return ConfigurationCosts(offers, cloud, compared)
+
+
+def cheapest_offer(*, accelerator: Accelerator, sized: sizing.Sizing) -> costs.OfferCost | None:
+    """The answer panel's cloud offer: the cheapest public USD offer with at least the
+    configured GPUs (one query), priced like configuration_costs' rows. Every offer runs
+    the same setup at the same speed, so the cheapest hour is the cheapest 1M tokens, and
+    the offer is configuration_costs' `cloud`. None when nothing fits or nothing is offered."""
+    if not sized.fits:
+        return None
+    offer = (
+        pricing_selectors.offers_for(accelerator=accelerator, gpu_count=sized.setup.gpus)
+        .filter(currency="USD")
+        .first()
+    )
+    if offer is None:
+        return None
+    [row] = costs.offer_costs(
+        [offer],
+        one_sequence_tokens_per_s=sized.result.decode_tokens_per_s.estimate,
+        all_sequences_tokens_per_s=sized.result.aggregate_decode_tokens_per_s.estimate,
+    )
+    return row
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The answer panel at the top of the results: the fit in plain figures, and the cost
+    per 1M output tokens at the aggregate decode speed, from the cheapest cloud offer or,
+    without one, from owning the hardware (pricing.costs.owned_usd_per_million). Read per
+    request: prices change without a catalog edit."""
+
+    spare_bytes: int  # per GPU: what is left (0 when it does not fit)
+    short_bytes: int  # per GPU: what is missing (0 when it fits), a positive figure
+    decode_rounded: int  # tok/s of one sequence, whole (plural forms need an integer)
+    cloud: costs.OfferCost | None
+    owned_per_million: float | None
+    ownership: cost.Ownership | None  # the assumptions behind owned_per_million
+    typed_price: bool  # the visitor typed the hardware price
+    base_price: bool  # the catalog price it uses is a base configuration's
+
+    @property
+    def per_million(self) -> float | None:
+        """The panel's cost per 1M output tokens: the cloud's, else the owner's."""
+        if self.cloud is not None and self.cloud.per_million_all is not None:
+            return self.cloud.per_million_all
+        return self.owned_per_million
+
+    @property
+    def from_cloud(self) -> bool:
+        return self.cloud is not None and self.cloud.per_million_all is not None
+
+    @property
+    def busy_percent(self) -> float | None:
+        return None if self.ownership is None else self.ownership.utilization * 100
+
+    @property
+    def years(self) -> float | None:
+        months = None if self.ownership is None else self.ownership.amortization_months
+        return None if not months else months / 12
+
+
+def configuration_answer(
+    *,
+    accelerator: Accelerator,
+    sized: sizing.Sizing,
+    cloud: costs.OfferCost | None,
+    ownership: cost.Ownership | None,
+    typed_price: bool = False,
+) -> Answer:
+    """The panel's figures (no query): `cloud` from cheapest_offer or configuration_costs,
+    `ownership` the owner's assumptions (RentBuyForm.owner_cost_basis; None: no price)."""
+    result = sized.result
+    reserve = result.fit.reserve_bytes
+    owned = None
+    if sized.fits:
+        owned = costs.owned_usd_per_million(
+            ownership, result.aggregate_decode_tokens_per_s.estimate
+        )
+    return Answer(
+        spare_bytes=max(reserve, 0),
+        short_bytes=max(-reserve, 0),
+        decode_rounded=round(result.decode_tokens_per_s.estimate),
+        cloud=cloud if sized.fits else None,
+        owned_per_million=owned,
+        ownership=ownership if owned is not None else None,
+        typed_price=typed_price,
+        base_price=not typed_price and costs.base_configuration_price(accelerator),
+    )
+
+
+@dataclass(frozen=True)
+class GpusNeeded:
+    """The fewest boards of the card (GPU_STEPS) that hold `quant` at `context_tokens`
+    without offload; None: more than the last step, or the engine refuses every count."""
+
+    quant: str
+    context_tokens: int
+    gpus: int | None
+
+
+@dataclass(frozen=True)
+class FaqFigures:
+    """The FAQ's figures that take more than a glance at the result: the least compressed
+    quant that fits one card (from the quant matrix) and how many cards the full-precision
+    weights and the model's longest context need."""
+
+    best_quant: sizing.QuantRow | None
+    full_precision: GpusNeeded | None
+    full_context: GpusNeeded | None  # None when the setup already runs the longest context
+
+
+def _gpus_needed(
+    *, model: LLMModel, accelerator: Accelerator, setup: sizing.Setup, quant: str, context: int
+) -> GpusNeeded:
+    # every offload setting at its default (a percentage, layers, MoE experts): all on the GPUs
+    no_offload: dict[str, Any] = {
+        f.name: f.default for f in fields(sizing.Setup) if f.name.startswith("offload")
+    }
+    for gpus in GPU_STEPS:
+        trial = replace(setup, quant=quant, context_tokens=context, gpus=gpus, **no_offload)
+        try:
+            if sizing.size_setup(model=model, accelerator=accelerator, setup=trial).fits:
+                return GpusNeeded(quant, context, gpus)
+        except RequestError:  # e.g. a tensor-parallel size the model's heads do not split by
+            continue
+    return GpusNeeded(quant, context, None)
+
+
+def faq_figures(
+    *,
+    model: LLMModel,
+    accelerator: Accelerator,
+    sized: sizing.Sizing,
+    matrix: Sequence[sizing.QuantRow],
+    max_context_tokens: int,
+) -> FaqFigures:
+    """Best quant: the first of the engine family's quality ladder whose matrix row (one
+    card, no offload) fits. GPUs: size_setup at 1, 2, 4, 8 boards (at most eight estimates
+    each), BF16 at the setup's context, and the setup's quant at the model's maximum."""
+    setup = sized.setup
+    fitting = {row.quant: row for row in matrix if row.verdict != "does_not_fit"}
+    ladder = family_ladder(setup.engine)
+    best = next((fitting[q] for q in ladder if q in fitting), None)
+    full = "BF16" if llama_like(setup.engine) else "bf16"
+    precision = _gpus_needed(
+        model=model,
+        accelerator=accelerator,
+        setup=setup,
+        quant=full,
+        context=setup.context_tokens,
+    )
+    longest = None
+    if setup.context_tokens < max_context_tokens:
+        longest = _gpus_needed(
+            model=model,
+            accelerator=accelerator,
+            setup=setup,
+            quant=setup.quant,
+            context=max_context_tokens,
+        )
+    return FaqFigures(best, precision, longest)
 
 
 @dataclass(frozen=True)
@@ -228,6 +403,7 @@ class ConfigurationAnalysis:
     kv_alternatives: list[sizing.KvAlternative]
     finetune: list[sizing.FinetuneRow]
     datacenter: bool
+    faq: FaqFigures
 
 
 def configuration_analysis(
@@ -237,16 +413,19 @@ def configuration_analysis(
     sized: sizing.Sizing,
     max_context_tokens: int,
     ownership: cost.Ownership | None,
+    hours_per_day: float | None = None,
 ) -> ConfigurationAnalysis:
     """The deeper sections: quant matrix, memory by context, recommendations, cloud offers
     and rent vs buy, make-it-fit, KV tuning, fine-tuning, FAQ. Several estimates each, so
     the page loads them after the main figures (an HTMX partial; inline without JavaScript).
     What depends only on the catalog and the setup is kept in the shared sizing cache;
     prices and rent-or-buy are read fresh."""
-    spent = configuration_costs(accelerator=accelerator, sized=sized, ownership=ownership)
+    spent = configuration_costs(
+        accelerator=accelerator, sized=sized, ownership=ownership, hours_per_day=hours_per_day
+    )
     analysis = remembered(
         "configurator-analysis",
-        (model.pk, accelerator.pk, sized.setup, max_context_tokens, get_language()),
+        (model.pk, accelerator.pk, sized.setup, max_context_tokens, get_language(), CACHE_SHAPE),
         lambda: _catalog_analysis(
             model=model, accelerator=accelerator, sized=sized, max_context_tokens=max_context_tokens
         ),
@@ -267,14 +446,22 @@ def _catalog_analysis(
     recommended = recommendations(
         model=model, cards=curated, context_tokens=sized.setup.context_tokens, matrix=matrix
     )
+    quants = sizing.quant_matrix(sized, files, cards)
     return ConfigurationAnalysis(
         costs=ConfigurationCosts([], None, None),  # filled per request
         recommended=recommended,
-        matrix=sizing.quant_matrix(sized, files, cards),
+        matrix=quants,
         memory_by_context=points,
         faq_point=next((p for p in points if p.context_tokens == FAQ_CONTEXT_TOKENS), None),
         plan=sizing.make_it_fit(sized),
         kv_alternatives=sizing.kv_alternatives(sized),
         finetune=sizing.finetune_memory(sized, cards),
         datacenter=accelerator.segment == Segment.DATACENTER,
+        faq=faq_figures(
+            model=model,
+            accelerator=accelerator,
+            sized=sized,
+            matrix=quants,
+            max_context_tokens=max_context_tokens,
+        ),
     )

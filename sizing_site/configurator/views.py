@@ -7,10 +7,10 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from catalog.models import Accelerator, LLMModel
+from catalog.models import Accelerator, LLMModel, MemoryKind
 from catalog.sizing.cache import TIMEOUT_S, key_for
-from catalog.sizing.specs import rope_context
 from estimator.api import RequestError
+from pricing import costs
 from sizing_site.configurator import selectors
 from sizing_site.configurator.forms import ConfigureForm, RentBuyForm, field_for
 
@@ -34,12 +34,12 @@ def configure(request: HttpRequest, model_slug: str, accelerator_slug: str) -> H
     if not scope.engines:
         context.update(unavailable=True, no_engine=True)
         return render(request, TEMPLATE, context)
-    form = ConfigureForm(
+    form = ConfigureForm.for_pair(
         request.GET,
+        model=model,
+        accelerator=accelerator,
         max_context_tokens=limit,
         engines=scope.engines,
-        card_name=str(accelerator),
-        rope=rope_context(model),
     )
     sized = _sizing(request, form, model, accelerator, limit)
     context.update(form=form, max_context_tokens=limit, **_urls(request, form))
@@ -49,15 +49,17 @@ def configure(request: HttpRequest, model_slug: str, accelerator_slug: str) -> H
     if sized is not None:
         context.update(sized.context())
         # The sections that show only catalog figures are rendered once per catalog
-        # version, setup and language ({% cache %} in configure.html).
+        # version, setup and language ({% cache %} in configure.html); the answer panel,
+        # offers, rent-or-buy and the FAQ read prices and are rendered per request.
         setup = sized.results.sized.setup
         context["sections_key"] = key_for(
-            "configurator-sections", (model.pk, accelerator.pk, setup, limit)
+            "configurator-sections",
+            (model.pk, accelerator.pk, setup, limit, selectors.CACHE_SHAPE),
         )
     template = TEMPLATE
     if getattr(request, "htmx", False):
         template += "#analysis" if _wants_analysis(request) else "#results"
-    bad = form.errors or (sized is not None and sized.rent is not None and sized.rent.errors)
+    bad = form.errors or (sized is not None and sized.analysis is not None and sized.rent.errors)
     return render(request, template, context, status=400 if bad else 200)
 
 
@@ -92,12 +94,14 @@ def _wants_analysis(request: HttpRequest) -> bool:
 
 @dataclass(frozen=True)
 class _Sized:
-    """What the page sized: the main figures, and the deeper sections with the rent-or-buy
-    form when the request asks for them."""
+    """What the page sized: the main figures with the answer panel, the rent-or-buy form
+    (its figures feed the panel's owned cost), and the deeper sections when the request
+    asks for them."""
 
     results: selectors.ConfigurationResults
+    answer: selectors.Answer
+    rent: RentBuyForm
     analysis: selectors.ConfigurationAnalysis | None = None
-    rent: RentBuyForm | None = None
 
     def context(self) -> dict[str, object]:
         """The template's names for the figures."""
@@ -110,6 +114,7 @@ class _Sized:
             "usable_bytes": self.results.usable_bytes,
             "device_memory": self.results.device_memory,
             "commands": self.results.commands,
+            "answer": self.answer,
         }
         more = self.analysis
         if more is not None:
@@ -127,6 +132,9 @@ class _Sized:
                 kv_alternatives=more.kv_alternatives,
                 finetune=more.finetune,
                 datacenter=more.datacenter,
+                faq=more.faq,
+                owner_month=_owner_month(self.rent),
+                hours_per_day=self.rent.hours_per_day,
             )
         return context
 
@@ -146,22 +154,41 @@ def _sizing(
             model=model, accelerator=accelerator, setup=form.setup()
         )
         form.sized_quant = results.sized.setup.quant  # the select shows the quant sized
-        if not _wants_analysis(request):
-            return _Sized(results)
         rent = RentBuyForm.for_configuration(
             request.GET,
             price_usd=accelerator.price_usd,
             tdp_w=accelerator.tdp_w,
             gpus=results.sized.setup.gpus,
+            complete_system=accelerator.memory_kind == MemoryKind.UNIFIED,
         )
-        analysis = selectors.configuration_analysis(
-            model=model,
+        analysis = None
+        if _wants_analysis(request):
+            analysis = selectors.configuration_analysis(
+                model=model,
+                accelerator=accelerator,
+                sized=results.sized,
+                max_context_tokens=limit,
+                ownership=rent.ownership(),
+                hours_per_day=rent.hours_per_day,
+            )
+            cloud = analysis.costs.cloud  # the same offer, without a second query
+        else:
+            cloud = selectors.cheapest_offer(accelerator=accelerator, sized=results.sized)
+        answer = selectors.configuration_answer(
             accelerator=accelerator,
             sized=results.sized,
-            max_context_tokens=limit,
-            ownership=rent.ownership(),
+            cloud=cloud,
+            ownership=rent.owner_cost_basis(),
+            typed_price=rent.typed_price,
         )
     except RequestError as exc:
         form.add_error(field_for(exc.field), exc.message)
         return None
-    return _Sized(results, analysis, rent)
+    return _Sized(results, answer, rent, analysis)
+
+
+def _owner_month(rent: RentBuyForm) -> costs.OwnerMonth | None:
+    """Owning per month as the rent-or-buy form sets it (its active hours a day), shown
+    with or without a cloud offer to compare with."""
+    ownership = rent.ownership()
+    return None if ownership is None else costs.owner_month(ownership)

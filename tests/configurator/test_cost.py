@@ -12,6 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone, translation
+from django.utils.formats import date_format
 
 from catalog.models import Accelerator, LLMModel
 from catalog.sizing.cache import bump_catalog_version
@@ -121,13 +122,19 @@ class ConfiguratorCost(CastTestCase):
     def test_without_offers_the_page_says_so(self) -> None:
         body = self.get().content.decode()
         assert "No public cloud offer with these GPUs runs this configuration." in body
-        assert "There is no cloud offer to compare with." in body
+        assert "There is no cloud offer to compare with" in body
 
     def test_stale_prices_are_flagged_with_their_age(self) -> None:
-        self.offer("acme-old", "0.44", checked_at=timezone.now() - timedelta(days=10))
+        old = self.offer("acme-old", "0.44", checked_at=timezone.now() - timedelta(days=10))
         self.offer("acme-new", "0.50")
         body = self.get().content.decode()
-        assert body.count("stale: 1\xa0week, 3\xa0days old") == 1  # timesince uses no-break spaces
+        # Once in the offer's row, as a badge with the date it was last checked (no "stale:
+        # 1 week old" beside it); the answer panel and the recommendation flag it too.
+        date = date_format(timezone.localtime(old.checked_at))
+        badge = f'<span class="badge stale">stale since {date}</span>'
+        table = body.split('id="offers"')[1].split("</table>")[0]
+        assert table.count(badge) == 1 and table.count("stale since") == 1
+        assert body.count(badge) == 3 and "stale: " not in body
 
     def test_rent_vs_buy_worked_example(self) -> None:
         self.offer("acme-1", "2.00")

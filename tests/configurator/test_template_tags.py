@@ -132,7 +132,7 @@ LABELS = [
     (explore.fit_label, "does_not_fit", "Does not fit"),
     (explore.compare_label, "max_sequences", "Concurrent sequences that fit"),
     (explore.compare_error, "unsized", "this accelerator lacks memory or bandwidth figures."),
-    (reports_tags.figure_label, "ttft_s.estimate", "Time to first token (s)"),
+    (reports_tags.figure_label, "ttft_s.estimate", "Time to first token"),
 ]
 
 
