@@ -36,6 +36,8 @@ CARD_SORT_CHOICES = [
     ("-need", _("Most memory needed first")),
     ("price", _("Lowest price per tok/s first")),
     ("-price", _("Highest price per tok/s first")),
+    ("cost", _("Lowest cost per 1M tokens first")),
+    ("-cost", _("Highest cost per 1M tokens first")),
     ("name", _("Name A-Z")),
     ("-name", _("Name Z-A")),
     ("vendor", _("Vendor A-Z")),
@@ -44,6 +46,7 @@ CARD_SORT_CHOICES = [
     ("quant", _("Quant A-Z")),
 ]
 MODEL_SORT_CHOICES = [
+    ("-comfort", _("Largest that runs comfortably first")),
     ("-speed", _("Fastest first")),
     ("speed", _("Slowest first")),
     ("need", _("Least memory needed first")),
@@ -78,6 +81,7 @@ class ExploreForm(forms.Form):
         for name, value in self.defaults(ladder, max_context).items():
             if not data.get(name):
                 data[name] = value
+        kw.setdefault("label_suffix", "")
         super().__init__(data, **kw)
         self.ladder = ladder
         self.max_context = max_context
@@ -101,10 +105,12 @@ class ExploreForm(forms.Form):
                 )
             )
 
-    @staticmethod
-    def defaults(ladder: Sequence[Rung], max_context: int) -> dict[str, str]:
+    default_sort = "-speed"
+
+    @classmethod
+    def defaults(cls, ladder: Sequence[Rung], max_context: int) -> dict[str, str]:
         ctx = min(DEFAULT_CONTEXT_TOKENS, max_context) if max_context else DEFAULT_CONTEXT_TOKENS
-        return {"ctx": str(ctx), "quality": default_floor(ladder), "sort": "-speed"}
+        return {"ctx": str(ctx), "quality": default_floor(ladder), "sort": cls.default_sort}
 
 
 class ModelCardsForm(ExploreForm):
@@ -124,9 +130,11 @@ class ModelCardsForm(ExploreForm):
 
 
 class CardModelsForm(ExploreForm):
-    """§3: one card across every model; a model with a shorter maximum context is skipped."""
+    """§3: one card across every model; a model with a shorter maximum context is skipped.
+    Sorted by default by the largest model that runs comfortably (toy models last)."""
 
     sort_choices = MODEL_SORT_CHOICES
+    default_sort = "-comfort"
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, max_context=0, **kw)

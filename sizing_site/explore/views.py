@@ -15,12 +15,15 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
 
-from catalog import sizing
+from catalog import hardware, sizing
 from catalog.models import Accelerator, LLMModel
-from catalog.sizing import GGUF_QUANTS, candidates
+from catalog.sizing import GGUF_QUANTS, CardFit, candidates
 from catalog.sizing.cache import remembered
 from estimator.api import RequestError
+from estimator.cost import HOST_ALLOWANCE_USD, HOST_POWER_W
+from pricing.costs import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
 from sizing_site.explore import selectors
+from sizing_site.explore.faq import OUTLOOK_CONTEXTS, ModelFaq
 from sizing_site.explore.forms import (
     DEFAULT_COMPARE_QUANT,
     MAX_COLUMNS,
@@ -32,8 +35,27 @@ from sizing_site.explore.forms import (
     SearchForm,
     compare_params_from_parts,
 )
+from sizing_site.explore.selectors import HIGH_CONFIDENCE_MAX_RATIO, MEDIUM_CONFIDENCE_MAX_RATIO
+from sizing_site.explore.templatetags.explore import configure_url
 
 PAGE_SIZE = 50
+GROUP_PAGE_SIZE = 30  # model families per page of the card page
+# What the cost column assumes, said once above each table (pricing.costs' defaults).
+COST_ASSUMPTIONS = {
+    "years": DEFAULT_AMORTIZATION_YEARS,
+    "utilization": round(DEFAULT_UTILIZATION * 100),
+    "hours": round(24 * DEFAULT_UTILIZATION),
+    "kwh": DEFAULT_USD_PER_KWH,
+    "host_usd": HOST_ALLOWANCE_USD,
+    "host_w": HOST_POWER_W,
+    "high": HIGH_CONFIDENCE_MAX_RATIO,
+    "medium": MEDIUM_CONFIDENCE_MAX_RATIO,
+}
+
+
+def row_configure_url(model_slug: str, card_slug: str, fit: CardFit, ctx: int) -> str:
+    """The configurator for one explore row: its quant, context and engine."""
+    return configure_url(model_slug, card_slug, ctx=ctx, quant=fit.quant, engine=fit.engine)
 
 
 def _template(request: HttpRequest, name: str, partial: str = "results") -> str:
@@ -84,6 +106,11 @@ def _respond(
     )
 
 
+def _offers_key(offers: dict[int, selectors.Offer]) -> tuple[object, ...]:
+    """What the cached part reads of the cloud prices, which change without a catalog edit."""
+    return tuple(sorted((k, o.usd_per_hour, o.provider, o.gpu_count) for k, o in offers.items()))
+
+
 @login_required
 def model_gpus(request: HttpRequest, model_slug: str) -> HttpResponse:
     try:
@@ -97,34 +124,68 @@ def model_gpus(request: HttpRequest, model_slug: str) -> HttpResponse:
     read_cards = functools.cache(candidates.sweep_accelerators)  # once, and only if needed
     vendors = candidates.card_vendors(read_cards)
     form = ModelCardsForm(request.GET, ladder=ladder, max_context=max_context, vendors=vendors)
+    offers = selectors.cheapest_offers()
 
     def build() -> dict[str, Any]:
         cards = read_cards()
-        table = None
+        table, faq = None, []
         if form.is_valid():
             data = dict(form.cleaned_data)
+            quants = candidates.ladder_down_to(ladder, data.pop("quality"))
+            ctx = data.pop("ctx")
+            powers = selectors.unit_powers()
+            matrix = hardware.support_matrix()
             try:
                 table = selectors.model_card_table(
                     model=model,
                     accelerators=cards,
-                    quants=candidates.ladder_down_to(ladder, data.pop("quality")),
-                    context_tokens=data.pop("ctx"),
+                    quants=quants,
+                    context_tokens=ctx,
+                    offers=offers,
+                    powers=powers,
+                    matrix=matrix,
                     **data,
                 )
             except RequestError as exc:
                 form.add_error(None, exc.message)
+            if table is not None:
+                outlooks = selectors.context_outlooks(
+                    model=model,
+                    accelerators=cards,
+                    quants=quants,
+                    contexts=OUTLOOK_CONTEXTS,
+                    max_context=max_context,
+                    filters=data,
+                    matrix=matrix,
+                )
+                faq = ModelFaq(
+                    model=model,
+                    table=table,
+                    ctx=ctx,
+                    outlooks=outlooks,
+                    offers=offers,
+                    powers=powers,
+                    link=lambda row: row_configure_url(
+                        model.slug, row.accelerator.slug, row.fit, ctx
+                    ),
+                    link_gpus=lambda row, n: configure_url(
+                        model.slug, row.accelerator.slug, ctx=ctx, gpus=n, engine=row.fit.engine
+                    ),
+                ).items()
         page = Paginator(table.rows, PAGE_SIZE).get_page(request.GET.get("page")) if table else None
         return {
             "model": model,
             "form": form,
             "table": table,
             "page": page,
+            "faq": faq,
             "total": len(cards),
+            "assumptions": COST_ASSUMPTIONS,
             **_echo(form),
         }
 
     template = "explore/model_gpus.html"
-    part = _results_part(request, template, (model.pk,), build)
+    part = _results_part(request, template, (model.pk, _offers_key(offers)), build)
     return _respond(request, template, {"model": model, "form": form}, part)
 
 
@@ -135,6 +196,8 @@ def gpu_models(request: HttpRequest, accelerator_slug: str) -> HttpResponse:
     except Accelerator.DoesNotExist:
         raise Http404 from None
     form = CardModelsForm(request.GET, ladder=candidates.quant_ladder())
+    offers = selectors.cheapest_offers()
+    offer = offers.get(card.pk)
 
     def build() -> dict[str, Any]:
         table = None
@@ -145,13 +208,27 @@ def gpu_models(request: HttpRequest, accelerator_slug: str) -> HttpResponse:
                 models=candidates.explore_models(),
                 quants=candidates.ladder_down_to(form.ladder, data.pop("quality")),
                 context_tokens=data.pop("ctx"),
+                offers=offers,
+                powers=selectors.unit_powers([card.pk]),
                 **data,
             )
-        page = Paginator(table.rows, PAGE_SIZE).get_page(request.GET.get("page")) if table else None
-        return {"card": card, "form": form, "table": table, "page": page, **_echo(form)}
+        groups = table.groups if table else []
+        page = (
+            Paginator(groups, GROUP_PAGE_SIZE).get_page(request.GET.get("page")) if table else None
+        )
+        return {
+            "card": card,
+            "form": form,
+            "table": table,
+            "page": page,
+            "offer": offer,
+            "toy_b": selectors.TOY_PARAMS // 10**9,
+            "assumptions": COST_ASSUMPTIONS,
+            **_echo(form),
+        }
 
     template = "explore/gpu_models.html"
-    part = _results_part(request, template, (card.pk,), build)
+    part = _results_part(request, template, (card.pk, offer), build)
     return _respond(request, template, {"card": card, "form": form}, part)
 
 
@@ -163,9 +240,19 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def search(request: HttpRequest) -> HttpResponse:
+    """Suggestions (HTMX) or the results page; a full-page search that names one model and
+    one card clearly ("llama 70b on 4090") opens the configurator for that pair."""
     form = SearchForm(request.GET)
-    models, cards = selectors.search(q=form.cleaned_data["q"]) if form.is_valid() else ([], [])
-    context = {"form": form, "models": models, "cards": cards}
+    results = selectors.search(q=form.cleaned_data["q"]) if form.is_valid() else None
+    htmx = getattr(request, "htmx", False)
+    if results is not None and results.best_pair is not None and not htmx:
+        pair = results.best_pair
+        url = configure_url(
+            pair.model.slug, pair.card.slug, gpus=pair.gpus if pair.gpus > 1 else None
+        )
+        if url:
+            return redirect(url)
+    context = {"form": form, "results": results}
     template = _template(request, "explore/search.html", "suggestions")
     return render(request, template, context, status=400 if form.errors else 200)
 

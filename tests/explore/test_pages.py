@@ -168,10 +168,10 @@ class SeededPages(CastTestCase):
         assert "Llama 3.1 8B Instruct" in page or pairs[0].model.name in page
 
     def test_pages_render_in_every_language_with_localised_numbers(self) -> None:
-        # The 4090's 1,008 GB/s: grouped with "," in English, "." in German and Italian,
-        # not grouped in Django's Simplified Chinese format (the model page lists it).
+        # The 4090's 1,008 GB/s: grouped with "," in English and Simplified Chinese
+        # (sizing_site/formats), "." in German and Italian (the model page lists it).
         url_name, args = "explore:model-gpus", [LLAMA_8B]
-        expected = {"en": "1,008", "de": "1.008", "it": "1.008", "zh-hans": "1008"}
+        expected = {"en": "1,008", "de": "1.008", "it": "1.008", "zh-hans": "1,008"}
         for lang, number in expected.items():
             with translation.override(lang):
                 url = reverse(url_name, args=args) + "?q=RTX+4090"
@@ -288,9 +288,11 @@ class QueryCounts(CastTestCase):
         many = [self.queries(url) for url in urls]
         assert many == few
         # Session, user and the header's memberships, then the page's own reads: the
-        # model, its measured weights, the quant ladder, all cards and the engine support
-        # matrix (its rows, the engine names), one query each.
-        assert few[2] == 9
+        # model, its measured weights, the quant ladder, the cheapest cloud offers, all
+        # cards, the priced cards' power and the engine support matrix (its rows, the
+        # engine names), one query each.
+        assert few[2] == 11
         # Again, warm: the table comes from the shared sizing cache; only the session,
-        # user, memberships, the model with its weights and the quant ladder are read.
-        assert self.queries(urls[2]) == 6
+        # user, memberships, the model with its weights, the quant ladder and the cloud
+        # offers (prices change without a catalog edit) are read.
+        assert self.queries(urls[2]) == 7

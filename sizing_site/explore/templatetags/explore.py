@@ -3,12 +3,16 @@ The msgids are the ones the templates used, so the existing translations apply."
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import urlencode as urlencode_safe
 
 from django import template
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import urlencode
 from django.utils.translation import gettext_lazy as _
+
+from catalog.sizing import GGUF_QUANTS
 
 register = template.Library()
 
@@ -51,14 +55,53 @@ def configure_url(
 ) -> str:
     """The configurator's address for this pair with a saved `query` and then `params` as
     its query string, in that order; a param without a value (None, or "" for a missing
-    template variable) is left out. "" while the configurator is not installed. Every page
-    builds its configurator links here."""
+    template variable) is left out, and so is the "?" of an empty query. "" while the
+    configurator is not installed. Every page builds its configurator links here."""
     try:
         url = reverse("configurator:configure", args=[model_slug, accelerator_slug])
     except NoReverseMatch:
         return ""
     given = {k: v for k, v in params.items() if v is not None and v != ""}
-    return f"{url}?{urlencode({**(query or {}), **given})}"
+    encoded = urlencode({**(query or {}), **given})
+    return f"{url}?{encoded}" if encoded else url
+
+
+# A row's confidence in its speed (explore.selectors.confidence).
+CONFIDENCE_LABELS = {"high": _("high"), "medium": _("medium"), "low": _("low")}
+COMPARE_MAX_COLUMNS = 4  # explore.forms.MAX_COLUMNS
+
+
+@register.filter
+def confidence_label(level: str) -> str:
+    return str(CONFIDENCE_LABELS.get(level, ""))
+
+
+@register.simple_tag
+def compare_url(
+    rows: Iterable[Any],
+    model_slug: str = "",
+    accelerator_slug: str = "",
+    ctx: int | None = None,
+) -> str:
+    """The compare page for up to four explore rows: card rows (each `row.accelerator`)
+    of `model_slug`, or model rows (each `row.model`) on `accelerator_slug`, each at its
+    own quant; rows whose quant the compare page does not take (an HF checkpoint) are
+    left out. "" with fewer than two columns."""
+    params: dict[str, str] = {}
+    for row in rows:
+        quant = row.fit.quant
+        if quant not in GGUF_QUANTS:
+            continue
+        model = model_slug or row.model.slug
+        card = accelerator_slug or row.accelerator.slug
+        params[f"c{len(params) + 1}"] = f"{model}:{card}:{quant}:1"
+        if len(params) == COMPARE_MAX_COLUMNS:
+            break
+    if len(params) < 2:
+        return ""
+    if ctx:
+        params["ctx"] = str(ctx)
+    return f"{reverse('explore:compare')}?{urlencode_safe(params, safe=':')}"
 
 
 @register.simple_tag(takes_context=True)
