@@ -1,14 +1,19 @@
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
 from django import forms
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 
-from catalog import hardware, selectors
+from catalog import hardware, selectors, sizing
 from catalog.forms import (
     GGUF_HEADER_BYTES,
     MAX_WHOLE_GGUF_BYTES,
@@ -21,6 +26,119 @@ from catalog.models import Accelerator, LLMModel
 from catalog.services import CatalogError
 from catalog.services.configs import MAX_CONFIG_BYTES, config_parse_text, model_import_config
 from catalog.services.gguf import weights_import_gguf
+from estimator.units import GIB
+
+# --- links from the detail pages to the sizing views --------------------------------------
+# A starting point for the configurator and compare links: a well-known card (or a few of
+# the largest) big enough for the model at Q4_K_M, and the largest of a few well-known
+# models that a card holds at Q4_K_M. A rough guess from the parameter count (no sizing
+# on a catalog page); the configurator then shows the real verdict and lets the user
+# change everything.
+DEFAULT_CARDS = (
+    "nvidia-geforce-rtx-3060-12gb",
+    "nvidia-geforce-rtx-4090",
+    "nvidia-geforce-rtx-5090",
+    "nvidia-h100-pcie-80gb",
+    "nvidia-h200-sxm-141gb",
+)
+DEFAULT_MODELS = (
+    "llama-3-2-3b-instruct",
+    "llama-3-1-8b-instruct",
+    "qwen3-14b",
+    "qwen3-32b",
+    "llama-3-3-70b-instruct",
+    "gpt-oss-120b",
+    "qwen3-235b-a22b",
+    "deepseek-r1",
+)
+COMPARE_QUANT = "Q4_K_M"
+Q4_BYTES_PER_PARAMETER = 4.85 / 8  # Q4_K_M averages about 4.85 bits a weight
+HEADROOM = 1.2  # KV cache at a modest context and the engine's overhead
+USABLE_SHARE = 0.9  # what an engine may use of a card's memory
+MAX_GPUS = 8
+
+
+def q4_need_gib(parameters: float) -> float:
+    """Roughly what a model of `parameters` needs at Q4_K_M, in GiB."""
+    return parameters * Q4_BYTES_PER_PARAMETER * HEADROOM / GIB
+
+
+def usable_gib(card: Accelerator) -> float:
+    return (card.capacity_gib or 0) * USABLE_SHARE
+
+
+@dataclass(frozen=True)
+class SizingLinks:
+    card: Accelerator  # the configurator's card for a model page
+    gpus: int
+    compare_query: str
+
+
+def _compare_query(columns: list[tuple[str, str, int]]) -> str:
+    params = {
+        f"c{i}": f"{model}:{card}:{COMPARE_QUANT}:{gpus}"
+        for i, (model, card, gpus) in enumerate(columns, start=1)
+    }
+    return urlencode(params, safe=":")
+
+
+def model_sizing_links(model: LLMModel) -> SizingLinks | None:
+    """The model page's configurator card and compare columns; None when the model cannot
+    be sized (no config.json) or no default card is in the catalog. One query."""
+    if not model.config or sizing.model_context_limit(model) is None:
+        return None
+    cards = sorted(
+        Accelerator.objects.filter(slug__in=DEFAULT_CARDS).only(
+            "slug", "name", "vendor", "memory_gb", "memory_gib"
+        ),
+        key=usable_gib,
+    )
+    cards = [c for c in cards if usable_gib(c) > 0]
+    if not cards:
+        return None
+    need = q4_need_gib(model.params_total or model.params_total_published or 0)
+    index = next((i for i, c in enumerate(cards) if usable_gib(c) >= need), None)
+    if index is None:  # more than the largest card: several of it
+        card = cards[-1]
+        gpus = min(MAX_GPUS, math.ceil(need / usable_gib(card)))
+        columns = [(model.slug, card.slug, gpus)]
+    else:
+        card, gpus = cards[index], 1
+        columns = [(model.slug, card.slug, 1)]
+        if index + 1 < len(cards):
+            columns.append((model.slug, cards[index + 1].slug, 1))
+        elif index > 0:
+            columns.insert(0, (model.slug, cards[index - 1].slug, 1))
+    return SizingLinks(card, gpus, _compare_query(columns))
+
+
+@dataclass(frozen=True)
+class CardLinks:
+    model: LLMModel | None  # the configurator's model for a card page
+    compare_query: str
+
+
+def card_sizing_links(accelerator: Accelerator, *, engines: bool) -> CardLinks | None:
+    """The card page's configurator model and compare columns; None when the portal cannot
+    size the card (memory or bandwidth unknown). One query."""
+    if not (accelerator.memory_gb and accelerator.bandwidth_gbps):
+        return None
+    models = sorted(
+        LLMModel.objects.filter(slug__in=DEFAULT_MODELS)
+        .exclude(config={})
+        .only("slug", "name", "params_total", "params_total_published"),
+        key=lambda m: m.params_total or m.params_total_published or 0,
+    )
+    if not models or not engines:
+        return CardLinks(None, "")
+    room = usable_gib(accelerator)
+    fitting = [m for m in models if q4_need_gib(m.params_total or 0) <= room]
+    model = fitting[-1] if fitting else models[0]
+    columns = [(model.slug, accelerator.slug, 1)]
+    bigger = models[models.index(model) + 1 :]
+    if bigger:
+        columns.append((bigger[0].slug, accelerator.slug, 1))
+    return CardLinks(model, _compare_query(columns))
 
 
 @login_required
@@ -31,7 +149,10 @@ def model_list(request: HttpRequest) -> HttpResponse:
         publishers=selectors.model_publishers(),
     )
     filters = form.cleaned_data if form.is_valid() else {}
-    models = selectors.model_list(**filters)
+    # Whether a row links to "which GPUs run it" (a model without a config.json cannot be
+    # sized), computed in the list's own query.
+    sizable = ExpressionWrapper(~Q(config={}), output_field=BooleanField())
+    models = selectors.model_list(**filters).annotate(sizable=sizable)
     page = Paginator(models, selectors.PAGE_SIZE).get_page(request.GET.get("page"))
     return render(request, "catalog/model_list.html", {"form": form, "page": page})
 
@@ -42,7 +163,8 @@ def model_detail(request: HttpRequest, slug: str) -> HttpResponse:
         model = selectors.model_detail(slug=slug)
     except LLMModel.DoesNotExist:
         raise Http404 from None
-    return render(request, "catalog/model_detail.html", {"model": model})
+    context = {"model": model, "sizing": model_sizing_links(model)}
+    return render(request, "catalog/model_detail.html", context)
 
 
 @login_required
@@ -61,7 +183,11 @@ def accelerator_detail(request: HttpRequest, slug: str) -> HttpResponse:
     except Accelerator.DoesNotExist:
         raise Http404 from None
     engines = hardware.support_matrix().default_first(accelerator)
-    context = {"accelerator": accelerator, "engines": engines}
+    context = {
+        "accelerator": accelerator,
+        "engines": engines,
+        "sizing": card_sizing_links(accelerator, engines=bool(engines)),
+    }
     return render(request, "catalog/accelerator_detail.html", context)
 
 

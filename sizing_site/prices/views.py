@@ -6,15 +6,22 @@ Web layer: tenancy resolves who the viewer is and which organisations they belon
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
+from catalog.models import Accelerator
+from catalog.scoping import Owner
 from pricing import selectors, services
-from pricing.models import PriceSource, RunStatus
+from pricing.models import CloudOffer, PriceSource, RunStatus
 from pricing.tasks import refresh_enqueue
 from sizing_site.prices.forms import FeedUploadForm, OfferFilterForm
 from sizing_site.tenancy.access import tenant_for
@@ -33,11 +40,37 @@ def prices(request: HttpRequest) -> HttpResponse:
         "form": form,
         "groups": selectors.offers_by_accelerator(offers),
         "stale_after_hours": settings.PRICES_STALE_AFTER_HOURS,
+        "unpriced": unpriced_cards(organizations),
     }
     template = "pricing/prices.html"
     if getattr(request, "htmx", False):
         template += "#results"
     return render(request, template, context)
+
+
+def unpriced_cards(organizations: Sequence[Owner]) -> dict[str, Any]:
+    """How many catalog cards have no cloud price the viewer may see (public offers and
+    their organisations' negotiated ones, with an on-demand or spot price), of all cards
+    and of the hand-checked ones, and the hand-checked ones by name: two queries."""
+    priced = (
+        CloudOffer.objects.visible_to(organizations)
+        .filter(Q(on_demand_per_hour__isnull=False) | Q(spot_per_hour__isnull=False))
+        .exclude(accelerator__isnull=True)
+        .values("accelerator_id")
+    )
+    unpriced = Accelerator.objects.exclude(pk__in=priced)
+    counts = Accelerator.objects.aggregate(
+        cards=Count("pk"),
+        hand_checked=Count("pk", filter=Q(curated=True)),
+        unpriced=Count("pk", filter=~Q(pk__in=priced)),
+        unpriced_hand_checked=Count("pk", filter=Q(curated=True) & ~Q(pk__in=priced)),
+    )
+    curated = (
+        unpriced.filter(curated=True)
+        .only("slug", "vendor", "name", "price_usd", "sources")
+        .order_by("vendor", "name")
+    )
+    return {**counts, "curated_cards": list(curated)}
 
 
 @login_required
@@ -87,10 +120,11 @@ def _feed_refresh(request: HttpRequest, source: PriceSource) -> None:
         return
     run = services.price_source_refresh(source_id=source.pk)
     if run.status == RunStatus.SUCCEEDED:
+        seen, skipped = run.offers_seen, len(run.skipped)
+        offers = ngettext("%(n)d offer", "%(n)d offers", seen) % {"n": seen}
+        rows = ngettext("%(n)d row skipped", "%(n)d rows skipped", skipped) % {"n": skipped}
         messages.success(
-            request,
-            _("Feed loaded: %(n)d offers, %(s)d rows skipped.")
-            % {"n": run.offers_seen, "s": len(run.skipped)},
+            request, _("Feed loaded: %(offers)s, %(rows)s.") % {"offers": offers, "rows": rows}
         )
     elif run.status == RunStatus.SKIPPED:
         messages.warning(

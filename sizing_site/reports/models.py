@@ -92,6 +92,8 @@ class SharePolicy(TenantOwned):
         constraints = [
             models.UniqueConstraint(fields=["organization"], name="one_share_policy_per_org")
         ]
+        verbose_name = _("share policy")
+        verbose_name_plural = _("share policies")
 
 
 class Action(models.TextChoices):
@@ -99,6 +101,7 @@ class Action(models.TextChoices):
     DUPLICATED = "duplicated", _("duplicated")
     RENAMED = "renamed", _("renamed")
     DELETED = "deleted", _("deleted")
+    RESTORED = "restored", _("restored")
     SHARED = "shared", _("shared")
     REVOKED = "revoked", _("revoked")
     LINKS_ON = "links_on", _("allowed public share links")

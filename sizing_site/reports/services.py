@@ -4,9 +4,11 @@ entry in the org's activity log."""
 from __future__ import annotations
 
 import secrets
+import uuid
 from datetime import datetime
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
@@ -93,9 +95,63 @@ def saved_configuration_rename(
 @transaction.atomic
 def saved_configuration_delete(
     *, tenant: Tenant, user: Any, configuration: SavedConfiguration
-) -> None:
+) -> dict[str, Any]:
+    """Delete the configuration (its share links go with it) and return what
+    `saved_configuration_restore` needs to bring it back, as JSON types (the web layer keeps
+    it in the deleting user's session for the undo)."""
+    trash = {
+        "organization": tenant.organization.pk,
+        "code": str(configuration.code),
+        "name": configuration.name,
+        "notes": configuration.notes,
+        "tags": list(configuration.tags),
+        "model_slug": configuration.model_slug,
+        "accelerator_slug": configuration.accelerator_slug,
+        "query": configuration.query,
+        "estimator_request": configuration.estimator_request,
+        "snapshot": configuration.snapshot,
+        "created_by": configuration.created_by_id,
+        "created": configuration.created.isoformat(),
+        "deleted_at": timezone.now().isoformat(),
+    }
     _log(tenant=tenant, actor=user, action=Action.DELETED, subject=configuration.name)
     configuration.delete()
+    return trash
+
+
+@transaction.atomic
+def saved_configuration_restore(
+    *, tenant: Tenant, user: Any, trash: dict[str, Any]
+) -> SavedConfiguration:
+    """Undo a delete: the configuration again, with its code (so old bookmarks work), its
+    author and its date; its share links stay deleted. Raises PermissionDenied for another
+    organization's row."""
+    if trash.get("organization") != tenant.organization.pk:
+        raise PermissionDenied
+    code = uuid.UUID(trash["code"])
+    if SavedConfiguration.all_tenants.filter(code=code).exists():
+        code = uuid.uuid4()
+    author_id = trash.get("created_by")
+    author = get_user_model().objects.filter(pk=author_id).first() if author_id else None
+    configuration = SavedConfiguration.all_tenants.create(
+        organization=tenant.organization,
+        code=code,
+        name=trash["name"],
+        notes=trash["notes"],
+        tags=trash["tags"],
+        model_slug=trash["model_slug"],
+        accelerator_slug=trash["accelerator_slug"],
+        query=trash["query"],
+        estimator_request=trash["estimator_request"],
+        snapshot=trash["snapshot"],
+        created_by=author,
+    )
+    # `created` is set on insert (auto_now_add): put the original date back.
+    created = datetime.fromisoformat(trash["created"])
+    SavedConfiguration.all_tenants.filter(pk=configuration.pk).update(created=created)
+    configuration.created = created
+    _log(tenant=tenant, actor=user, action=Action.RESTORED, subject=configuration.name)
+    return configuration
 
 
 @transaction.atomic

@@ -10,6 +10,7 @@ ONE = ORG + "reports/<uuid:code>/"
 urlpatterns = [
     path(ORG + "reports/", views.configuration_list, name="list"),
     path(ORG + "reports/save/", views.configuration_save, name="save"),
+    path(ORG + "reports/undo/", views.configuration_restore, name="restore"),
     path(ORG + "reports/compare/", views.compare, name="compare"),
     path(ORG + "reports/links/", views.links, name="links"),
     path(ORG + "reports/links/policy/", views.share_policy, name="policy"),

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import csv
 import json
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qsl
 from uuid import UUID
@@ -10,6 +11,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 
@@ -23,6 +25,9 @@ from sizing_site.tenancy.models import Role
 
 LIST = "reports/list.html"
 REPORT = "reports/report.html"
+# The last deleted configuration, kept in the deleting user's session for the undo.
+UNDO_KEY = "reports_undo"
+UNDO_FOR = timedelta(hours=1)
 
 
 def _post_tenant(request: HttpRequest, org_slug: str, role: str = Role.EDITOR) -> Tenant:
@@ -65,6 +70,7 @@ def configuration_list(request: HttpRequest, org_slug: str) -> HttpResponse:
         "can_edit": tenant.can(Role.EDITOR),
         "public_links": selectors.public_links_allowed(tenant=tenant),
         "policy_form": PolicyForm(),
+        "undo": _undo(request, tenant) if tenant.can(Role.EDITOR) else None,
     }
     template = LIST + "#rows" if getattr(request, "htmx", False) else LIST
     return render(request, template, context)
@@ -211,15 +217,55 @@ def configuration_duplicate(request: HttpRequest, org_slug: str, code: UUID) -> 
     return redirect("reports:report", org_slug=org_slug, code=copy.code)
 
 
-@post_only
+@login_required
 def configuration_delete(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
-    tenant = _post_tenant(request, org_slug)
+    """GET asks first (a page with the consequences and a Delete button), POST deletes and
+    offers an undo on the list for an hour."""
+    tenant = tenant_for(request.user, org_slug, min_role=Role.EDITOR)
     configuration = get_owned_or_404(tenant, SavedConfiguration, code)
-    services.saved_configuration_delete(
-        tenant=tenant, user=request.user, configuration=configuration
-    )
-    messages.success(request, _("Deleted."))
-    return redirect("reports:list", org_slug=org_slug)
+    if request.method == "POST":
+        trash = services.saved_configuration_delete(
+            tenant=tenant, user=request.user, configuration=configuration
+        )
+        request.session[UNDO_KEY] = trash
+        return redirect("reports:list", org_slug=org_slug)
+    if request.method not in ("GET", "HEAD"):
+        return HttpResponseNotAllowed(["GET", "POST"])
+    context = {
+        "tenant": tenant,
+        "c": configuration,
+        "links": selectors.share_link_list(tenant=tenant)
+        .filter(configuration=configuration)
+        .count(),
+    }
+    return render(request, "reports/delete.html", context)
+
+
+def _undo(request: HttpRequest, tenant: Tenant) -> dict[str, Any] | None:
+    """The configuration this user deleted in this organization within the last hour."""
+    trash = request.session.get(UNDO_KEY)
+    if not isinstance(trash, dict) or trash.get("organization") != tenant.organization.pk:
+        return None
+    try:
+        deleted_at = datetime.fromisoformat(trash["deleted_at"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if timezone.now() - deleted_at > UNDO_FOR:
+        return None
+    return trash
+
+
+@post_only
+def configuration_restore(request: HttpRequest, org_slug: str) -> HttpResponse:
+    tenant = _post_tenant(request, org_slug)
+    trash = _undo(request, tenant)
+    if trash is None:
+        messages.error(request, _("There is nothing to undo any more."))
+        return redirect("reports:list", org_slug=org_slug)
+    del request.session[UNDO_KEY]
+    restored = services.saved_configuration_restore(tenant=tenant, user=request.user, trash=trash)
+    messages.success(request, _("Restored “%(name)s”.") % {"name": restored.name})
+    return redirect("reports:report", org_slug=org_slug, code=restored.code)
 
 
 @login_required

@@ -173,7 +173,7 @@ class FeedFormTests(CastTestCase):
         response = self.client.post(
             self.url, {"provider": self.acme.pk, "file": upload}, follow=True
         )
-        assert b"Feed loaded: 1 offers, 0 rows skipped." in response.content
+        assert b"Feed loaded: 1 offer, 0 rows skipped." in response.content
         assert CloudOffer.all_orgs.get(organization=self.org_a).gpu_count == 8
 
 

@@ -30,6 +30,7 @@ class ViewerTests(ReportsTestCase):
             "duplicate",
             "delete",
             "share",
+            "restore",
         }
         for pattern in writes:
             code = link.code if pattern.name == "revoke" else self.saved.code
