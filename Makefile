@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test setup serve-prep serve serve-release serve-check lint typecheck pytest messages compilemessages gettext clean
+.PHONY: run test setup serve-prep serve serve-release serve-check lint typecheck pytest messages compilemessages gettext chromium clean
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -14,11 +14,16 @@ $(STAMP): requirements.lock pyproject.toml
 	$(PY) -m pip install --quiet -r requirements.lock
 	touch $(STAMP)
 
-setup: $(STAMP) gettext
+setup: $(STAMP) gettext chromium
 
 # msgfmt/xgettext come from GNU gettext; install it when missing (root on our machines).
 gettext:
 	@command -v msgfmt >/dev/null || { apt-get update -qq && apt-get install -y -qq gettext >/dev/null; }
+
+# The browser tests (tests/browser/) drive the distribution's Chromium through Playwright;
+# Playwright's own browser download is never used (it does not work on our machines).
+chromium:
+	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 
 compilemessages: setup
 	$(PY) manage.py compilemessages --ignore=.venv --verbosity 0
@@ -26,14 +31,17 @@ compilemessages: setup
 messages: setup
 	$(PY) manage.py makemessages -l de -l it -l zh_Hans --no-obsolete --ignore=.venv --ignore=var --ignore=benchmarks --ignore=tests
 
+# seed_demo last: with SEED_URL (set by `make run`) it ends with the set-up block (address,
+# demo login, staff login and password), after everything the loader prints.
+STAFF_PASSWORD_FILE ?= var/staff-password.txt
 serve-prep: compilemessages
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py seed_demo
 	$(PY) manage.py load_catalog
+	$(PY) manage.py seed_demo --password-file $(STAFF_PASSWORD_FILE)$(if $(SEED_URL), --url $(SEED_URL))
 
+run: SEED_URL = http://$(HOST):$(PORT)/
 run: serve-prep
-	@echo "Rightsize: http://$(HOST):$(PORT)/  (demo login: demo / demo; staff: admin, see above)"
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	@$(PY) manage.py runserver $(HOST):$(PORT)
 
 # Production start (README, "Production"): gunicorn, a Celery worker and beat under honcho,
 # against PostgreSQL and Redis. Ctrl-C (SIGINT/SIGTERM to honcho) stops all three.

@@ -203,6 +203,11 @@ LANGUAGES = [
 ]
 LOCALE_PATHS = [BASE_DIR / "sizing_site" / "locale"]
 USE_I18N = True
+# Numbers on pages are grouped in every language (1,425 / 1.425) and each language has one
+# date pattern: sizing_site/formats/<locale>/formats.py. Numbers a machine reads back (form
+# values, data-* attributes, URLs, JSON) are written with |unlocalize or {% localize off %}.
+USE_THOUSAND_SEPARATOR = True
+FORMAT_MODULE_PATH = ["sizing_site.formats"]
 USE_TZ = True
 TIME_ZONE = env_timezone("TIME_ZONE", "UTC")
 
@@ -210,6 +215,9 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise warns on every request when it is missing
+# Files served at the site's root by WhiteNoise: /favicon.ico for clients that ask for it
+# without reading the page's <link rel="icon"> (admin pages, feeds, bookmarks).
+WHITENOISE_ROOT = BASE_DIR / "static" / "root"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

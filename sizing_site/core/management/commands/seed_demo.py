@@ -3,11 +3,17 @@
 Only for development: a well-known demo/demo admin login on a production instance is an
 open door. With DEBUG=False it does nothing unless asked explicitly (`--allow-production`
 or SEED_DEMO=True in the environment).
+
+`make run` calls it last, after the catalog loader, with `--url` and `--password-file`: it
+then ends with the set-up block (the address, the demo login, the staff login and its
+password, also kept in the file for the next run), so no loader output buries it.
 """
 
 from __future__ import annotations
 
+import os
 import secrets
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -31,6 +37,16 @@ class Command(BaseCommand):
             action="store_true",
             help="Seed even with DEBUG=False (a demo/demo admin login: never on a real site).",
         )
+        parser.add_argument(
+            "--password-file",
+            type=Path,
+            help="Write the new staff password to this file (owner-only), and show it from "
+            "there on later runs while it is still the password.",
+        )
+        parser.add_argument(
+            "--url",
+            help="End with the set-up block: this address, the demo and the staff logins.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         allowed = settings.DEBUG or options["allow_production"] or env_bool("SEED_DEMO", False)
@@ -40,10 +56,22 @@ class Command(BaseCommand):
                 "(use --allow-production or SEED_DEMO=True to seed anyway)."
             )
             return
-        self._seed()
+        User = get_user_model()
+        existed = User._default_manager.filter(username="admin").exists()
+        password_file: Path | None = options["password_file"]
+        password = self._seed(password_file)
+        if options["url"]:
+            self.stdout.write(setup_block(options["url"], password, password_file))
+            return
+        self.stdout.write("Demo login: demo / demo (admin of org 'Demo')")
+        if existed:
+            self.stdout.write("Staff login: admin (exists; password unchanged)")
+        else:
+            self.stdout.write(f"Staff login: admin / {password} (new; shown once)")
 
     @transaction.atomic
-    def _seed(self) -> None:
+    def _seed(self, password_file: Path | None = None) -> str | None:
+        """Seed; the staff password when known (new now, or still the one in the file)."""
         User = get_user_model()
         org, _created = Organization.objects.get_or_create(slug="demo", defaults={"name": "Demo"})
         demo, created = User._default_manager.get_or_create(username="demo")
@@ -53,12 +81,52 @@ class Command(BaseCommand):
         Membership.all_tenants.get_or_create(
             user=demo, organization=org, defaults={"role": Role.ADMIN}
         )
-        self.stdout.write("Demo login: demo / demo (admin of org 'Demo')")
-        if User._default_manager.filter(username="admin").exists():
-            self.stdout.write("Staff login: admin (exists; password unchanged)")
-            return
+        admin = User._default_manager.filter(username="admin").first()
+        if admin is not None:
+            return _known_password(admin, password_file)
         password = secrets.token_urlsafe(12)
         User._default_manager.create_superuser(
             username="admin", email="admin@example.invalid", password=password
         )
-        self.stdout.write(f"Staff login: admin / {password} (new; shown once)")
+        if password_file is not None:
+            _write_private(password_file, password)
+        return password
+
+
+def _write_private(path: Path, password: str) -> None:
+    """The password alone on one line, readable by the owner only."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(password + "\n")
+    path.chmod(0o600)
+
+
+def _known_password(admin: Any, password_file: Path | None) -> str | None:
+    """The password kept in the file, if the staff login still has it."""
+    if password_file is None or not password_file.is_file():
+        return None
+    kept = password_file.read_text(encoding="utf-8").strip()
+    return kept if kept and admin.check_password(kept) else None
+
+
+def setup_block(url: str, password: str | None, password_file: Path | None) -> str:
+    """The lines `make run` ends with, framed so they stand out from the loader's output."""
+    if password is None:
+        staff = (
+            "admin (password set earlier and not kept; set a new one with "
+            "`.venv/bin/python manage.py changepassword admin`)"
+        )
+    elif password_file is not None:
+        staff = f"admin / {password}  (also in {password_file})"
+    else:
+        staff = f"admin / {password}"
+    admin_url = url.rstrip("/") + "/admin/"
+    lines = [
+        f"Rightsize is ready at {url}",
+        "Demo login:  demo / demo  (admin of the organization Demo)",
+        f"Staff login: {staff}",
+        f"Django admin: {admin_url}",
+    ]
+    rule = "=" * max(len(line) for line in lines)
+    return "\n".join(["", rule, *lines, rule, ""])

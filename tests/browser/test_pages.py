@@ -1,0 +1,212 @@
+"""Every GET page of the portal, in a real browser at phone (390 x 844) and desktop
+(1366 x 900) width: it answers 200, logs no console error, no request fails or answers
+an error (favicon included), the page is no wider than the viewport, and no number a
+machine reads back (form values, links, data-* and hx-* attributes) is written with
+grouping or a decimal comma.
+
+English at both widths, German at phone width (longer words, and decimals written with a
+comma, which the attribute check catches)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver
+from playwright.sync_api import Page
+
+from tests.browser.conftest import (
+    CARD,
+    CARD_2,
+    DESKTOP,
+    MODEL,
+    MOE_MODEL,
+    ORG,
+    PHONE,
+    Saved,
+    Server,
+    Watch,
+    localized_numbers_in_attributes,
+    overflow,
+    visit,
+)
+
+NewPage = Callable[..., tuple[Page, Watch]]
+
+COMPARE_4 = "&".join(
+    f"c{n}={MODEL}:{card}:Q4_K_M:{gpus}"
+    for n, (card, gpus) in enumerate([(CARD, 1), (CARD_2, 1), (CARD_2, 2), (CARD, 2)], start=1)
+)
+
+# name: (who is logged in, path after the language prefix). {report}, {other}, {shared}
+# and {code}/{code2} come from the saved configurations (the `saved` fixture).
+PAGES: dict[str, tuple[str, str]] = {
+    "login": ("anonymous", "accounts/login/"),
+    "shared-link": ("anonymous", "{shared}"),
+    "home": ("demo", ""),
+    "invitations": ("demo", "invitations/"),
+    "password-change": ("demo", "accounts/password/"),
+    "models": ("demo", "models/"),
+    "model": ("demo", f"models/{MODEL}/"),
+    "model-moe": ("demo", f"models/{MOE_MODEL}/"),
+    "accelerators": ("demo", "accelerators/"),
+    "accelerator": ("demo", f"accelerators/{CARD}/"),
+    "prices": ("demo", "prices/"),
+    "search": ("demo", "search/?q=llama"),
+    "compare-4": ("demo", f"compare/?{COMPARE_4}&ctx=8192"),
+    "model-on-every-card": ("demo", f"models/{MODEL}/gpus/"),
+    "card-across-models": ("demo", f"gpus/{CARD}/"),
+    "configurator": ("demo", f"models/{MODEL}/on/{CARD}/"),
+    "configurator-moe-2-gpus": ("demo", f"models/{MOE_MODEL}/on/{CARD_2}/?gpus=2&ctx=32768"),
+    "org-dashboard": ("demo", f"o/{ORG}/"),
+    "org-members": ("demo", f"o/{ORG}/members/"),
+    "org-reports": ("demo", f"o/{ORG}/reports/"),
+    "org-report": ("demo", "{report}"),
+    "org-report-recompute": ("demo", "{report}recompute/"),
+    "org-reports-compare": ("demo", f"o/{ORG}/reports/compare/?c={{code}}&c={{code2}}"),
+    "org-share-links": ("demo", f"o/{ORG}/reports/links/"),
+    "org-activity": ("demo", f"o/{ORG}/activity/"),
+    "org-price-feed": ("demo", f"o/{ORG}/prices/feed/"),
+    "staff-gguf-upload": ("staff", "models/import/gguf/"),
+    "staff-config-import": ("staff", "models/import/config/"),
+}
+
+# Favicon addresses already fetched with 200 (each is fetched once per run).
+ICONS_FOUND: set[str] = set()
+
+VARIANTS = {"en-390": ("en", PHONE), "en-1366": ("en", DESKTOP), "de-390": ("de", PHONE)}
+
+
+def page_path(name: str, language: str, saved: Saved) -> str:
+    _who, path = PAGES[name]
+    code, code2 = saved.codes
+    # The saved paths carry /en/: strip it, the language prefix comes first.
+    path = path.format(
+        report=saved.report.removeprefix("/en/"),
+        other=saved.other.removeprefix("/en/"),
+        shared=saved.shared.removeprefix("/en/"),
+        code=code,
+        code2=code2,
+    )
+    return f"/{language}/{path}"
+
+
+def test_the_walk_covers_every_page_url_name() -> None:
+    """Every GET page the portal routes is in PAGES (a new page must join the walk).
+    The URL names listed here are what the walk visits; the rest are POST-only actions,
+    downloads, the API, admin and health checks."""
+    visited = {
+        "login",
+        "reports:shared",
+        "home",
+        "tenancy:invitations",
+        "password_change",
+        "catalog:model-list",
+        "catalog:model-detail",
+        "catalog:accelerator-list",
+        "catalog:accelerator-detail",
+        "pricing:prices",
+        "explore:search",
+        "explore:compare",
+        "explore:model-gpus",
+        "explore:gpu-models",
+        "configurator:configure",
+        "tenancy:dashboard",
+        "tenancy:members",
+        "reports:list",
+        "reports:report",
+        "reports:recompute",
+        "reports:compare",
+        "reports:links",
+        "reports:activity",
+        "pricing:org-feed",
+        "catalog:gguf-upload",
+        "catalog:config-import",
+    }
+    assert len(visited) <= len(PAGES)
+    not_pages = {
+        # POST-only actions (they redirect back to a page above), file downloads, JSON.
+        # tenancy:orgs lists a user's organizations; with one (demo) it redirects to its
+        # dashboard, which the walk visits.
+        "tenancy:orgs",
+        "logout",
+        "password_change_done",
+        "set_language",
+        "reports:save",
+        "reports:policy",
+        "reports:revoke",
+        "reports:export-csv",
+        "reports:export-json",
+        "reports:rename",
+        "reports:duplicate",
+        "reports:delete",
+        "reports:restore",
+        "reports:share",
+        "tenancy:member-role",
+        "tenancy:member-remove",
+        "tenancy:invitation-revoke",
+        "tenancy:invitation-accept",
+        "tenancy:invitation-decline",
+    }
+
+    def names(patterns: list[URLPattern | URLResolver], prefix: str = "") -> set[str]:
+        found: set[str] = set()
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                found |= names(p.url_patterns, f"{prefix}{p.namespace}:" if p.namespace else prefix)
+            elif p.name:
+                found.add(prefix + p.name)
+        return found
+
+    routed = {
+        n
+        for n in names(get_resolver().url_patterns)
+        if not n.startswith(("admin:", "api:", "health", "tenancy:api-"))
+    }
+    unwalked = routed - visited - not_pages
+    assert unwalked == set(), f"pages the browser walk does not visit: {sorted(unwalked)}"
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("name", list(PAGES))
+def test_page(
+    name: str,
+    variant: str,
+    new_page: NewPage,
+    server: Server,
+    saved: Saved,
+    demo_state: Path,
+    staff_state: Path,
+) -> None:
+    language, viewport = VARIANTS[variant]
+    who = PAGES[name][0]
+    state = {"demo": demo_state, "staff": staff_state, "anonymous": None}[who]
+    page, watch = new_page(viewport=viewport, state=state, shared=True)
+    path = page_path(name, language, saved)
+    answer = visit(page, watch, server.at(path))
+    problems = []
+    if answer is None or answer.status != 200:
+        problems.append(f"answered {answer.status if answer else 'nothing'}")
+    if urlsplit(page.url).path != urlsplit(server.at(path)).path:
+        problems.append(f"ended at {page.url}")
+    # The favicon: the page's <link rel="icon"> and /favicon.ico (what other clients ask
+    # for); headless Chromium fetches neither by itself.
+    icons = [link.get_attribute("href") or "" for link in page.locator('link[rel~="icon"]').all()]
+    if not icons:
+        problems.append("no <link rel=icon>")
+    for href in {*icons, "/favicon.ico"} - ICONS_FOUND:
+        status = page.request.get(server.at(href)).status
+        if status != 200:
+            problems.append(f"favicon {href} answered {status}")
+        else:
+            ICONS_FOUND.add(href)
+    if (wide := overflow(page)) != "":
+        problems.append(wide)
+    problems += [
+        f"localized number in an attribute: {attribute}"
+        for attribute in localized_numbers_in_attributes(page, language)
+    ]
+    problems += watch.problems
+    assert problems == [], f"{path} at {viewport['width']} px: " + "; ".join(problems)
