@@ -423,12 +423,15 @@ def _backend_notes(engine: str, backend: str) -> tuple[str, ...]:
 
 def llama_cpp(config: LaunchConfig) -> LaunchCommand:
     """llama-server: -c is the total context of all slots (-np), so context x sequences;
-    -ngl counts the layers kept on the GPUs (the estimator offloads the first ones); MoE
+    -ngl counts the layer slots kept on the GPUs, the output layer being one of them:
+    llama.cpp puts layers below n_layer + 1 - ngl on the CPU (src/llama-model.cpp,
+    i_gpu_start), so N layers in host memory is -ngl n_layer + 1 - N (the estimator
+    offloads the first ones and keeps the output head on the GPU as well); MoE
     offload keeps every layer on the GPUs but the experts: all (--cpu-moe) or those of
     the first N layers (--n-cpu-moe N), as common/arg.cpp defines them."""
     source, notes = _gguf_source(config)
     flag = "-hf" if config.gguf_repo else "-m"
-    on_gpu = config.n_layers - config.offloaded_layers
+    on_gpu = config.n_layers + 1 - config.offloaded_layers
     if config.moe_experts or config.moe_layers or not config.offloaded_layers:
         on_gpu = ALL_LAYERS
     parts = [

@@ -38,7 +38,8 @@ ALL_EXPERTS = 45 * GATE_UP + 21 * DOWN_Q8_0 + 24 * DOWN_Q5_0
 # --n-cpu-moe 5: blk.0 to blk.4; blk.0 has no experts, blk.1-4 are use_more_bits layers:
 # 4 x (830,472,192 + 784,334,848) = 6,459,228,160 B
 FIRST_5_EXPERTS = 4 * (GATE_UP + DOWN_Q8_0)
-# 5 layers (-ngl 41), or 10 % of 46 layers (round(4.6) = 5): blk.0 (dense, 160,571,392 B)
+# 5 layers (-ngl 42: 46 + 1 - 5, the output layer counts), or 10 % of 46 layers
+# (round(4.6) = 5): blk.0 (dense, 160,571,392 B)
 # and blk.1-4 (1,692,033,536 B each: experts plus attention and norms) = 6,928,705,536 B
 FIRST_5_LAYERS = 160_571_392 + 4 * 1_692_033_536
 # KV at 8K: 46 layers x 2 x 8 KV heads x 128 x 2 B x 8,192 = 1,543,503,872 B; layer
@@ -134,12 +135,12 @@ class OffloadOnThePage(GlmOnA100):
         self.check({"moe_layers": "5"}, FIRST_5_EXPERTS, KV_8K, ["-ngl 999", "--n-cpu-moe 5"])
 
     def test_5_layers_in_host_memory(self) -> None:
-        # 70,444,997,296 - 6,928,705,536 = 63,516,291,760 B = 59.15 GiB; -ngl 46 - 5 = 41
-        self.check({"layers": "5"}, FIRST_5_LAYERS, KV_41_LAYERS, ["-ngl 41"])
+        # 70,444,997,296 - 6,928,705,536 = 63,516,291,760 B = 59.15 GiB; -ngl 46 + 1 - 5 = 42
+        self.check({"layers": "5"}, FIRST_5_LAYERS, KV_41_LAYERS, ["-ngl 42"])
 
     def test_a_share_of_the_layers(self) -> None:
         # 10 % of 46 layers: round(4.6) = 5 layers, the same bytes as layers=5
-        self.check({"offload": "10"}, FIRST_5_LAYERS, KV_41_LAYERS, ["-ngl 41"])
+        self.check({"offload": "10"}, FIRST_5_LAYERS, KV_41_LAYERS, ["-ngl 42"])
 
     def test_the_other_engines_commands_follow_or_refuse(self) -> None:
         commands = self.get(moe_layers="5").context["commands"]
