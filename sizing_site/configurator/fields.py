@@ -13,9 +13,11 @@ decides); this module only asks it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from sizing_site.configurator.commands import ENGINE_NAMES, refusal
@@ -122,7 +124,16 @@ class WeightsChoices:
 
 def weights_choices(engine: str | None, backend: str | None, *, moe: bool) -> WeightsChoices:
     """The formats `engine` loads on `backend` (every format, in both families, when the
-    engine is unknown or does not run on the card: the form says so on the engine)."""
+    engine is unknown or does not run on the card: the form says so on the engine).
+    Computed once per engine, backend, kind of model and language (the group labels are
+    translated): the rules it reads (commands.refusal, the format orders) are code."""
+    return _weights_choices(engine, backend, moe, get_language())
+
+
+@functools.lru_cache(maxsize=512)
+def _weights_choices(
+    engine: str | None, backend: str | None, moe: bool, language: str | None
+) -> WeightsChoices:
     quants = [*GGUF_ORDER, *HF_ORDER]
     if not moe:
         quants = [q for q in quants if q not in MOE_ONLY_QUANTS]

@@ -229,6 +229,20 @@ def configuration_costs(
     return ConfigurationCosts(offers, cloud, compared)
 
 
+ANSWER_OFFER_FIELDS = (
+    "id",
+    "sku",
+    "gpu_count",
+    "on_demand_per_hour",
+    "currency",
+    "checked_at",
+    "provider__name",
+    "provider__slug",
+    "provider__website",
+    "provider__billing_model",
+)
+
+
 def cheapest_offer(*, accelerator: Accelerator, sized: sizing.Sizing) -> costs.OfferCost | None:
     """The answer panel's cloud offer: the cheapest public USD offer with at least the
     configured GPUs (one query), priced like configuration_costs' rows. Every offer runs
@@ -236,9 +250,14 @@ def cheapest_offer(*, accelerator: Accelerator, sized: sizing.Sizing) -> costs.O
     the offer is configuration_costs' `cloud`. None when nothing fits or nothing is offered."""
     if not sized.fits:
         return None
+    # The panel reads the offer's price, date and provider only: no accelerator or
+    # organization rows (their JSON columns cost more to load than the query itself).
     offer = (
         pricing_selectors.offers_for(accelerator=accelerator, gpu_count=sized.setup.gpus)
         .filter(currency="USD")
+        .select_related(None)
+        .select_related("provider")
+        .only(*ANSWER_OFFER_FIELDS)
         .first()
     )
     if offer is None:
