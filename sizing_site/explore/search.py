@@ -42,7 +42,8 @@ CLOSE_SPELLING = 0.8  # difflib ratio for a misspelt word
 EXTRA_WORD_PENALTY = 0.03
 FIRST_WORD_BONUS = 0.05
 MAX_GPUS = 8
-SPLIT_WORDS = ("on", "@")
+# "on" and its words in the portal's other languages (no catalog name has any of them as a word)
+SPLIT_WORDS = ("on", "@", "auf", "su", "在")
 
 _TOKEN = re.compile(r"[^\W_]+(?:\.\d+)*")
 _PARTS = re.compile(r"\d+|[^\W\d_]+")

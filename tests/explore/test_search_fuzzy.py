@@ -61,6 +61,10 @@ class Search(SeededCase):
             "qwen3 32b on 5090": ("qwen3-32b", "nvidia-geforce-rtx-5090", ""),
             "qwen3 32b 5090": ("qwen3-32b", "nvidia-geforce-rtx-5090", ""),
             "gpt-oss-120b on 2x h100": ("gpt-oss-120b", "nvidia-h100-sxm5-80gb", "?gpus=2"),
+            # the word for "on" in the portal's other languages
+            "qwen3 32b auf 5090": ("qwen3-32b", "nvidia-geforce-rtx-5090", ""),
+            "qwen3 32b su 5090": ("qwen3-32b", "nvidia-geforce-rtx-5090", ""),
+            "qwen3 32b 在 5090": ("qwen3-32b", "nvidia-geforce-rtx-5090", ""),
         }
         for q, (model, card, query) in cases.items():
             response = self.client.get(reverse("explore:search"), {"q": q})
