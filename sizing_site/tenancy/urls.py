@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import URLPattern, URLResolver, include, path
 
 from sizing_site.tenancy import api, views
 
@@ -32,7 +32,8 @@ urlpatterns = [
     ),
 ]
 
-api_urlpatterns = [
+api_urlpatterns: list[URLPattern | URLResolver] = [
+    path("", include("sizing_site.api.urls")),  # POST estimate/ (issue 15)
     path("o/<slug:org_slug>/members/", api.MemberListApi.as_view(), name="api-members"),
     path(
         "o/<slug:org_slug>/members/<uuid:code>/",
