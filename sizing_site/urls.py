@@ -35,4 +35,5 @@ urlpatterns += i18n_patterns(
     path("", include("sizing_site.configurator.urls")),
     path("", include("sizing_site.explore.urls")),
     path("", include("sizing_site.reports.urls")),
+    path("", include("sizing_site.tokens.urls")),
 )

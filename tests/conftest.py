@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 
 import pytest
+from django.core.cache.backends.locmem import LocMemCache
 from pytest_django.fixtures import Settings
+from rest_framework.throttling import SimpleRateThrottle
 
 from catalog.sizing.cache import bump_catalog_version
 
@@ -18,3 +21,12 @@ def _fresh_sizing_cache(settings: Settings) -> Iterator[None]:
     settings.SIZING_WARM_AFTER_EDIT = False
     bump_catalog_version()
     yield
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttle_history(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The API throttles count requests per user and per token in the cache, which no test
+    rolls back while user and token keys are reused: each test counts in a cache of its
+    own, so one test's requests never throttle the next."""
+    fresh = LocMemCache(f"throttle-{uuid.uuid4()}", {})  # LocMemCache shares by name
+    monkeypatch.setattr(SimpleRateThrottle, "cache", fresh)
