@@ -39,6 +39,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served from static/ (no CDN)
     "django_htmx",
     "template_partials",
     "sizing_site.core",
@@ -51,6 +53,7 @@ INSTALLED_APPS = [
     "sizing_site.configurator",
     "sizing_site.explore",
     "sizing_site.reports",
+    "sizing_site.tokens",
     "axes",
     "csp",
 ]
@@ -229,10 +232,42 @@ STORAGES = {
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        # API tokens first (issue 15); the pages' own calls keep their session.
+        "sizing_site.tokens.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
+    # Per user (session and tokens together) and per token; "600/min" style, from the env.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "sizing_site.tokens.throttling.PerUserThrottle",
+        "sizing_site.tokens.throttling.PerTokenThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "user": env_str("API_THROTTLE_USER", "600/min"),
+        "token": env_str("API_THROTTLE_TOKEN", "600/min"),
+    },
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_SCHEMA_CLASS": "sizing_site.api.openapi.AutoSchema",
+    # One error shape for every API view: {"errors": {"<field>": ["message"]}}.
+    "EXCEPTION_HANDLER": "sizing_site.api.errors.errors_shape",
+}
+
+# The OpenAPI schema at /api/v1/schema/ and its Swagger UI at /api/v1/docs/ (sizing_site/api/
+# schema.py), for logged-in users; Swagger UI's files come from drf-spectacular-sidecar.
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Rightsize API",
+    "DESCRIPTION": "Size open-weight LLMs on hardware: memory, speed and cost. "
+    'Errors have one shape, the field named: `{"errors": {"ctx": ["message", ...]}}`.',
+    "VERSION": "1",
+    "SCHEMA_PATH_PREFIX": "/api/v1/",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # Weights' format and a quant format's family share their choices: one enum.
+    "ENUM_NAME_OVERRIDES": {"WeightsFamilyEnum": "catalog.models.WeightsFamily"},
 }
 
 # Production hardening; each can be relaxed explicitly (e.g. TLS terminated elsewhere).

@@ -8,14 +8,17 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.utils.translation import gettext as _
-from rest_framework import exceptions, status
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
 from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView, exception_handler
+from rest_framework.views import APIView
 
 from catalog.models import Accelerator, LLMModel, MemoryKind
 from estimator.api import RequestError, estimate, result_to_dict
+from sizing_site.api import schema
+from sizing_site.api.errors import errors_shape
 from sizing_site.api.serializers import cost_data, row_data, setup_data
 from sizing_site.configurator import selectors
 from sizing_site.configurator.forms import ConfigureForm, RentBuyForm, field_for
@@ -45,6 +48,10 @@ SLUG = re.compile(r"[-a-zA-Z0-9_]{1,200}")
 Errors = dict[str, list[str]]
 
 
+# The old private name, kept for imports of it.
+_errors_shape = errors_shape
+
+
 class ItemError(Exception):
     """A bad item: its errors by field, and the status a single request answers with."""
 
@@ -52,20 +59,6 @@ class ItemError(Exception):
         super().__init__(errors)
         self.errors = errors
         self.status_code = status_code
-
-
-def _errors_shape(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """DRF's own refusals (not logged in, wrong method, malformed JSON, not JSON) in the
-    API's one error shape: {"errors": {"<field>": ["message"]}}."""
-    response = exception_handler(exc, context)
-    if response is None:
-        return None
-    field = "detail"
-    if isinstance(exc, exceptions.ParseError | exceptions.UnsupportedMediaType):
-        field = "request"
-    detail = response.data.get("detail") if isinstance(response.data, dict) else None
-    response.data = {"errors": {field: [str(detail if detail is not None else response.data)]}}
-    return response
 
 
 class EstimateApi(APIView):
@@ -90,8 +83,16 @@ class EstimateApi(APIView):
     parser_classes = [JSONParser]
 
     def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], Response | None]:
-        return _errors_shape
+        return errors_shape
 
+    @extend_schema(
+        operation_id="estimate",
+        summary="Size one setup, or a batch of up to 50",
+        request=schema.ESTIMATE_REQUEST,
+        responses=schema.ESTIMATE_RESPONSES,
+        examples=schema.estimate_examples(),
+        tags=["estimate"],
+    )
     def post(self, request: Request) -> Response:
         body = request.data
         if isinstance(body, list):

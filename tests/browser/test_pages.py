@@ -71,6 +71,8 @@ PAGES: dict[str, tuple[str, str]] = {
     "org-price-feed": ("demo", f"o/{ORG}/prices/feed/"),
     "staff-gguf-upload": ("staff", "models/import/gguf/"),
     "staff-config-import": ("staff", "models/import/config/"),
+    # Outside the language prefix (a path from the root): the API's Swagger UI.
+    "api-docs": ("demo", "/api/v1/docs/"),
 }
 
 # Favicon addresses already fetched with 200 (each is fetched once per run).
@@ -81,6 +83,8 @@ VARIANTS = {"en-390": ("en", PHONE), "en-1366": ("en", DESKTOP), "de-390": ("de"
 
 def page_path(name: str, language: str, saved: Saved) -> str:
     _who, path = PAGES[name]
+    if path.startswith("/"):
+        return path
     code, code2 = saved.codes
     # The saved paths carry /en/: strip it, the language prefix comes first.
     path = path.format(

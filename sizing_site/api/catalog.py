@@ -1,0 +1,441 @@
+"""The catalog under /api/v1/catalog/: models (with their config summary, the config.json
+on a model's own page), a model's weights and measured sizes, accelerators (the engine
+support matrix on a card's own page), engines and quant formats.
+
+- Reads (GET, HEAD, OPTIONS) for any signed-in user; staff may PATCH a few scalar fields
+  of one row: notes on a model, engine or quant format; notes, price_usd and price_date
+  on an accelerator (weights are read-only). Every other write is 405 for staff and 403
+  for everyone else.
+- Filters as query parameters (400 with {"errors": {"<param>": [...]}} when malformed:
+  the project's error shape, sizing_site.api.errors),
+  `?search=` (DRF SearchFilter), `?ordering=` (the names in each view's ORDERING, "-" for
+  descending), cursor pagination of 50 rows (`page_size` up to 200).
+- `ETag` from the catalog version (catalog.sizing.cache: every catalog edit starts a new
+  one), the address and the caller's staff flag, so `If-None-Match` answers 304 before
+  any row is read; `Last-Modified` is the newest `updated` of the rows' table.
+
+The catalog tables have no organisation-owned rows (only price offers do, and they are not
+served here), so every signed-in user sees the same rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from datetime import date
+from typing import Any, ClassVar
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import BigIntegerField, Field, FloatField, Max, Model, Q, QuerySet, Value
+from django.db.models.fields.json import KT
+from django.db.models.functions import Coalesce
+from django.shortcuts import get_object_or_404
+from django.utils.cache import patch_vary_headers
+from django.utils.http import http_date, quote_etag
+from django.utils.translation import gettext as _
+from rest_framework import exceptions, filters, generics, permissions, status
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.serializers import Serializer
+from rest_framework.views import APIView
+
+from catalog.hardware import support_matrix
+from catalog.models import (
+    Accelerator,
+    InferenceEngine,
+    LLMModel,
+    ModelWeights,
+    QuantFormat,
+    Segment,
+)
+from catalog.sizing.cache import UNREACHABLE, catalog_version
+from sizing_site.api import catalog_serializers as cs
+
+PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+# config.json keys the model list reads without loading whole configs (annotation names).
+CONFIG_KEYS = {
+    "cfg_layers": "config__num_hidden_layers",
+    "cfg_text_layers": "config__text_config__num_hidden_layers",
+    "cfg_experts": "config__num_local_experts",
+    "cfg_routed_experts": "config__n_routed_experts",
+    "cfg_num_experts": "config__num_experts",
+    "cfg_experts_per_tok": "config__num_experts_per_tok",
+}
+
+
+# --- permissions, pagination, ordering -------------------------------------------
+
+
+class ReadOrStaffPatch(permissions.IsAuthenticated):
+    """Reads for any signed-in user; anything else for staff only (the view then allows
+    PATCH alone)."""
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        if not super().has_permission(request, view):
+            return False
+        return request.method in permissions.SAFE_METHODS or bool(request.user.is_staff)
+
+
+class CatalogCursor(CursorPagination):
+    page_size = PAGE_SIZE
+    page_size_query_param = "page_size"
+    max_page_size = MAX_PAGE_SIZE
+
+    def paginate_queryset(
+        self, queryset: QuerySet[Any], request: Request, view: APIView | None = None
+    ) -> list[Any] | None:
+        # A forged cursor whose position does not fit the ordering's column ("abc" for a
+        # number) is an invalid cursor, as DRF answers for one it cannot decode.
+        try:
+            return super().paginate_queryset(queryset, request, view)
+        except (ValueError, TypeError, OverflowError, DjangoValidationError) as exc:
+            raise exceptions.NotFound(self.invalid_cursor_message) from exc
+
+
+class CatalogOrdering(filters.OrderingFilter):
+    """`?ordering=` over the view's ORDERING names. Each name maps to a sort key that is
+    never null (the view annotates nullable columns with a floor), so a cursor position
+    always reads back; the slug breaks ties."""
+
+    def get_ordering(self, request: Request, queryset: QuerySet[Any], view: APIView) -> list[str]:
+        names: Mapping[str, str] = getattr(view, "ORDERING", {})
+        asked = request.query_params.get(self.ordering_param, "")
+        for term in (t.strip() for t in asked.split(",")):
+            key = names.get(term.lstrip("-"))
+            if key is not None:
+                tiebreak = getattr(view, "TIEBREAK", "slug")
+                return [("-" if term.startswith("-") else "") + key, tiebreak]
+        return list(getattr(view, "ordering", ["slug"]))
+
+
+def _floor(field: str, floor: float = -1.0, output: Field[Any, Any] | None = None) -> Coalesce:
+    """A nullable column with nulls as `floor` (below every stored value: the tables'
+    numbers are non-negative), so nulls sort first ascending and last descending."""
+    return Coalesce(field, Value(floor), output_field=output or FloatField())
+
+
+# --- query parameters --------------------------------------------------------------------
+
+
+def _number(params: Mapping[str, str], name: str) -> float | None:
+    raw = params.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not (-1e15 < value < 1e15):  # NaN, infinities and absurd sizes
+        raise exceptions.ValidationError({name: [_("Enter a number.")]})
+    return value
+
+
+def _boolean(params: Mapping[str, str], name: str) -> bool | None:
+    raw = params.get(name, "").strip().lower()
+    if not raw:
+        return None
+    if raw in ("true", "1", "yes"):
+        return True
+    if raw in ("false", "0", "no"):
+        return False
+    raise exceptions.ValidationError({name: [_("Enter true or false.")]})
+
+
+# --- the common view -----------------------------------------------------------------------
+
+
+class CatalogView(generics.GenericAPIView[Any]):
+    """Reads with ETag/Last-Modified, one error shape, and PATCH for staff."""
+
+    permission_classes = [ReadOrStaffPatch]
+    filter_backends = [filters.SearchFilter, CatalogOrdering]
+    pagination_class = CatalogCursor
+    lookup_field = "slug"
+    # PATCH only where a detail view names what staff may change (patch_serializer_class).
+    http_method_names = ["get", "head", "options"]
+    ORDERING: ClassVar[dict[str, str]] = {}
+    ordering: ClassVar[list[str]] = ["slug"]
+    patch_serializer_class: ClassVar[type[Serializer[Any]] | None] = None
+    detail: ClassVar[bool] = False  # one row by slug, else a list
+    table: ClassVar[type[Model]]
+
+    # A conditional GET is answered before any row is read.
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        etag = self._etag(request)
+        if etag is not None and etag in _etags(request.headers.get("If-None-Match", "")):
+            response = Response(status=status.HTTP_304_NOT_MODIFIED)
+            response["ETag"] = etag
+            return response
+        response = self.read(request, *args, **kwargs)
+        if etag is not None and response.status_code == status.HTTP_200_OK:
+            response["ETag"] = etag
+            newest = self.table._default_manager.aggregate(newest=Max("updated"))["newest"]
+            if newest is not None:
+                response["Last-Modified"] = http_date(newest.timestamp())
+        return response
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if self.detail and self.patch_serializer_class is not None:
+            self.http_method_names = [*self.http_method_names, "patch"]
+
+    def filter_queryset(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        # Search and ordering are the lists' own: a detail address ignores them.
+        return queryset if self.detail else super().filter_queryset(queryset)
+
+    def read(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if self.detail:
+            return Response(self.get_serializer(self.get_object()).data)
+        queryset = self.filter_queryset(self.get_queryset())
+        page = self.paginate_queryset(queryset)
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+    def patch(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if not self.detail or self.patch_serializer_class is None:
+            return self.http_method_not_allowed(request, *args, **kwargs)
+        instance = self.get_object()
+        if not isinstance(request.data, Mapping):
+            raise exceptions.ValidationError({"request": [_("Expected a JSON object.")]})
+        allowed = set(self.patch_serializer_class().fields)
+        unknown = sorted(str(k) for k in request.data if k not in allowed)
+        if unknown:
+            message = _("Staff may change only: %(fields)s.") % {
+                "fields": ", ".join(sorted(allowed))
+            }
+            raise exceptions.ValidationError({name: [message] for name in unknown})
+        patch = self.patch_serializer_class(instance, data=request.data, partial=True)
+        patch.is_valid(raise_exception=True)
+        patch.save()
+        return Response(self.get_serializer(self.get_object()).data)
+
+    def _etag(self, request: Request) -> str | None:
+        version = catalog_version()
+        if version == UNREACHABLE:
+            return None
+        staff = bool(getattr(request.user, "is_staff", False))
+        basis = f"{version}|{request.get_full_path()}|{staff}|{request.accepted_media_type}"
+        return quote_etag(hashlib.sha256(basis.encode()).hexdigest()[:32])
+
+    def finalize_response(
+        self, request: Request, response: Response, *args: Any, **kwargs: Any
+    ) -> Response:
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if request.method in ("GET", "HEAD"):
+            response["Cache-Control"] = "private, no-cache"
+            patch_vary_headers(response, ("Accept", "Cookie", "Authorization"))
+        return response
+
+
+def _etags(header: str) -> set[str]:
+    """The entity tags of If-None-Match, weak ones compared weakly (RFC 9110 13.1.2)."""
+    return {tag.strip().removeprefix("W/") for tag in header.split(",") if tag.strip()} | (
+        {"*"} if header.strip() == "*" else set()
+    )
+
+
+# --- models ------------------------------------------------------------------------------
+
+
+class ModelRows(CatalogView):
+    table = LLMModel
+    search_fields = ["name", "family", "publisher", "hf_repo", "slug"]
+    ORDERING: ClassVar[dict[str, str]] = {
+        "name": "name",
+        "slug": "slug",
+        "family": "family",
+        "params_total": "sort_params",
+        "max_context_tokens": "sort_context",
+        "release_date": "sort_release",
+    }
+    ordering: ClassVar[list[str]] = ["family", "name", "slug"]
+    patch_serializer_class = cs.NotesPatchSerializer
+
+    def get_queryset(self) -> QuerySet[LLMModel]:
+        params = self.request.query_params
+        rows = LLMModel.objects.annotate(
+            sort_params=_floor("params_total", -1, BigIntegerField()),
+            sort_context=_floor("max_context_tokens", -1, BigIntegerField()),
+            sort_release=Coalesce("release_date", Value(date.min)),
+            **{name: KT(path) for name, path in CONFIG_KEYS.items()},
+        )
+        if family := params.get("family", "").strip():
+            rows = rows.filter(family__iexact=family)
+        billion = 1e9
+        if (low := _number(params, "params_min_b")) is not None:
+            rows = rows.filter(params_total__gte=low * billion)
+        if (high := _number(params, "params_max_b")) is not None:
+            rows = rows.filter(params_total__lte=high * billion)
+        moe = _boolean(params, "moe")
+        if moe is not None:
+            is_moe = Q(architecture__in=("moe", "mla"))
+            rows = rows.filter(is_moe) if moe else rows.exclude(is_moe)
+        return rows
+
+
+class ModelListApi(ModelRows):
+    """Models with their config summary. Filters: family (exact, any case), params_min_b
+    and params_max_b (total parameters, billions), moe (true/false). Search: name,
+    family, publisher, Hugging Face repo, slug."""
+
+    serializer_class = cs.ModelSerializer
+
+    def get_queryset(self) -> QuerySet[LLMModel]:
+        return super().get_queryset().defer("config")
+
+
+class ModelDetailApi(ModelRows):
+    """One model by slug, with its config.json. Staff may PATCH: notes."""
+
+    detail = True
+
+    serializer_class = cs.ModelDetailSerializer
+
+
+class WeightsListApi(CatalogView):
+    """A model's weights and measured sizes, by format then quant. Filter: format
+    (gguf/hf). Search: quant, repo."""
+
+    table = ModelWeights
+    serializer_class = cs.WeightsSerializer
+    search_fields = ["quant", "repo"]
+    ORDERING: ClassVar[dict[str, str]] = {
+        "quant": "quant",
+        "format": "format",
+        "file_bytes": "sort_bytes",
+    }
+    ordering: ClassVar[list[str]] = ["format", "quant", "pk"]
+    TIEBREAK = "pk"
+
+    def get_queryset(self) -> QuerySet[ModelWeights]:
+        model = get_object_or_404(LLMModel.objects.only("pk"), slug=self.kwargs["slug"])
+        rows = (
+            ModelWeights.objects.filter(model=model)
+            .select_related("model")
+            .only(*[f.name for f in ModelWeights._meta.concrete_fields], "model__slug")
+            .annotate(sort_bytes=_floor("file_bytes", -1, BigIntegerField()))
+        )
+        if fmt := self.request.query_params.get("format", "").strip():
+            rows = rows.filter(format=fmt.lower())
+        return rows
+
+
+# --- accelerators ------------------------------------------------------------------------
+
+
+class AcceleratorRows(CatalogView):
+    table = Accelerator
+    search_fields = ["name", "vendor", "slug", "aliases"]
+    ORDERING: ClassVar[dict[str, str]] = {
+        "name": "name",
+        "slug": "slug",
+        "vendor": "vendor",
+        "memory_gb": "sort_memory",
+        "bandwidth_gbps": "sort_bandwidth",
+        "fp16_tflops": "sort_fp16",
+        "price_usd": "sort_price",
+        "release_date": "sort_release",
+    }
+    ordering: ClassVar[list[str]] = ["vendor", "name", "slug"]
+    patch_serializer_class = cs.AcceleratorPatchSerializer
+
+    def get_queryset(self) -> QuerySet[Accelerator]:
+        params = self.request.query_params
+        rows = Accelerator.objects.select_related("default_engine").annotate(
+            sort_memory=_floor("memory_gb"),
+            sort_bandwidth=_floor("bandwidth_gbps"),
+            sort_fp16=_floor("fp16_tflops"),
+            sort_price=_floor("price_usd"),
+            sort_release=Coalesce("release_date", Value(date.min)),
+        )
+        if vendor := params.get("vendor", "").strip():
+            rows = rows.filter(vendor__iexact=vendor)
+        if segment := params.get("segment", "").strip():
+            if segment not in Segment.values:
+                choices = ", ".join(Segment.values)
+                message = _("Choose one of: %(choices)s.") % {"choices": choices}
+                raise exceptions.ValidationError({"segment": [message]})
+            rows = rows.filter(segment=segment)
+        if (memory := _number(params, "memory_min_gb")) is not None:
+            rows = rows.filter(memory_gb__gte=memory)
+        curated = _boolean(params, "curated")
+        if curated is not None:
+            rows = rows.filter(curated=curated)
+        return rows
+
+
+class AcceleratorListApi(AcceleratorRows):
+    """Accelerators with their specs and sources. Filters: vendor (exact, any case),
+    segment (consumer/workstation/datacenter/soc), memory_min_gb (the vendor's memory
+    figure, GB), curated (true/false). Search: name, vendor, slug, aliases."""
+
+    serializer_class = cs.AcceleratorSerializer
+
+
+class AcceleratorDetailApi(AcceleratorRows):
+    """One card by slug with the engine support matrix. Staff may PATCH: notes,
+    price_usd, price_date."""
+
+    detail = True
+
+    serializer_class = cs.AcceleratorDetailSerializer
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        return {**super().get_serializer_context(), "support_matrix": support_matrix()}
+
+
+# --- engines and quant formats -------------------------------------------------------------
+
+
+class EngineRows(CatalogView):
+    table = InferenceEngine
+    search_fields = ["name", "slug"]
+    ORDERING: ClassVar[dict[str, str]] = {"name": "name", "slug": "slug"}
+    ordering: ClassVar[list[str]] = ["name", "slug"]
+    patch_serializer_class = cs.NotesPatchSerializer
+    serializer_class = cs.EngineSerializer
+
+    def get_queryset(self) -> QuerySet[InferenceEngine]:
+        return InferenceEngine.objects.all()
+
+
+class EngineListApi(EngineRows):
+    """Inference engines: versions covered, formats, backends, launch templates."""
+
+
+class EngineDetailApi(EngineRows):
+    """One engine by slug. Staff may PATCH: notes."""
+
+    detail = True
+
+
+class QuantFormatRows(CatalogView):
+    table = QuantFormat
+    search_fields = ["name", "slug", "description"]
+    ORDERING: ClassVar[dict[str, str]] = {
+        "name": "name",
+        "slug": "slug",
+        "bits_per_weight": "bits_per_weight",
+        "quality_rank": "quality_rank",
+    }
+    ordering: ClassVar[list[str]] = ["family", "-quality_rank", "slug"]
+    patch_serializer_class = cs.NotesPatchSerializer
+    serializer_class = cs.QuantFormatSerializer
+
+    def get_queryset(self) -> QuerySet[QuantFormat]:
+        rows = QuantFormat.objects.all()
+        if family := self.request.query_params.get("family", "").strip():
+            rows = rows.filter(family=family.lower())
+        return rows
+
+
+class QuantFormatListApi(QuantFormatRows):
+    """Quantization formats: family (gguf/hf), nominal bits per weight, quality rank.
+    Filter: family."""
+
+
+class QuantFormatDetailApi(QuantFormatRows):
+    """One quant format by slug. Staff may PATCH: notes."""
+
+    detail = True

@@ -1,0 +1,292 @@
+"""The OpenAPI schema (/api/v1/schema/) and its Swagger UI (/api/v1/docs/), with the
+estimate endpoint's request and response shapes and real examples
+(schema_examples.json: recorded calls, which tests/api/test_schema.py re-runs)."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+from sizing_site.tenancy.models import Role
+
+EXAMPLES_FILE = Path(__file__).with_name("schema_examples.json")
+
+
+@cache
+def recorded() -> dict[str, Any]:
+    """The recorded calls by name: {"request": body, "status": code, "response": body}."""
+    data: dict[str, Any] = json.loads(EXAMPLES_FILE.read_text())
+    return data
+
+
+class SchemaView(SpectacularAPIView):
+    """The OpenAPI 3 schema: YAML by default, JSON for Accept: application/json or
+    ?format=json."""
+
+
+class DocsView(SpectacularSwaggerSplitView):
+    """Swagger UI. The split view serves its start-up script as a file of its own
+    (?script), and the page's template has no inline style, for the site's CSP."""
+
+    template_name = "api/docs.html"
+    url_name = "api:schema"
+    title = "Rightsize API"
+
+
+# --- shared shapes -------------------------------------------------------------------
+
+ERRORS: dict[str, Any] = {
+    "type": "object",
+    "description": "One error shape: the field named, its messages. Errors naming no field "
+    'are under "detail" ("request" for a body that is not JSON).',
+    "properties": {
+        "errors": {
+            "type": "object",
+            "additionalProperties": {"type": "array", "items": {"type": "string"}},
+        }
+    },
+    "required": ["errors"],
+}
+
+
+def errors(description: str, *examples: OpenApiExample) -> OpenApiResponse:
+    return OpenApiResponse(response=ERRORS, description=description, examples=list(examples))
+
+
+NOT_LOGGED_IN = errors(
+    "Not logged in (no session or token).",
+    OpenApiExample(
+        "Not logged in",
+        value={"errors": {"detail": ["Authentication credentials were not provided."]}},
+        response_only=True,
+    ),
+)
+
+# --- estimate ------------------------------------------------------------------------
+
+_RANGE = {
+    "type": "object",
+    "description": "A speed with its range.",
+    "properties": {k: {"type": "number"} for k in ("estimate", "low", "high")},
+    "required": ["estimate", "low", "high"],
+}
+_NULLABLE_INT = {"type": "integer", "nullable": True}
+_NULLABLE_NUMBER = {"type": "number", "nullable": True}
+
+SETUP_PROPERTIES: dict[str, Any] = {
+    "quant": {"type": "string", "description": "Quant name; empty or absent: best that fits."},
+    "ctx": {"type": "integer", "minimum": 1, "description": "Context tokens."},
+    "gpus": {"type": "integer", "minimum": 1},
+    "seqs": {"type": "integer", "minimum": 1, "description": "Concurrent sequences."},
+    "kv": {"type": "string", "description": "KV cache type (f16, q8_0, ...)."},
+    "engine": {"type": "string", "description": "Engine slug."},
+    "offload": {"type": "integer", "minimum": 0, "maximum": 100, "description": "% offloaded."},
+    "layers": {**_NULLABLE_INT, "description": "Layers offloaded to the host."},
+    "moe": {"type": "boolean", "description": "Offload MoE experts to the host."},
+    "moe_layers": _NULLABLE_INT,
+    "host_bw": {**_NULLABLE_NUMBER, "description": "Host memory bandwidth, GB/s."},
+    "prompt": {"type": "integer", "minimum": 1, "description": "Prompt tokens."},
+    "output": {"type": "integer", "minimum": 1, "description": "Output tokens."},
+}
+
+SHORTCUT_REQUEST: dict[str, Any] = {
+    "type": "object",
+    "title": "Catalog shortcut",
+    "description": "A catalog model and card by slug, and the configurator's setup fields "
+    "under its query-parameter names; absent ones at the page's defaults.",
+    "properties": {
+        "model": {"type": "string", "description": "Model slug."},
+        "accelerator": {"type": "string", "description": "Accelerator slug."},
+        **SETUP_PROPERTIES,
+    },
+    "required": ["model", "accelerator"],
+    "additionalProperties": False,
+}
+RAW_REQUEST: dict[str, Any] = {
+    "type": "object",
+    "title": "Estimator request",
+    "description": 'The estimator\'s own request (docs/estimator.md, "The request").',
+    "properties": {"request": {"type": "object", "additionalProperties": True}},
+    "required": ["request"],
+    "additionalProperties": False,
+}
+ITEM_REQUEST: dict[str, Any] = {"oneOf": [SHORTCUT_REQUEST, RAW_REQUEST]}
+ESTIMATE_BODY: dict[str, Any] = {
+    "oneOf": [
+        SHORTCUT_REQUEST,
+        RAW_REQUEST,
+        {"type": "array", "title": "Batch", "maxItems": 50, "items": ITEM_REQUEST},
+    ]
+}
+ESTIMATE_REQUEST = {"application/json": ESTIMATE_BODY}
+
+RESULT: dict[str, Any] = {
+    "type": "object",
+    "title": "Estimate",
+    "description": 'The estimator\'s result (docs/estimator.md, "The result"). A catalog '
+    "shortcut adds model, accelerator, setup (the sized setup) and cost.",
+    "properties": {
+        "model": {
+            "type": "object",
+            "properties": {"slug": {"type": "string"}, "name": {"type": "string"}},
+        },
+        "accelerator": {
+            "type": "object",
+            "properties": {"slug": {"type": "string"}, "name": {"type": "string"}},
+        },
+        "setup": {
+            "type": "object",
+            "properties": {**SETUP_PROPERTIES, "backend": {"type": "string"}},
+        },
+        **{
+            name: {"type": "integer"}
+            for name in (
+                "params_total",
+                "params_active",
+                "params_multimodal",
+                "weights_bytes",
+                "per_device_weights_bytes",
+                "multimodal_bytes",
+                "offloaded_bytes",
+                "kv_cache_bytes",
+                "kv_cache_bytes_per_token",
+                "overhead_bytes",
+                "total_bytes",
+                "per_device_bytes",
+                "usable_bytes_per_device",
+                "max_context_tokens",
+                "kv_cache_capacity_tokens",
+                "max_concurrent_sequences",
+            )
+        },
+        "overhead_breakdown": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "fit": {
+            "type": "object",
+            "properties": {
+                "verdict": {"type": "string"},
+                "reserve_bytes": {"type": "integer"},
+                "reserve_fraction": {"type": "number"},
+                "utilisation": {"type": "number"},
+            },
+        },
+        "decode_tokens_per_s": _RANGE,
+        "aggregate_decode_tokens_per_s": _RANGE,
+        "prefill_tokens_per_s": _RANGE,
+        "ttft_s": _RANGE,
+        "explanation": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "figure": {"type": "string"},
+                    "formula": {"type": "string"},
+                    "inputs": {"type": "object", "additionalProperties": True},
+                    "value": {},
+                    "source": {"type": "string"},
+                },
+            },
+        },
+        "notes": {"type": "array", "items": {"type": "string"}},
+        "warnings": {"type": "array", "items": {"type": "string"}},
+        "speed_calibrated": {"type": "boolean"},
+        "cost": {
+            "type": "object",
+            "description": "Cost per 1M output tokens: the cheapest public cloud offer's, "
+            "else owning the hardware.",
+            "properties": {
+                "usd_per_million_tokens": _NULLABLE_NUMBER,
+                "source": {"type": "string", "nullable": True, "enum": ["cloud", "owned", None]},
+                "cloud_offer": {"type": "object", "nullable": True, "additionalProperties": True},
+                "owned_usd_per_million_tokens": _NULLABLE_NUMBER,
+                "base_price": {"type": "boolean"},
+            },
+        },
+    },
+    "required": ["weights_bytes", "total_bytes", "per_device_bytes", "fit", "explanation"],
+}
+ESTIMATE_RESPONSE: dict[str, Any] = {
+    "oneOf": [RESULT, {"type": "array", "items": {"oneOf": [RESULT, ERRORS]}}]
+}
+
+
+def _example(name: str, title: str, *, request: bool = True) -> list[OpenApiExample]:
+    call = recorded()[name]
+    found = [
+        OpenApiExample(
+            title, value=call["response"], response_only=True, status_codes=[str(call["status"])]
+        )
+    ]
+    if request:
+        found.append(OpenApiExample(title, value=call["request"], request_only=True))
+    return found
+
+
+def estimate_examples() -> list[OpenApiExample]:
+    return [
+        *_example("shortcut", "Catalog shortcut"),
+        *_example("raw", "Estimator request"),
+        *_example("batch", "Batch with one bad item"),
+        *_example("bad_input", "Bad input"),
+        *_example("unknown_slug", "Unknown slug"),
+    ]
+
+
+ESTIMATE_RESPONSES: dict[int, OpenApiResponse] = {
+    200: OpenApiResponse(
+        response=ESTIMATE_RESPONSE,
+        description="One item: its result. A batch: a list in the same order, a result "
+        'or an {"errors": ...} object per item.',
+    ),
+    400: errors("Bad input, the field named; or a batch of more than 50 items."),
+    403: NOT_LOGGED_IN,
+    404: errors("No model or card with this slug."),
+}
+
+# --- tenancy members -----------------------------------------------------------------
+
+MEMBERSHIP: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "code": {"type": "string", "format": "uuid", "description": "The membership's code."},
+        "username": {"type": "string"},
+        "role": {"type": "string", "enum": list(Role.values)},
+    },
+    "required": ["code", "username", "role"],
+}
+MEMBER_LIST: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "organization": {"type": "string", "description": "The organization's slug."},
+        "members": {"type": "array", "items": MEMBERSHIP},
+    },
+    "required": ["organization", "members"],
+}
+NOT_A_MEMBER = errors(
+    "Not a member of this organization (or no such organization or object).",
+    OpenApiExample("Not found", value={"errors": {"detail": ["Not found."]}}, response_only=True),
+)
+
+
+def member_list_responses() -> dict[int, OpenApiResponse]:
+    call = recorded()["members"]
+    example = OpenApiExample("Members", value=call["response"], response_only=True)
+    return {
+        200: OpenApiResponse(response=MEMBER_LIST, examples=[example]),
+        403: NOT_LOGGED_IN,
+        404: NOT_A_MEMBER,
+    }
+
+
+def member_detail_responses() -> dict[int, OpenApiResponse]:
+    member = recorded()["members"]["response"]["members"][0]
+    example = OpenApiExample("Member", value=member, response_only=True)
+    return {
+        200: OpenApiResponse(response=MEMBERSHIP, examples=[example]),
+        403: NOT_LOGGED_IN,
+        404: NOT_A_MEMBER,
+    }
