@@ -41,7 +41,11 @@ def tokens(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @login_required
-def token_revoke(request: HttpRequest, code: UUID) -> HttpResponse:
+def token_revoke(request: HttpRequest) -> HttpResponse:
+    try:
+        code = UUID(request.POST.get("code", ""))
+    except ValueError:
+        raise Http404 from None
     token = ApiToken.objects.filter(user=request.user.pk, code=code).first()
     if token is None:  # another user's token is as absent as a missing one
         raise Http404

@@ -230,13 +230,15 @@ class TokenPageTest(TokenTestCase):
         _response, plain = self.create()
         bobs = ApiToken.objects.get(user=self.bob)
         theirs = ApiToken.objects.get(user=self.alice)
-        response = self.client.post(f"/en/account/tokens/{theirs.code}/revoke/")
+        revoke = "/en/account/tokens/revoke/"
+        response = self.client.post(revoke, {"code": str(theirs.code)})
         assert response.status_code == 404
+        assert self.client.post(revoke, {"code": "not-a-code"}).status_code == 404
         theirs.refresh_from_db()
         assert theirs.revoked_at is None
         assert self.call(alices, "get", MEMBERS_A).status_code == 200
-        assert self.client.get(f"/en/account/tokens/{bobs.code}/revoke/").status_code == 405
-        response = self.client.post(f"/en/account/tokens/{bobs.code}/revoke/")
+        assert self.client.get(revoke).status_code == 405
+        response = self.client.post(revoke, {"code": str(bobs.code)})
         assert response.status_code == 302 and response["Location"] == PAGE
         bobs.refresh_from_db()
         assert bobs.revoked_at is not None
