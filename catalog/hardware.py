@@ -84,6 +84,22 @@ def per_device(value: float | None, card: Accelerator) -> float | None:
     return None if value is None else value / chips(card)
 
 
+def base_configuration_price(card: Accelerator) -> bool:
+    """Whether the catalog's price is a base configuration's ("from $3,999"), not the
+    configuration the row describes. The catalog has no field for it, only words: its Apple
+    rows are the largest memory configuration priced at the base model (notes: "Base price
+    is for the 96 GB model"; price source: "from $3,999"). So: every Apple row with a
+    price, and any row whose notes or price source say "base price" or "from $" (today the
+    same three Apple rows; DGX Spark's one configuration is priced as sold)."""
+    if card.price_usd is None:
+        return False
+    if card.vendor.strip().lower() == "apple":
+        return True
+    source = card.sources.get("price_usd", "") if isinstance(card.sources, dict) else ""
+    text = f"{card.notes} {source}".lower()
+    return "base price" in text or "from $" in text
+
+
 def speed_class(card: Accelerator) -> str | None:
     """The estimator's device_class from the memory technology; None when memory_type is
     blank (the estimator then guesses from name and bandwidth)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from catalog.models import Accelerator
+from catalog.hardware import base_configuration_price  # noqa: F401 (re-exported: costs.base_configuration_price)
 from catalog.sizing import CardFit
 from estimator import cost
 from pricing.models import CloudOffer
@@ -162,21 +162,3 @@ def owner_month(ownership: cost.Ownership) -> OwnerMonth:
     months = ownership.amortization_months
     amortization = ownership.purchase_usd / months if months else 0.0
     return OwnerMonth(energy, amortization, energy + amortization)
-
-
-def base_configuration_price(accelerator: Accelerator) -> bool:
-    """Whether the catalog's price is a base configuration's ("from $3,999"), not the
-    configuration the row describes. The catalog has no field for it, only words: its Apple
-    rows are the largest memory configuration priced at the base model (notes: "Base price
-    is for the 96 GB model"; price source: "from $3,999"). So: every Apple row with a
-    price, and any row whose notes or price source say "base price" or "from $" (today the
-    same three Apple rows; DGX Spark's one configuration is priced as sold)."""
-    if accelerator.price_usd is None:
-        return False
-    if accelerator.vendor.strip().lower() == "apple":
-        return True
-    source = (
-        accelerator.sources.get("price_usd", "") if isinstance(accelerator.sources, dict) else ""
-    )
-    text = f"{accelerator.notes} {source}".lower()
-    return "base price" in text or "from $" in text

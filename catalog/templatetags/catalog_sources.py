@@ -22,6 +22,9 @@ from django.db import models
 from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 
+from catalog import hardware
+from catalog.models import Accelerator
+
 register = template.Library()
 
 URL = re.compile(r"https?://[^\s()<>\"'\]\[,;]+")
@@ -173,16 +176,7 @@ def source_notes(row: models.Model) -> list[tuple[str, str]]:
     return [(fact_label(row, key), str(text)) for key, text in sources.items()]
 
 
-FROM_PRICE = re.compile(r"\bfrom (?:US)?\$", re.IGNORECASE)
-
-
 @register.filter
-def base_configuration_price(accelerator: Any) -> bool:
-    """Whether the catalog price is a base configuration's ("from $3,999"): the source says
-    "from $", or the machine is Apple's, whose prices the catalog records for the base
-    model of a line while the row is a specific, larger configuration."""
-    if not getattr(accelerator, "price_usd", None):
-        return False
-    note = str((getattr(accelerator, "sources", None) or {}).get("price_usd", ""))
-    vendor = str(getattr(accelerator, "vendor", "")).strip().lower()
-    return bool(FROM_PRICE.search(note)) or vendor == "apple"
+def base_configuration_price(accelerator: Accelerator) -> bool:
+    """catalog.hardware.base_configuration_price, for the templates."""
+    return hardware.base_configuration_price(accelerator)

@@ -48,10 +48,6 @@ SLUG = re.compile(r"[-a-zA-Z0-9_]{1,200}")
 Errors = dict[str, list[str]]
 
 
-# The old private name, kept for imports of it.
-_errors_shape = errors_shape
-
-
 class ItemError(Exception):
     """A bad item: its errors by field, and the status a single request answers with."""
 
