@@ -7,6 +7,7 @@ from django.contrib.auth.models import User
 from django.utils.translation import gettext_lazy as _
 
 from sizing_site.tenancy.models import Organization
+from sizing_site.tenancy.selectors import membership_list_for_user
 
 MAX_DAYS = 3650
 
@@ -37,5 +38,6 @@ class TokenForm(forms.Form):
         super().__init__(*args, **kwargs)
         field = self.fields["organization"]
         assert isinstance(field, forms.ModelChoiceField)
-        # Only organizations the user belongs to.
-        field.queryset = Organization.objects.filter(membership__user=user).order_by("name")
+        # Only organizations the user belongs to, through the tenancy helpers.
+        mine = [m.organization_id for m in membership_list_for_user(user=user)]
+        field.queryset = Organization.objects.filter(pk__in=mine).order_by("name")
