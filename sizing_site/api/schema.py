@@ -94,15 +94,29 @@ SETUP_PROPERTIES: dict[str, Any] = {
     "output": {"type": "integer", "minimum": 1, "description": "Output tokens."},
 }
 
+RENT_PROPERTIES: dict[str, Any] = {
+    "hours": {"type": "number", "minimum": 1, "maximum": 24, "description": "Active hours a day."},
+    "hw_usd": {"type": "number", "minimum": 0, "description": "Hardware price, USD."},
+    "power_w": {"type": "number", "minimum": 0, "description": "Power draw, W."},
+    "kwh_usd": {"type": "number", "minimum": 0, "maximum": 10, "description": "USD per kWh."},
+    "pue": {"type": "number", "minimum": 1, "maximum": 5},
+    "years": {"type": "number", "minimum": 0.5, "maximum": 15, "description": "Pay-off years."},
+    "busy": {"type": "number", "minimum": 1, "maximum": 100, "description": "Busy share, %."},
+}
+
 SHORTCUT_REQUEST: dict[str, Any] = {
     "type": "object",
     "title": "Catalog shortcut",
     "description": "A catalog model and card by slug, and the configurator's setup fields "
-    "under its query-parameter names; absent ones at the page's defaults.",
+    "under its query-parameter names; absent ones at the page's defaults. The rent-or-buy "
+    "fields set the owner's cost (defaults: the catalog's price and power); analysis: true "
+    "adds the page's deeper sections.",
     "properties": {
         "model": {"type": "string", "description": "Model slug."},
         "accelerator": {"type": "string", "description": "Accelerator slug."},
         **SETUP_PROPERTIES,
+        **RENT_PROPERTIES,
+        "analysis": {"type": "boolean", "description": "Add the deeper sections."},
     },
     "required": ["model", "accelerator"],
     "additionalProperties": False,
@@ -120,7 +134,7 @@ ESTIMATE_BODY: dict[str, Any] = {
     "oneOf": [
         SHORTCUT_REQUEST,
         RAW_REQUEST,
-        {"type": "array", "title": "Batch", "maxItems": 50, "items": ITEM_REQUEST},
+        {"type": "array", "title": "Batch", "maxItems": 100, "items": ITEM_REQUEST},
     ]
 }
 ESTIMATE_REQUEST = {"application/json": ESTIMATE_BODY}
@@ -129,7 +143,8 @@ RESULT: dict[str, Any] = {
     "type": "object",
     "title": "Estimate",
     "description": 'The estimator\'s result (docs/estimator.md, "The result"). A catalog '
-    "shortcut adds model, accelerator, setup (the sized setup) and cost.",
+    "shortcut adds model, accelerator, setup (the sized setup), cost, launch_commands and, "
+    "when asked, analysis.",
     "properties": {
         "model": {
             "type": "object",
@@ -206,6 +221,37 @@ RESULT: dict[str, Any] = {
                 "base_price": {"type": "boolean"},
             },
         },
+        "launch_commands": {
+            "type": "object",
+            "description": "By engine: the command line (null when the engine refuses the "
+            "setup, the reason in refused) and its notes.",
+            "additionalProperties": {
+                "type": "object",
+                "properties": {
+                    "engine": {"type": "string"},
+                    "text": {"type": "string", "nullable": True},
+                    "refused": {"type": "string", "nullable": True},
+                    "notes": {"type": "array", "items": {"type": "string"}},
+                },
+            },
+        },
+        "analysis": {
+            "type": "object",
+            "description": "The configurator's deeper sections (with analysis: true).",
+            "properties": {
+                "hours_per_day": {"type": "number"},
+                "offers": {"type": "array", "items": {"type": "object"}},
+                "cheapest_offer": {"type": "object", "nullable": True},
+                "rent_vs_buy": {"type": "object", "nullable": True},
+                "owner_month": {"type": "object", "nullable": True},
+                "recommended": {"type": "object"},
+                "quant_matrix": {"type": "array", "items": {"type": "object"}},
+                "memory_by_context": {"type": "array", "items": {"type": "object"}},
+                "make_it_fit": {"type": "array", "items": {"type": "object"}},
+                "kv_alternatives": {"type": "array", "items": {"type": "object"}},
+                "finetune": {"type": "array", "items": {"type": "object"}},
+            },
+        },
     },
     "required": ["weights_bytes", "total_bytes", "per_device_bytes", "fit", "explanation"],
 }
@@ -242,7 +288,7 @@ ESTIMATE_RESPONSES: dict[int, OpenApiResponse] = {
         description="One item: its result. A batch: a list in the same order, a result "
         'or an {"errors": ...} object per item.',
     ),
-    400: errors("Bad input, the field named; or a batch of more than 50 items."),
+    400: errors("Bad input, the field named; or a batch of more than 100 items."),
     403: NOT_LOGGED_IN,
     404: errors("No model or card with this slug."),
 }

@@ -15,15 +15,24 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from catalog import sizing
 from catalog.models import Accelerator, LLMModel, MemoryKind
 from estimator.api import RequestError, estimate, result_to_dict
+from pricing import costs
+from pricing.models import CloudOffer
 from sizing_site.api import schema
 from sizing_site.api.errors import errors_shape
-from sizing_site.api.serializers import cost_data, row_data, setup_data
+from sizing_site.api.serializers import (
+    analysis_data,
+    commands_data,
+    cost_data,
+    row_data,
+    setup_data,
+)
 from sizing_site.configurator import selectors
 from sizing_site.configurator.forms import ConfigureForm, RentBuyForm, field_for
 
-MAX_ITEMS = 50
+MAX_ITEMS = 100
 # The configurator's query parameters (ConfigureForm's fields), the setup of a shortcut.
 SETUP_FIELDS = frozenset(
     (
@@ -42,7 +51,10 @@ SETUP_FIELDS = frozenset(
         "output",
     )
 )
-SHORTCUT_FIELDS = SETUP_FIELDS | {"model", "accelerator"}
+# The rent-or-buy form's fields (hours, hw_usd, power_w, kwh_usd, pue, years, busy): the
+# owner's cost in the answer, and owning against renting in the analysis.
+RENT_FIELDS = frozenset(RentBuyForm.base_fields)
+SHORTCUT_FIELDS = SETUP_FIELDS | RENT_FIELDS | {"model", "accelerator", "analysis"}
 SLUG = re.compile(r"[-a-zA-Z0-9_]{1,200}")
 
 Errors = dict[str, list[str]]
@@ -60,20 +72,25 @@ class ItemError(Exception):
 class EstimateApi(APIView):
     """Size one setup, or a batch of them.
 
-    The body is one item or a JSON list of at most 50 items. An item is either
+    The body is one item or a JSON list of at most 100 items. An item is either
     - the catalog shortcut: {"model": "<model slug>", "accelerator": "<accelerator slug>"}
       plus any of the configurator's setup fields under its query-parameter names (quant,
       ctx, gpus, seqs, kv, engine, offload, layers, moe, moe_layers, host_bw, prompt,
       output), absent ones at the page's defaults, validated by the configurator's form;
-      the answer is the estimator's result with "model", "accelerator", "setup" (the sized
-      setup, with the quant "best that fits" chose) and "cost" (the answer panel's cost
-      per 1M output tokens);
+      the rent-or-buy form's fields (hours, hw_usd, power_w, kwh_usd, pue, years, busy);
+      and "analysis": true for the page's deeper sections. The answer is the estimator's
+      result with "model", "accelerator", "setup" (the sized setup, with the quant "best
+      that fits" chose), "cost" (the answer panel's cost per 1M output tokens),
+      "launch_commands" and, when asked, "analysis" (offers, rent vs buy, recommended
+      cards, quant matrix, memory by context, make it fit, KV alternatives, fine-tuning);
     - the estimator's own request: {"request": {...}} (docs/estimator.md, "The request");
       the answer is the estimator's result.
 
     One item: 200 with the result, or 400 (404 for an unknown slug) with
     {"errors": {"<field>": ["message", ...]}}. A batch: 200 with a list in the same order,
-    a result or an {"errors": ...} object per item; 400 for more than 50 items.
+    a result or an {"errors": ...} object per item; 400 for more than 100 items.
+    Within one request the catalog rows of a model and card pair, and the cheapest offer
+    for a card count, are read once (a batch sweeping one pair costs a few queries).
     """
 
     parser_classes = [JSONParser]
@@ -83,7 +100,7 @@ class EstimateApi(APIView):
 
     @extend_schema(
         operation_id="estimate",
-        summary="Size one setup, or a batch of up to 50",
+        summary="Size one setup, or a batch of up to 100",
         request=schema.ESTIMATE_REQUEST,
         responses=schema.ESTIMATE_RESPONSES,
         examples=schema.estimate_examples(),
@@ -95,19 +112,52 @@ class EstimateApi(APIView):
             if len(body) > MAX_ITEMS:
                 message = _("At most %(max)d items in one request.") % {"max": MAX_ITEMS}
                 return Response({"errors": {"items": [message]}}, status=400)
-            return Response([_answer_item(item)[0] for item in body])
-        data, code = _answer_item(body)
+            rows = _Rows()
+            return Response([_answer_item(item, rows)[0] for item in body])
+        data, code = _answer_item(body, _Rows())
         return Response(data, status=code)
 
 
-def _answer_item(item: Any) -> tuple[dict[str, Any], int]:
+class _Rows:
+    """The catalog rows and offers one request reads, each once: a batch names the same
+    model, card and GPU count many times."""
+
+    def __init__(self) -> None:
+        self._pairs: dict[tuple[str, str], tuple[LLMModel, Accelerator]] = {}
+        self._offers: dict[tuple[int, int], CloudOffer | None] = {}
+
+    def pair(self, model_slug: str, card_slug: str) -> tuple[LLMModel, Accelerator]:
+        """selectors.configuration_rows, remembered. Raises as it does."""
+        key = (model_slug, card_slug)
+        if key not in self._pairs:
+            self._pairs[key] = selectors.configuration_rows(
+                model_slug=model_slug, accelerator_slug=card_slug
+            )
+        return self._pairs[key]
+
+    def cheapest_offer(
+        self, accelerator: Accelerator, sized: sizing.Sizing
+    ) -> costs.OfferCost | None:
+        """selectors.cheapest_offer, its query remembered per card and GPU count."""
+        if not sized.fits:
+            return None
+        key = (accelerator.pk, sized.setup.gpus)
+        if key not in self._offers:
+            self._offers[key] = selectors.cheapest_offer_row(
+                accelerator=accelerator, gpu_count=sized.setup.gpus
+            )
+        offer = self._offers[key]
+        return None if offer is None else selectors.offer_cost(offer=offer, sized=sized)
+
+
+def _answer_item(item: Any, rows: _Rows) -> tuple[dict[str, Any], int]:
     try:
-        return _estimate_item(item), status.HTTP_200_OK
+        return _estimate_item(item, rows), status.HTTP_200_OK
     except ItemError as exc:
         return {"errors": exc.errors}, exc.status_code
 
 
-def _estimate_item(item: Any) -> dict[str, Any]:
+def _estimate_item(item: Any, rows: _Rows) -> dict[str, Any]:
     if not isinstance(item, dict):
         raise ItemError({"request": [_("Expected a JSON object.")]})
     if "request" in item:
@@ -115,7 +165,7 @@ def _estimate_item(item: Any) -> dict[str, Any]:
             unknown = sorted(str(k) for k in item if k != "request")
             raise ItemError({k: [_("Not expected beside “request”.")] for k in unknown})
         return _raw_estimate(item["request"])
-    return _shortcut_estimate(item)
+    return _shortcut_estimate(item, rows)
 
 
 def _raw_estimate(request: Any) -> dict[str, Any]:
@@ -140,13 +190,13 @@ def _not_found(name: str) -> ItemError:
     return ItemError({name: [message]}, status.HTTP_404_NOT_FOUND)
 
 
-def _form_data(item: Mapping[str, Any]) -> dict[str, str]:
-    """The setup fields as the query parameters they stand for: null is an empty
-    parameter, true/false are "true"/"false". A list or object is no parameter."""
+def _form_data(item: Mapping[str, Any], names: frozenset[str] = SETUP_FIELDS) -> dict[str, str]:
+    """The item's fields among `names` as the query parameters they stand for: null is an
+    empty parameter, true/false are "true"/"false". A list or object is no parameter."""
     data: dict[str, str] = {}
     wrong: Errors = {}
     for name, value in item.items():
-        if name not in SETUP_FIELDS:
+        if name not in names:
             continue
         if value is None:
             data[name] = ""
@@ -161,7 +211,7 @@ def _form_data(item: Mapping[str, Any]) -> dict[str, str]:
     return data
 
 
-def _shortcut_estimate(item: Mapping[str, Any]) -> dict[str, Any]:
+def _shortcut_estimate(item: Mapping[str, Any], rows: _Rows) -> dict[str, Any]:
     """The configurator's workflow (views.configure, its results part): the page's scope
     and form, configuration_results, then the answer panel's cheapest offer and owner's
     cost at the rent-or-buy form's defaults."""
@@ -174,9 +224,7 @@ def _shortcut_estimate(item: Mapping[str, Any]) -> dict[str, Any]:
     if not SLUG.fullmatch(card_slug):
         raise _not_found("accelerator")
     try:
-        model, accelerator = selectors.configuration_rows(
-            model_slug=model_slug, accelerator_slug=card_slug
-        )
+        model, accelerator = rows.pair(model_slug, card_slug)
     except LLMModel.DoesNotExist:
         raise _not_found("model") from None
     except Accelerator.DoesNotExist:
@@ -207,23 +255,52 @@ def _shortcut_estimate(item: Mapping[str, Any]) -> dict[str, Any]:
         raise ItemError({field_for(exc.field) or "setup": [exc.message]}) from None
     sized = results.sized
     rent = RentBuyForm.for_configuration(
-        {},
+        _form_data(item, RENT_FIELDS),
         price_usd=accelerator.price_usd,
         tdp_w=accelerator.tdp_w,
         gpus=sized.setup.gpus,
         complete_system=accelerator.memory_kind == MemoryKind.UNIFIED,
     )
+    if rent.is_bound and not rent.is_valid():
+        raise ItemError(
+            {name: [str(m) for m in messages] for name, messages in rent.errors.items()}
+        )
+    analysis = None
+    if _flag(item, "analysis"):
+        # The configurator's deeper sections, as the page loads them (views._sizing).
+        analysis = selectors.configuration_analysis(
+            model=model,
+            accelerator=accelerator,
+            sized=sized,
+            max_context_tokens=limit,
+            ownership=rent.ownership(),
+            hours_per_day=rent.hours_per_day,
+        )
+        cloud = analysis.costs.cloud
+    else:
+        cloud = rows.cheapest_offer(accelerator, sized)
     answer = selectors.configuration_answer(
         accelerator=accelerator,
         sized=sized,
-        cloud=selectors.cheapest_offer(accelerator=accelerator, sized=sized),
+        cloud=cloud,
         ownership=rent.owner_cost_basis(),
         typed_price=rent.typed_price,
     )
-    return {
+    out: dict[str, Any] = {
         "model": row_data(model),
         "accelerator": row_data(accelerator),
         "setup": setup_data(sized.setup, backend=sized.backend),
         **result_to_dict(sized.result),
         "cost": cost_data(answer),
+        "launch_commands": commands_data(results.commands),
     }
+    if analysis is not None:
+        out["analysis"] = analysis_data(analysis, rent)
+    return out
+
+
+def _flag(item: Mapping[str, Any], name: str) -> bool:
+    value = item.get(name, False)
+    if not isinstance(value, bool):
+        raise ItemError({name: [_("Expected true or false.")]})
+    return value

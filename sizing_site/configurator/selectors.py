@@ -22,6 +22,7 @@ from estimator.api import RequestError, request_to_dict, result_to_dict
 from estimator.recommend import PlanStep
 from pricing import costs
 from pricing import selectors as pricing_selectors
+from pricing.models import CloudOffer
 from sizing_site.configurator import commands
 
 FAQ_CONTEXT_TOKENS = 32768
@@ -250,18 +251,28 @@ def cheapest_offer(*, accelerator: Accelerator, sized: sizing.Sizing) -> costs.O
     the offer is configuration_costs' `cloud`. None when nothing fits or nothing is offered."""
     if not sized.fits:
         return None
-    # The panel reads the offer's price, date and provider only: no accelerator or
-    # organization rows (their JSON columns cost more to load than the query itself).
-    offer = (
-        pricing_selectors.offers_for(accelerator=accelerator, gpu_count=sized.setup.gpus)
+    offer = cheapest_offer_row(accelerator=accelerator, gpu_count=sized.setup.gpus)
+    if offer is None:
+        return None
+    return offer_cost(offer=offer, sized=sized)
+
+
+def cheapest_offer_row(*, accelerator: Accelerator, gpu_count: int) -> CloudOffer | None:
+    """The cheapest public USD offer with at least `gpu_count` of the card (one query). The
+    panel reads the offer's price, date and provider only: no accelerator or organization
+    rows (their JSON columns cost more to load than the query itself)."""
+    return (
+        pricing_selectors.offers_for(accelerator=accelerator, gpu_count=gpu_count)
         .filter(currency="USD")
         .select_related(None)
         .select_related("provider")
         .only(*ANSWER_OFFER_FIELDS)
         .first()
     )
-    if offer is None:
-        return None
+
+
+def offer_cost(*, offer: CloudOffer, sized: sizing.Sizing) -> costs.OfferCost:
+    """An offer priced at the sized setup's speeds, as configuration_costs prices its rows."""
     [row] = costs.offer_costs(
         [offer],
         one_sequence_tokens_per_s=sized.result.decode_tokens_per_s.estimate,

@@ -7,12 +7,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from django.urls import reverse
 from django.utils import translation
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from catalog.services.seed import catalog_load
+from estimator import cost
 from estimator.api import estimate, result_to_dict
 from tests.cast import CastTestCase
 
@@ -133,6 +135,56 @@ class EstimateApiTest(CastTestCase):
         assert got["cost"]["usd_per_million_tokens"] is not None
         assert got["cost"]["usd_per_million_tokens"] > 0
 
+    def test_launch_commands_and_the_deeper_sections_are_the_pages(self) -> None:
+        query = {"ctx": "8192", "gpus": "1", "hours": "8", "kwh_usd": "0.30"}
+        page = self.client.get(reverse("configurator:configure", args=[LLAMA_8B, RTX_4090]), query)
+        assert page.status_code == 200
+        ctx = page.context
+        body = {"model": LLAMA_8B, "accelerator": RTX_4090, "ctx": 8192, "gpus": 1}
+        got = self.post({**body, "hours": 8, "kwh_usd": 0.30, "analysis": True}).json()
+        # Launch commands: the page's, engine by engine.
+        commands = ctx["commands"]
+        assert set(got["launch_commands"]) == set(commands) >= {"llama.cpp"}
+        for engine, command in commands.items():
+            assert got["launch_commands"][engine]["text"] == command.text, engine
+            assert got["launch_commands"][engine]["refused"] == command.refused, engine
+        assert "-c 8192" in got["launch_commands"]["llama.cpp"]["text"]
+        # The deeper sections: the page's rows, figure by figure.
+        more = got["analysis"]
+        assert [
+            (r["quant"], r["verdict"], r["per_device_bytes"]) for r in more["quant_matrix"]
+        ] == [(r.quant, r.verdict, r.per_device_bytes) for r in ctx["matrix"]]
+        assert [
+            (p["context_tokens"], p["per_device_bytes"]) for p in more["memory_by_context"]
+        ] == [(p.context_tokens, p.per_device_bytes) for p in ctx["memory_by_context"]]
+        assert [(f["method"], f["total_bytes"]) for f in more["finetune"]] == [
+            (f.method, f.total_bytes) for f in ctx["finetune"]
+        ]
+        assert [k["kv"] for k in more["kv_alternatives"]] == [k.kv for k in ctx["kv_alternatives"]]
+        fastest = ctx["recommended"].fastest
+        assert more["recommended"]["fastest"]["accelerator"]["slug"] == fastest.accelerator.slug
+        assert more["hours_per_day"] == 8
+        # Owning at the rent-or-buy fields: the catalog's RTX 4090 price and power plus the
+        # host allowance, energy = kW x PUE x 8 h x 365/12 days x 0.30 USD (estimator.cost).
+        month = ctx["owner_month"]
+        assert more["owner_month"] == {
+            "energy_usd": month.energy_usd,
+            "amortization_usd": month.amortization_usd,
+            "total_usd": month.total_usd,
+        }
+        assert month.total_usd == month.energy_usd + month.amortization_usd
+        rent = ctx["rent"].cleaned_data
+        kwh = rent["power_w"] / 1000 * rent["pue"] * 8 * cost.DAYS_PER_MONTH
+        assert more["owner_month"]["energy_usd"] == pytest.approx(kwh * 0.30)
+        # No analysis unless asked; a bad rent-or-buy field is named.
+        assert "analysis" not in self.post(body).json()
+        bad = self.post({**body, "hours": 30})
+        assert bad.status_code == 400
+        assert list(bad.json()["errors"]) == ["hours"]
+        assert self.post({**body, "analysis": "yes"}).json() == {
+            "errors": {"analysis": ["Expected true or false."]}
+        }
+
     def test_a_quant_and_engine_sent_are_the_ones_sized(self) -> None:
         response = self.post(
             {"model": LLAMA_8B, "accelerator": RTX_4090, "quant": "Q4_K_M", "ctx": 4096}
@@ -178,11 +230,28 @@ class EstimateApiTest(CastTestCase):
         assert second == estimate(raw_request())
         assert third == {"errors": {"ctx": ["Ensure this value is greater than or equal to 1."]}}
 
-    def test_more_than_fifty_items_are_refused(self) -> None:
+    def test_more_than_a_hundred_items_are_refused(self) -> None:
         assert self.post([]).json() == []
-        response = self.post([{"request": raw_request()}] * 51)
+        response = self.post([{"request": raw_request()}] * 101)
         assert response.status_code == 400
         assert list(response.json()["errors"]) == ["items"]
+
+    def test_a_batch_reads_each_pair_once_and_answers_as_single_requests_do(self) -> None:
+        # 100 items over one model on one card: 5 contexts x 2 GPU counts x 10 repeats.
+        items = [
+            {"model": LLAMA_8B, "accelerator": RTX_4090, "ctx": ctx, "gpus": gpus}
+            for ctx in (2048, 4096, 8192, 16384, 32768)
+            for gpus in (1, 2)
+        ] * 10
+        self.post(items[:10])  # the sizing cache's first fills are not this test's subject
+        # Session and user (2), the model with its weights (2), the card (1), the cheapest
+        # offer for 1 and for 2 GPUs (2): 7 queries for 100 items; 50 pairs would be 4 each.
+        with self.assertNumQueries(7):
+            batch = self.post(items).json()
+        assert len(batch) == 100
+        for item, answer in zip(items[:10], batch[:10], strict=True):
+            assert answer == self.post(item).json()
+        assert batch[0] == batch[10] == batch[90]
 
     # --- bad input ------------------------------------------------------------------------
 
