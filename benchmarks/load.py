@@ -4,6 +4,7 @@ worker, on PostgreSQL and Redis, driven over real sockets on 127.0.0.1.
     python benchmarks/load.py pages [--quick] [--clients 8] [--requests 240] [--workers 2]
         [--threads 4] [--warm-wait-s 120] [--cold-cards 20] [--memory-cards 0] [--root DIR]
     python benchmarks/load.py hold [--keepalive 200] [--half-open 50] [--hold-s 20] [--restart]
+    python benchmarks/load.py api [--quick] [--clients 8] [--requests 240]
 
 Both modes create a scratch database (rightsize_bench, dropped at the end) on the local
 PostgreSQL, empty Redis database 9 (cache and Celery queue; emptied again at the end), run
@@ -37,6 +38,12 @@ It ends with the workers' RSS, how many workers gunicorn replaced (max_requests)
 targets of issue 12, each PASS or MISS. --quick: 80 requests per page, 10 cold cards, 150
 card pages for the memory figure.
 
+api (issue 15): after the same warm-up, the configurator's HTMX results part and
+POST /api/v1/estimate/ for the same setups (one fixed, then the varied ones), with an API
+token of the bench user, p50 of the API as a multiple of the results part's; then one
+client posts a batch of 100 distinct setups 11 times: the first (cold) and the p50 and max
+of the rest. The API's throttles are raised for the run (server_env).
+
 hold: `--keepalive` clients each keep a connection open and send a request every second,
 while `--half-open` clients send half a request and hold (reconnecting when dropped), for
 `--hold-s` seconds. Checks that PostgreSQL's connection count for the scratch database stays
@@ -53,6 +60,7 @@ from __future__ import annotations
 import argparse
 import fcntl
 import http.client
+import json
 import os
 import random
 import re
@@ -105,20 +113,31 @@ class Page:
     paths: tuple[str, ...]
     headers: dict[str, str] = field(default_factory=dict)
     min_pct_of_login: float | None = None
+    bodies: tuple[str, ...] = ()  # POSTed with the paths, cycled alike; none: GET
 
 
-def configurator_variants() -> list[str]:
-    """Distinct configurator URLs (cards x contexts x weights x GPU counts), in a fixed
-    shuffled order so that consecutive requests differ in every parameter."""
-    paths = [
-        f"/en/models/{MODEL}/on/{card}/?" + urlencode({"quant": quant, "ctx": ctx, "gpus": gpus})
+def varied_setups() -> list[tuple[str, dict[str, str | int]]]:
+    """Distinct setups of MODEL (cards x contexts x weights x GPU counts) as (card, query),
+    in a fixed shuffled order so that consecutive requests differ in every parameter."""
+    setups: list[tuple[str, dict[str, str | int]]] = [
+        (card, {"quant": quant, "ctx": ctx, "gpus": gpus})
         for card in VARIED_CARDS
         for ctx in VARIED_CTX
         for quant in VARIED_QUANTS
         for gpus in VARIED_GPUS
     ]
-    random.Random(12).shuffle(paths)
-    return paths
+    random.Random(12).shuffle(setups)
+    return setups
+
+
+def configurator_variants() -> list[str]:
+    """The varied setups as configurator URLs."""
+    return [f"/en/models/{MODEL}/on/{card}/?" + urlencode(q) for card, q in varied_setups()]
+
+
+def api_items() -> list[str]:
+    """The varied setups as POST /api/v1/estimate/ bodies (the catalog shortcut)."""
+    return [json.dumps({"model": MODEL, "accelerator": card, **q}) for card, q in varied_setups()]
 
 
 def pages() -> list[Page]:
@@ -191,6 +210,9 @@ def server_env(port: int, workers: int, threads: int) -> dict[str, str]:
         "GUNICORN_THREADS": str(threads),
         "GUNICORN_LOGLEVEL": "info",  # its "Booting worker" lines count the replacements
         "LOG_LEVEL": "WARNING",  # one line per request would time the log, not the pages
+        # The API's per-user and per-token throttles (600/min) would time the throttle.
+        "API_THROTTLE_USER": "1000000/min",
+        "API_THROTTLE_TOKEN": "1000000/min",
     }
 
 
@@ -416,9 +438,11 @@ def drive(
     *,
     start: int = 0,
     deadline_s: float = 600.0,
+    bodies: Sequence[str] = (),
 ) -> PageResult:
     """`total` requests shared by the clients, all at once; request k asks for
-    paths[(start + k) % len(paths)]. A failed request counts as an error, not 200."""
+    paths[(start + k) % len(paths)] (a POST of bodies[(start + k) % len(bodies)] when there
+    are bodies). A failed request counts as an error, not 200."""
     latencies: list[float] = []
     failures: list[str] = []
     lock = threading.Lock()
@@ -426,9 +450,10 @@ def drive(
     def run(first: int, client: Client) -> None:
         for k in range(first, total, len(clients)):
             path = paths[(start + k) % len(paths)]
+            body = bodies[(start + k) % len(bodies)] if bodies else ""
             started = time.perf_counter()
             try:
-                outcome = str(client.request("GET", path, **headers)[0])
+                outcome = str(client.request("POST" if bodies else "GET", path, body, **headers)[0])
             except (OSError, http.client.HTTPException) as error:  # timeout: no answer in 30 s
                 outcome = type(error).__name__
                 client.conn.close()
@@ -464,8 +489,8 @@ def measure(clients: Sequence[Client], page: Page, total: int) -> PageResult:
     """2 warm-up requests per client (caches, connections), then `total` timed ones that
     continue the page's cycle of URLs."""
     warm = 2 * len(clients)
-    drive(clients, page.paths, page.headers, warm)
-    return drive(clients, page.paths, page.headers, total, start=warm)
+    drive(clients, page.paths, page.headers, warm, bodies=page.bodies)
+    return drive(clients, page.paths, page.headers, total, start=warm, bodies=page.bodies)
 
 
 def logged_in_client(port: int) -> Client:
@@ -720,6 +745,114 @@ def pages_mode(args: argparse.Namespace, env: dict[str, str], port: int, server:
     return 1 if failed else 0
 
 
+API_ESTIMATE = "/api/v1/estimate/"
+BATCH = 100  # items in one batch request (issue 15: under 1 s on this machine's 2 cores)
+BATCH_RUNS = 10
+API_P50_LIMIT = 2.0  # issue 15: one request's p50 at most 2x the configurator's results part
+
+
+def api_token(root: Path, env: dict[str, str]) -> str:
+    """An API token of the bench user (sizing_site.tokens), as its owner sees it once."""
+    code = (
+        "from django.contrib.auth.models import User; "
+        "from sizing_site.tokens.services import token_create; "
+        f"print(token_create(user=User.objects.get(username={USER!r}), name='bench').plain)"
+    )
+    out = subprocess.run(
+        [PY, "manage.py", "shell", "-c", code],
+        cwd=root,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    return out.strip().splitlines()[-1]
+
+
+def api_mode(args: argparse.Namespace, env: dict[str, str], port: int, server: Server) -> int:
+    """Issue 15's API figures on the production server: one estimate against the
+    configurator's HTMX results part for the same setups (p50 ratio), and a batch of 100."""
+    log = server.log.with_name(server.log.stem + "-celery.log")
+    with celery_worker(args.root, env, log) as worker:
+        print(
+            f"gunicorn: {server.conf['workers']} workers x {server.conf['threads']} threads; "
+            f"{os.cpu_count()} cores"
+        )
+        print_load()
+        warm_up(worker, args.warm_wait_s, "after load_catalog")
+        bearer = {"Authorization": f"Bearer {api_token(args.root, env)}"}
+        json_headers = {**bearer, "Content-Type": "application/json"}
+        clients = [logged_in_client(port) for _ in range(args.clients)]
+        varied, items = configurator_variants(), api_items()
+        one = json.dumps({"model": MODEL, "accelerator": CARD, "quant": "Q4_K_M", "ctx": 8192})
+        rows = [
+            (Page("trivial view (/health/live/)", ("/health/live/",)), None),
+            (Page("configurator, HTMX results part", (CONFIGURE,), HTMX), None),
+            (Page("API estimate, same setup", (API_ESTIMATE,), json_headers, None, (one,)), 1),
+            (Page(f"configurator, HTMX, varied ({len(varied)})", tuple(varied), HTMX), None),
+            (
+                Page(
+                    f"API estimate, varied ({len(items)})",
+                    (API_ESTIMATE,),
+                    json_headers,
+                    None,
+                    tuple(items),
+                ),
+                3,
+            ),
+        ]
+        print(f"one request: {args.requests} requests per row from {len(clients)} clients")
+        print(f"  {'row':<40} {'req/s':>7} {'p50 ms':>7} {'p95 ms':>7} {'p50/triv':>9}")
+        results: list[PageResult] = []
+        failed = 0
+        for page, _ in rows:
+            result = measure(clients, page, args.requests)
+            results.append(result)
+            failed += result.errors
+            print(
+                f"  {page.name:<40} {result.rate:7.1f} {result.p50_ms:7.1f} {result.p95_ms:7.1f} "
+                f"{result.p50_ms / results[0].p50_ms:8.1f}x" + describe_failures(result.failures)
+            )
+        targets = []
+        for (page, part), result in zip(rows, results, strict=True):
+            if part is None:
+                continue
+            ratio = result.p50_ms / results[part].p50_ms
+            goal = f"p50 <= {API_P50_LIMIT:g}x {rows[part][0].name}"
+            targets.append(Target(page.name, goal, f"{ratio:.2f}x", ratio <= API_P50_LIMIT))
+        batch = "[" + ",".join(items[:BATCH]) + "]"
+        client = clients[0]
+        times = []
+        for _ in range(BATCH_RUNS + 1):
+            started = time.perf_counter()
+            code, text = client.request("POST", API_ESTIMATE, batch, **json_headers)
+            times.append(time.perf_counter() - started)
+            answers = json.loads(text) if code == 200 else []
+            bad = sum("errors" in a for a in answers)
+            if code != 200 or len(answers) != BATCH or bad:
+                failed += 1
+                print(f"  batch answered {code}, {len(answers)} answers, {bad} with errors")
+        first, rest = times[0], sorted(times[1:])
+        print(
+            f"batch of {BATCH} distinct setups in one request, one client: first "
+            f"{first * 1000:.0f} ms (the sizing cache cold for these setups), then "
+            f"{BATCH_RUNS} runs p50 {statistics.median(rest) * 1000:.0f} ms, max "
+            f"{rest[-1] * 1000:.0f} ms"
+        )
+        slowest = max(times)
+        targets.append(
+            Target(f"batch of {BATCH}", "every run < 1 s", f"{slowest * 1000:.0f} ms", slowest < 1)
+        )
+    print_load()
+    print("targets (issue 15):")
+    for t in targets:
+        print(f"  {t.name:<44} {t.goal:<50} {t.measured:>8}  {'PASS' if t.ok else 'MISS'}")
+    if failed:
+        print(f"{failed} requests not answered 200")
+    return 1 if failed else 0
+
+
 def connection_count() -> int:
     sql = f"select count(*) from pg_stat_activity where datname = '{DB}'"
     return int(psql(sql))
@@ -817,7 +950,7 @@ def hold_mode(args: argparse.Namespace, port: int, conf: dict[str, object]) -> i
 
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("mode", choices=["pages", "hold"])
+    parser.add_argument("mode", choices=["pages", "hold", "api"])
     parser.add_argument("--quick", action="store_true", help="a shorter run: smaller defaults")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--requests", type=int, help="per page (default 240, --quick 80)")
@@ -852,6 +985,8 @@ def main() -> int:
             with gunicorn(args.root, env, port, Path(f"/tmp/rightsize-bench-{port}.log")) as server:
                 if args.mode == "pages":
                     return pages_mode(args, env, port, server)
+                if args.mode == "api":
+                    return api_mode(args, env, port, server)
                 return hold_mode(args, port, server.conf)
         finally:
             psql(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
