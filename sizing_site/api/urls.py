@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from sizing_site.api import catalog, schema, views
 
@@ -33,4 +33,9 @@ urlpatterns = [
         catalog.QuantFormatDetailApi.as_view(),
         name="catalog-quant-format",
     ),
+    # Sweeps and compare (sizing_site.api.sweeps), prices (sizing_site.prices.api), saved
+    # configurations and share links (sizing_site.reports.api): each module has its routes.
+    path("", include("sizing_site.api.sweeps")),
+    path("", include("sizing_site.prices.api")),
+    path("", include("sizing_site.reports.api")),
 ]

@@ -175,6 +175,9 @@ class CompareForm(forms.Form):
         if not data.get("ctx"):
             data["ctx"] = str(DEFAULT_CONTEXT_TOKENS)
         super().__init__(data, **kw)
+        # Each bad column's messages by its parameter (c1..c4): the page shows them as form
+        # errors, the compare API (sizing_site.api.sweeps) names the parameter.
+        self.column_errors: dict[str, list[str]] = {}
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -191,23 +194,27 @@ class CompareForm(forms.Form):
     def _column(self, raw: str, i: int) -> ColumnSpec | None:
         parts = raw.split(":")
         if len(parts) < 2 or len(parts) > 4 or not all(parts[:2]):
-            self.add_error(None, _("Column %(n)s: write model:accelerator:quant:gpus.") % {"n": i})
+            self._column_error(i, _("Column %(n)s: write model:accelerator:quant:gpus.") % {"n": i})
             return None
         quant = parts[2] if len(parts) > 2 and parts[2] else DEFAULT_COMPARE_QUANT
         if quant not in GGUF_QUANTS:
-            self.add_error(
-                None, _("Column %(n)s: unknown quantization %(q)s.") % {"n": i, "q": quant}
+            self._column_error(
+                i, _("Column %(n)s: unknown quantization %(q)s.") % {"n": i, "q": quant}
             )
             return None
         gpus = ascii_count(parts[3] if len(parts) > 3 and parts[3] else "1", most=MAX_GPUS)
         if gpus is None:
-            self.add_error(
-                None,
+            self._column_error(
+                i,
                 _("Column %(n)s: the GPU count must be a whole number from 1 to %(max)s.")
                 % {"n": i, "max": MAX_GPUS},
             )
             return None
         return ColumnSpec(parts[0], parts[1], quant, gpus)
+
+    def _column_error(self, i: int, message: str) -> None:
+        self.column_errors.setdefault(f"c{i}", []).append(message)
+        self.add_error(None, message)
 
 
 def ascii_count(text: str, *, most: int) -> int | None:

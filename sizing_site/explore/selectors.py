@@ -24,7 +24,13 @@ from django.utils.translation import gettext as _
 from catalog import hardware, sizing
 from catalog.models import Accelerator, LLMModel, MemoryKind
 from catalog.sizing import CardFit
-from catalog.sizing.candidates import CARD_FIELDS, MODEL_FIELDS, offers_context
+from catalog.sizing.candidates import (
+    CARD_FIELDS,
+    MODEL_FIELDS,
+    Rung,
+    ladder_down_to,
+    offers_context,
+)
 from estimator import cost
 from estimator.api import RequestError, result_to_dict
 from pricing.costs import owned_ownership, owned_usd_per_million, usd_per_token_per_s
@@ -94,6 +100,23 @@ def cheapest_offers() -> dict[int, Offer]:
     for card_id, per_hour, provider, gpus in rows:
         offers.setdefault(card_id, Offer(float(per_hour), provider, gpus))
     return offers
+
+
+def offers_key(offers: Mapping[int, Offer]) -> tuple[object, ...]:
+    """What a table reads of the cloud prices, which change without a catalog edit: the
+    explore pages key their cached part on it, the sweeps API its ETag."""
+    return tuple(sorted((k, o.usd_per_hour, o.provider, o.gpu_count) for k, o in offers.items()))
+
+
+def table_filters(
+    cleaned: Mapping[str, Any], *, ladder: Sequence[Rung]
+) -> tuple[list[str], int, dict[str, Any]]:
+    """An explore form's cleaned data as the table selectors take it: the ladder's quants
+    down to the chosen quality floor, the context, and the other filters as keyword
+    arguments (q, show_all, sort; vendor and memory_min_gb on a model page). The pages and
+    the sweeps API (sizing_site.api.sweeps) read their forms through it."""
+    data = dict(cleaned)
+    return ladder_down_to(ladder, data.pop("quality")), data.pop("ctx"), data
 
 
 def unit_powers(card_ids: Iterable[int] | None = None) -> dict[int, float | None]:

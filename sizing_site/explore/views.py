@@ -106,11 +106,6 @@ def _respond(
     )
 
 
-def _offers_key(offers: dict[int, selectors.Offer]) -> tuple[object, ...]:
-    """What the cached part reads of the cloud prices, which change without a catalog edit."""
-    return tuple(sorted((k, o.usd_per_hour, o.provider, o.gpu_count) for k, o in offers.items()))
-
-
 @login_required
 def model_gpus(request: HttpRequest, model_slug: str) -> HttpResponse:
     try:
@@ -130,9 +125,7 @@ def model_gpus(request: HttpRequest, model_slug: str) -> HttpResponse:
         cards = read_cards()
         table, faq = None, []
         if form.is_valid():
-            data = dict(form.cleaned_data)
-            quants = candidates.ladder_down_to(ladder, data.pop("quality"))
-            ctx = data.pop("ctx")
+            quants, ctx, data = selectors.table_filters(form.cleaned_data, ladder=ladder)
             powers = selectors.unit_powers()
             matrix = hardware.support_matrix()
             try:
@@ -185,7 +178,7 @@ def model_gpus(request: HttpRequest, model_slug: str) -> HttpResponse:
         }
 
     template = "explore/model_gpus.html"
-    part = _results_part(request, template, (model.pk, _offers_key(offers)), build)
+    part = _results_part(request, template, (model.pk, selectors.offers_key(offers)), build)
     return _respond(request, template, {"model": model, "form": form}, part)
 
 
@@ -202,12 +195,12 @@ def gpu_models(request: HttpRequest, accelerator_slug: str) -> HttpResponse:
     def build() -> dict[str, Any]:
         table = None
         if form.is_valid():
-            data = dict(form.cleaned_data)
+            quants, ctx, data = selectors.table_filters(form.cleaned_data, ladder=form.ladder)
             table = selectors.card_model_table(
                 accelerator=card,
                 models=candidates.explore_models(),
-                quants=candidates.ladder_down_to(form.ladder, data.pop("quality")),
-                context_tokens=data.pop("ctx"),
+                quants=quants,
+                context_tokens=ctx,
                 offers=offers,
                 powers=selectors.unit_powers([card.pk]),
                 **data,
