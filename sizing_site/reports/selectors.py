@@ -130,6 +130,23 @@ def configuration_snapshot(*, state: ConfiguratorState) -> Frozen:
     return Frozen(request_to_dict(sized.request), snapshot, query)
 
 
+def configuration_export(*, configuration: SavedConfiguration) -> dict[str, Any]:
+    """A saved configuration as JSON types: the page's JSON export and the API's answer
+    (sizing_site.reports.api) share it."""
+    c = configuration
+    return {
+        "code": str(c.code),
+        "name": c.name,
+        "notes": c.notes,
+        "tags": c.tags,
+        "saved_by": c.created_by.get_username() if c.created_by else None,
+        "saved_at": c.created.isoformat(),
+        "query": c.query,
+        "estimator_request": c.estimator_request,
+        "snapshot": c.snapshot,
+    }
+
+
 def _config_hash(config: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
 

@@ -153,17 +153,7 @@ def recompute(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
 def export_json(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
     tenant = tenant_for(request.user, org_slug)
     c = get_owned_or_404(tenant, SavedConfiguration, code)
-    payload = {
-        "code": str(c.code),
-        "name": c.name,
-        "notes": c.notes,
-        "tags": c.tags,
-        "saved_by": c.created_by.get_username() if c.created_by else None,
-        "saved_at": c.created.isoformat(),
-        "query": c.query,
-        "estimator_request": c.estimator_request,
-        "snapshot": c.snapshot,
-    }
+    payload = selectors.configuration_export(configuration=c)
     response = JsonResponse(payload, json_dumps_params={"indent": 2})
     response["Content-Disposition"] = f'attachment; filename="{c.code}.json"'
     return response

@@ -90,6 +90,10 @@ class CrossTenantTests(ReportsTestCase):
             code = self.invitation.code
         elif "/reports/<uuid:code>" in route:
             code = self.saved.code
+        elif "/share-links/<uuid:code>" in route:
+            code = self.link.code
+        elif "/configurations/<uuid:code>" in route:
+            code = self.saved.code
         url = url.replace("<uuid:code>", str(code))
         assert "<" not in url, f"test does not know how to fill {route}"
         return url

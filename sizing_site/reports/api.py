@@ -1,0 +1,770 @@
+"""Saved configurations, share links and the activity log under /api/v1/o/<org_slug>/
+(issue 15): what the reports pages do (sizing_site.reports.views), for scripts.
+
+- Every view is a TenantApiView: a non-member gets 404 whatever the method; reads need
+  a viewer, writes (any unsafe method) an editor, else 403. Rows are named by their public
+  `code`.
+- A configuration is saved the way the configurator's Save form saves it: the page's
+  SaveForm for name, notes and tags, the setup fields (the configurator's query-parameter
+  names, as POST /api/v1/estimate/ takes them) through `configurator_state`, then
+  `services.saved_configuration_create`, which sizes the setup on the server. The client
+  sends no figures: an unknown field is a 400 naming it.
+- Share links follow the org's sharing policy and the share form (ShareForm); editors
+  revoke their own links, admins any.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+from uuid import UUID
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.db.models import QuerySet
+from django.forms import Form
+from django.urls import URLPattern, path, reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import exceptions, status
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import JSONParser
+from rest_framework.permissions import SAFE_METHODS
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from catalog.models import Accelerator, LLMModel
+from sizing_site.api import schema
+from sizing_site.api.views import SETUP_FIELDS, ItemError, _form_data
+from sizing_site.configurator import selectors as configurator
+from sizing_site.configurator.forms import (
+    ConfiguratorState,
+    ConfigureForm,
+    StateError,
+    configurator_state,
+)
+from sizing_site.reports import selectors, services
+from sizing_site.reports.forms import NameForm, SaveForm, ShareForm
+from sizing_site.reports.models import SavedConfiguration, ShareLink
+from sizing_site.tenancy.access import get_owned_or_404
+from sizing_site.tenancy.api import TenantApiView
+from sizing_site.tenancy.models import Role
+
+TAGS = ["configurations"]
+PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+SAVE_FIELDS = frozenset({"name", "notes", "tags", "model", "accelerator"}) | SETUP_FIELDS
+MAX_SHARE_DAYS = 3650
+
+
+# --- errors --------------------------------------------------------------------------
+
+
+class Refused(exceptions.APIException):
+    """Errors by field, with the status they answer with (400 unless told)."""
+
+    def __init__(
+        self, errors: dict[str, list[str]], status_code: int = status.HTTP_400_BAD_REQUEST
+    ) -> None:
+        super().__init__(errors)
+        self.status_code = status_code
+
+
+def _form_errors(form: Form, rename: dict[str, str] | None = None) -> dict[str, list[str]]:
+    """A Django form's errors under the API's field names ("__all__" is "detail")."""
+    names = {"__all__": "detail", **(rename or {})}
+    return {names.get(k, k): [str(m) for m in v] for k, v in form.errors.items()}
+
+
+def _body(request: Request, allowed: frozenset[str]) -> dict[str, Any]:
+    """The JSON object sent, with no field outside `allowed`."""
+    data = request.data
+    if not isinstance(data, dict):
+        raise Refused({"request": [_("Expected a JSON object.")]})
+    unknown = sorted(str(k) for k in data if k not in allowed)
+    if unknown:
+        raise Refused({k: [_("Unknown field.")] for k in unknown})
+    return data
+
+
+def _text(data: dict[str, Any], name: str) -> str:
+    value = data.get(name, "")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise Refused({name: [_("Expected a string.")]})
+    return value
+
+
+def _tags(data: dict[str, Any]) -> str:
+    """Tags as a list of strings or the page's comma-separated text (SaveForm splits it)."""
+    value = data.get("tags", "")
+    if isinstance(value, list):
+        if not all(isinstance(t, str) for t in value):
+            raise Refused({"tags": [_("Expected a list of strings.")]})
+        return ", ".join(value)
+    return _text(data, "tags")
+
+
+# --- the workflow's inputs -----------------------------------------------------------
+
+
+def _state(*, model_slug: str, accelerator_slug: str, query: dict[str, str]) -> ConfiguratorState:
+    """`configurator_state` (the save page's path); when it refuses, the reason under the
+    field it belongs to: an unknown slug is a 404 naming it, a setup field the page's
+    ConfigureForm rejects is a 400 naming that field."""
+    try:
+        return configurator_state(
+            model_slug=model_slug, accelerator_slug=accelerator_slug, query=query
+        )
+    except StateError as exc:
+        raise _state_refusal(model_slug, accelerator_slug, query, str(exc)) from None
+
+
+def _state_refusal(
+    model_slug: str, accelerator_slug: str, query: dict[str, str], message: str
+) -> Refused:
+    try:
+        model, accelerator = configurator.configuration_rows(
+            model_slug=model_slug, accelerator_slug=accelerator_slug
+        )
+    except LLMModel.DoesNotExist:
+        return Refused({"model": [_("No model with this slug.")]}, status.HTTP_404_NOT_FOUND)
+    except Accelerator.DoesNotExist:
+        return Refused({"accelerator": [_("No card with this slug.")]}, status.HTTP_404_NOT_FOUND)
+    scope = configurator.page_scope(model=model, accelerator=accelerator)
+    if scope.max_context_tokens is not None and scope.sizeable_card and scope.engines:
+        form = ConfigureForm.for_pair(
+            query,
+            model=model,
+            accelerator=accelerator,
+            max_context_tokens=scope.max_context_tokens,
+            engines=scope.engines,
+        )
+        if not form.is_valid():
+            return Refused(_form_errors(form, {"__all__": "setup"}))
+    return Refused({"setup": [message]})
+
+
+def _setup_query(data: dict[str, Any]) -> dict[str, str]:
+    """The setup fields as the configurator's query parameters (as /api/v1/estimate/)."""
+    try:
+        return _form_data(data)
+    except ItemError as exc:
+        raise Refused(exc.errors) from None
+
+
+def _share_expiry(data: dict[str, Any]) -> Any:
+    """ShareForm's input: "expires_at" (ISO 8601) as sent, or "expires_in_days" from now."""
+    if "expires_at" in data and "expires_in_days" in data:
+        raise Refused({"expires_in_days": [_("Send either expires_at or expires_in_days.")]})
+    days = data.get("expires_in_days")
+    if days is None:
+        value = data.get("expires_at")
+        if value is not None and not isinstance(value, str):
+            raise Refused({"expires_at": [_("Expected a date and time (ISO 8601).")]})
+        return value or ""
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_SHARE_DAYS:
+        message = _("Expected a whole number of days from 1 to %(max)d.") % {"max": MAX_SHARE_DAYS}
+        raise Refused({"expires_in_days": [message]})
+    return timezone.now() + timedelta(days=days)
+
+
+# --- output --------------------------------------------------------------------------
+
+
+def _summary(c: SavedConfiguration) -> dict[str, Any]:
+    """One row of the list: what the list page shows, from the frozen snapshot."""
+    result, setup = c.snapshot["result"], c.snapshot["setup"]
+    return {
+        "code": str(c.code),
+        "name": c.name,
+        "notes": c.notes,
+        "tags": c.tags,
+        "model": c.model_slug,
+        "accelerator": c.accelerator_slug,
+        "quant": setup.get("quant"),
+        "gpus": setup.get("gpus"),
+        "verdict": result["fit"]["verdict"],
+        "per_device_bytes": result.get("per_device_bytes"),
+        "saved_by": c.created_by.get_username() if c.created_by else None,
+        "saved_at": c.created.isoformat(),
+    }
+
+
+def _detail(c: SavedConfiguration) -> dict[str, Any]:
+    """The page's JSON export plus the model and card slugs."""
+    return {
+        **selectors.configuration_export(configuration=c),
+        "model": c.model_slug,
+        "accelerator": c.accelerator_slug,
+    }
+
+
+def _link(request: Request, link: ShareLink) -> dict[str, Any]:
+    return {
+        "code": str(link.code),
+        "configuration": str(link.configuration.code),
+        "configuration_name": link.configuration.name,
+        "token": link.token,
+        "url": request.build_absolute_uri(reverse("reports:shared", args=[link.token])),
+        "created_by": link.created_by.get_username() if link.created_by else None,
+        "created": link.created.isoformat(),
+        "expires_at": link.expires_at.isoformat() if link.expires_at else None,
+        "revoked_at": link.revoked_at.isoformat() if link.revoked_at else None,
+    }
+
+
+# --- schema --------------------------------------------------------------------------
+
+_STR = {"type": "string"}
+_UUID = {"type": "string", "format": "uuid"}
+_TIME = {"type": "string", "format": "date-time"}
+_NULL_STR = {"type": "string", "nullable": True}
+_NULL_TIME = {"type": "string", "format": "date-time", "nullable": True}
+_TAGS = {"type": "array", "items": _STR}
+_JSON = {"type": "object", "additionalProperties": True}
+
+SUMMARY: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "code": _UUID,
+        "name": _STR,
+        "notes": _STR,
+        "tags": _TAGS,
+        "model": {"type": "string", "description": "Model slug."},
+        "accelerator": {"type": "string", "description": "Accelerator slug."},
+        "quant": _STR,
+        "gpus": {"type": "integer"},
+        "verdict": {"type": "string", "description": "The saved fit verdict."},
+        "per_device_bytes": {"type": "integer"},
+        "saved_by": _NULL_STR,
+        "saved_at": _TIME,
+    },
+    "required": ["code", "name", "model", "accelerator", "saved_at"],
+}
+PAGE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "count": {"type": "integer"},
+        "next": {"type": "string", "format": "uri", "nullable": True},
+        "previous": {"type": "string", "format": "uri", "nullable": True},
+        "results": {"type": "array", "items": SUMMARY},
+    },
+    "required": ["count", "results"],
+}
+EXPORT: dict[str, Any] = {
+    "type": "object",
+    "description": "A saved configuration as the report page's JSON export has it: the "
+    "frozen snapshot (the estimator's result, the sized setup, the catalog figures used), "
+    "the configurator's parameters and the estimator's request.",
+    "properties": {
+        "code": _UUID,
+        "name": _STR,
+        "notes": _STR,
+        "tags": _TAGS,
+        "saved_by": _NULL_STR,
+        "saved_at": _TIME,
+        "query": {"type": "object", "additionalProperties": {"type": "string"}},
+        "estimator_request": _JSON,
+        "snapshot": {
+            "type": "object",
+            "properties": {
+                "result": schema.RESULT,
+                "setup": _JSON,
+                "backend": _STR,
+                "model": _JSON,
+                "accelerator": _JSON,
+                "computed_at": _TIME,
+            },
+            "additionalProperties": True,
+        },
+    },
+    "required": ["code", "name", "saved_at", "query", "estimator_request", "snapshot"],
+}
+DETAIL: dict[str, Any] = {
+    **EXPORT,
+    "properties": {**EXPORT["properties"], "model": _STR, "accelerator": _STR},
+}
+CHANGE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "key": {"type": "string", "description": "Path into the result."},
+        "old": {"type": "number", "nullable": True},
+        "new": {"type": "number", "nullable": True},
+        "change": {"type": "number", "nullable": True, "description": "Percent."},
+        "changed": {"type": "boolean"},
+    },
+}
+CATALOG_CHANGE: dict[str, Any] = {
+    "type": "object",
+    "properties": {"key": _STR, "label": _STR, "old": {}, "new": {}},
+}
+RECOMPUTE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "code": _UUID,
+        "sizeable": {
+            "type": "boolean",
+            "description": "False when the saved parameters cannot be sized any more.",
+        },
+        "today": {**_JSON, "nullable": True, "description": "Today's snapshot."},
+        "changes": {"type": "array", "items": CHANGE},
+        "catalog_changes": {"type": "array", "items": CATALOG_CHANGE},
+    },
+    "required": ["code", "sizeable", "today", "changes", "catalog_changes"],
+}
+LINK: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "code": _UUID,
+        "configuration": _UUID,
+        "configuration_name": _STR,
+        "token": _STR,
+        "url": {"type": "string", "format": "uri", "description": "The public report."},
+        "created_by": _NULL_STR,
+        "created": _TIME,
+        "expires_at": _NULL_TIME,
+        "revoked_at": _NULL_TIME,
+    },
+    "required": ["code", "configuration", "token", "url", "expires_at"],
+}
+LINK_LIST: dict[str, Any] = {
+    "type": "object",
+    "properties": {"links": {"type": "array", "items": LINK}},
+    "required": ["links"],
+}
+ACTIVITY: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "entries": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "actor": _NULL_STR,
+                    "action": _STR,
+                    "action_label": _STR,
+                    "subject": _STR,
+                    "at": _TIME,
+                },
+            },
+        }
+    },
+    "required": ["entries"],
+}
+SAVE_REQUEST: dict[str, Any] = {
+    "application/json": {
+        "type": "object",
+        "description": "A name, and the setup as POST /api/v1/estimate/ takes it (absent "
+        "setup fields at the configurator's defaults). The server sizes it.",
+        "properties": {
+            "name": {"type": "string", "maxLength": 120},
+            "notes": {"type": "string", "maxLength": 5000},
+            "tags": {
+                "oneOf": [_TAGS, {"type": "string", "description": "Comma-separated."}],
+            },
+            "model": {"type": "string", "description": "Model slug."},
+            "accelerator": {"type": "string", "description": "Accelerator slug."},
+            **schema.SETUP_PROPERTIES,
+        },
+        "required": ["name", "model", "accelerator"],
+        "additionalProperties": False,
+    }
+}
+NAME_REQUEST: dict[str, Any] = {
+    "application/json": {
+        "type": "object",
+        "properties": {"name": {"type": "string", "maxLength": 120}},
+        "additionalProperties": False,
+    }
+}
+SHARE_REQUEST: dict[str, Any] = {
+    "application/json": {
+        "type": "object",
+        "description": "At most one of the two; neither: the link never expires.",
+        "properties": {
+            "expires_at": {**_TIME, "description": "A time in the future."},
+            "expires_in_days": {"type": "integer", "minimum": 1, "maximum": MAX_SHARE_DAYS},
+        },
+        "additionalProperties": False,
+    }
+}
+
+BAD_TOKEN = schema.errors("An invalid, expired or revoked API token.")
+FORBIDDEN_READ = schema.errors("Not logged in (no session or token).")
+FORBIDDEN_WRITE = schema.errors(
+    "Not logged in, a viewer (writes need an editor) or a read-only token."
+)
+NOT_FOUND = schema.NOT_A_MEMBER
+
+
+def _responses(
+    ok: int, body: Any, *, write: bool = False, bad: str | None = None, missing: str = ""
+) -> dict[int, Any]:
+    responses: dict[int, Any] = {
+        ok: body if ok != status.HTTP_204_NO_CONTENT else OpenApiResponse(description=body),
+        401: BAD_TOKEN,
+        403: FORBIDDEN_WRITE if write else FORBIDDEN_READ,
+        404: schema.errors(missing) if missing else NOT_FOUND,
+    }
+    if bad:
+        responses[400] = schema.errors(bad)
+    return responses
+
+
+# --- views ---------------------------------------------------------------------------
+
+
+class ReportsApiView(TenantApiView):
+    """Reads for viewers; a write (any unsafe method) needs an editor: 403 otherwise.
+    The tenant is resolved first, so a non-member gets 404 whatever the method."""
+
+    parser_classes = [JSONParser]
+    write_role: str = Role.EDITOR
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        if request.method not in SAFE_METHODS and not self.tenant.can(self.write_role):
+            raise exceptions.PermissionDenied
+
+    def configuration(self, code: UUID) -> SavedConfiguration:
+        return get_owned_or_404(self.tenant, SavedConfiguration, code)
+
+
+class ConfigurationPages(PageNumberPagination):
+    page_size = PAGE_SIZE
+    page_size_query_param = "page_size"
+    max_page_size = MAX_PAGE_SIZE
+
+
+LIST_PARAMETERS = [
+    OpenApiParameter("q", str, description="Search in names, notes and tags."),
+    OpenApiParameter("sort", str, enum=list(selectors.SORTS), description="Default: new."),
+    OpenApiParameter("mine", bool, description="Only the caller's own."),
+    OpenApiParameter("page", int),
+    OpenApiParameter("page_size", int, description=f"At most {MAX_PAGE_SIZE}."),
+]
+
+
+class ConfigurationListApi(ReportsApiView):
+    @extend_schema(
+        operation_id="configurations_list",
+        summary="The organization's saved configurations, a page at a time",
+        parameters=LIST_PARAMETERS,
+        responses=_responses(
+            200, PAGE, bad="A bad sort or mine.", missing="Not a member, or no such page."
+        ),
+        tags=TAGS,
+    )
+    def get(self, request: Request, org_slug: str) -> Response:
+        params = request.query_params
+        sort = params.get("sort", "new")
+        if sort not in selectors.SORTS:
+            raise Refused({"sort": [_("Expected one of: %s.") % ", ".join(selectors.SORTS)]})
+        mine = params.get("mine", "false").lower()
+        if mine not in ("true", "false", "1", "0"):
+            raise Refused({"mine": [_("Expected true or false.")]})
+        rows: QuerySet[SavedConfiguration] = selectors.saved_configuration_list(
+            tenant=self.tenant,
+            mine_of=request.user if mine in ("true", "1") else None,
+            search=params.get("q", "").strip()[:100],
+            sort=sort,
+        )
+        pages = ConfigurationPages()
+        page = pages.paginate_queryset(rows, request, view=self) or []
+        return pages.get_paginated_response([_summary(c) for c in page])
+
+    @extend_schema(
+        operation_id="configurations_create",
+        summary="Size a setup now and save it",
+        request=SAVE_REQUEST,
+        responses=_responses(
+            201,
+            DETAIL,
+            write=True,
+            bad="Bad input, the field named (an unknown field too).",
+            missing="Not a member; or no model or card with this slug (the field named).",
+        ),
+        tags=TAGS,
+    )
+    def post(self, request: Request, org_slug: str) -> Response:
+        data = _body(request, SAVE_FIELDS)
+        query = _setup_query(data)
+        form = SaveForm(
+            {
+                "name": _text(data, "name"),
+                "notes": _text(data, "notes"),
+                "tags": _tags(data),
+                "model": _text(data, "model"),
+                "accelerator": _text(data, "accelerator"),
+                "query": urlencode(query),
+            }
+        )
+        if not form.is_valid():
+            raise Refused(_form_errors(form, {"query": "setup"}))
+        clean = form.cleaned_data
+        state = _state(
+            model_slug=clean["model"],
+            accelerator_slug=clean["accelerator"],
+            query=dict(parse_qsl(clean["query"])),
+        )
+        try:
+            saved = services.saved_configuration_create(
+                tenant=self.tenant,
+                user=request.user,
+                name=clean["name"],
+                notes=clean["notes"],
+                tags=clean["tags"],
+                state=state,
+            )
+        except StateError as exc:
+            raise Refused({"setup": [str(exc)]}) from None
+        return Response(_detail(saved), status=status.HTTP_201_CREATED)
+
+
+class ConfigurationDetailApi(ReportsApiView):
+    @extend_schema(
+        operation_id="configurations_retrieve",
+        summary="One saved configuration, its frozen snapshot",
+        responses=_responses(200, DETAIL),
+        tags=TAGS,
+    )
+    def get(self, request: Request, org_slug: str, code: UUID) -> Response:
+        return Response(_detail(self.configuration(code)))
+
+    @extend_schema(
+        operation_id="configurations_partial_update",
+        summary="Rename a saved configuration",
+        request=NAME_REQUEST,
+        responses=_responses(200, DETAIL, write=True, bad="Bad name, or another field sent."),
+        tags=TAGS,
+    )
+    def patch(self, request: Request, org_slug: str, code: UUID) -> Response:
+        configuration = self.configuration(code)
+        data = _body(request, frozenset({"name"}))
+        form = NameForm({"name": _text(data, "name")})
+        if not form.is_valid():
+            raise Refused(_form_errors(form))
+        renamed = services.saved_configuration_rename(
+            tenant=self.tenant,
+            user=request.user,
+            configuration=configuration,
+            name=form.cleaned_data["name"],
+        )
+        return Response(_detail(renamed))
+
+    @extend_schema(
+        operation_id="configurations_destroy",
+        summary="Delete a saved configuration (its share links with it)",
+        request=None,
+        responses=_responses(204, "Deleted.", write=True),
+        tags=TAGS,
+    )
+    def delete(self, request: Request, org_slug: str, code: UUID) -> Response:
+        services.saved_configuration_delete(
+            tenant=self.tenant, user=request.user, configuration=self.configuration(code)
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ConfigurationRecomputeApi(ReportsApiView):
+    @extend_schema(
+        operation_id="configurations_recompute",
+        summary="Today's figures for a saved configuration, and what changed",
+        responses=_responses(200, RECOMPUTE),
+        tags=TAGS,
+    )
+    def get(self, request: Request, org_slug: str, code: UUID) -> Response:
+        configuration = self.configuration(code)
+        # As the recompute page: parameters that no longer stand for a state are None.
+        state: ConfiguratorState | None
+        try:
+            state = configurator_state(
+                model_slug=configuration.model_slug,
+                accelerator_slug=configuration.accelerator_slug,
+                query=configuration.query,
+            )
+        except StateError:
+            state = None
+        today, changes = selectors.configuration_changes(configuration=configuration, state=state)
+        catalog = (
+            selectors.catalog_changes(saved=configuration.snapshot, today=today) if today else []
+        )
+        return Response(
+            {
+                "code": str(configuration.code),
+                "sizeable": today is not None,
+                "today": today,
+                "changes": changes,
+                "catalog_changes": [{**row, "label": str(row["label"])} for row in catalog],
+            }
+        )
+
+
+class ConfigurationExportApi(ReportsApiView):
+    @extend_schema(
+        operation_id="configurations_export",
+        summary="A saved configuration as the report page's JSON export",
+        responses=_responses(200, EXPORT),
+        tags=TAGS,
+    )
+    def get(self, request: Request, org_slug: str, code: UUID) -> Response:
+        configuration = self.configuration(code)
+        return Response(selectors.configuration_export(configuration=configuration))
+
+
+class ConfigurationDuplicateApi(ReportsApiView):
+    @extend_schema(
+        operation_id="configurations_duplicate",
+        summary="Copy a saved configuration (the same frozen snapshot)",
+        request=NAME_REQUEST,
+        responses=_responses(201, DETAIL, write=True, bad="Bad name, or another field sent."),
+        tags=TAGS,
+    )
+    def post(self, request: Request, org_slug: str, code: UUID) -> Response:
+        configuration = self.configuration(code)
+        data = _body(request, frozenset({"name"}))
+        if data.get("name") is None:
+            # The page's own name for a copy.
+            name = (_("Copy of %(name)s") % {"name": configuration.name})[:120]
+        else:
+            form = NameForm({"name": _text(data, "name")})
+            if not form.is_valid():
+                raise Refused(_form_errors(form))
+            name = form.cleaned_data["name"]
+        copy = services.saved_configuration_duplicate(
+            tenant=self.tenant, user=request.user, configuration=configuration, name=name
+        )
+        return Response(_detail(copy), status=status.HTTP_201_CREATED)
+
+
+class ShareLinkCreateApi(ReportsApiView):
+    @extend_schema(
+        operation_id="configurations_share",
+        summary="Create a public share link to a saved configuration",
+        request=SHARE_REQUEST,
+        responses=_responses(
+            201,
+            LINK,
+            write=True,
+            bad="A bad expiry (the field named), or public links are turned off for this "
+            'organization ("detail").',
+        ),
+        tags=TAGS,
+    )
+    def post(self, request: Request, org_slug: str, code: UUID) -> Response:
+        configuration = self.configuration(code)
+        data = _body(request, frozenset({"expires_at", "expires_in_days"}))
+        form = ShareForm({"expires_at": _share_expiry(data)})
+        if not selectors.public_links_allowed(tenant=self.tenant):
+            form.add_error(None, _("Public share links are turned off for this organization."))
+        if form.errors or not form.is_valid():
+            raise Refused(_form_errors(form))
+        link = services.share_link_create(
+            tenant=self.tenant,
+            user=request.user,
+            configuration=configuration,
+            expires_at=form.cleaned_data["expires_at"],
+        )
+        return Response(_link(request, link), status=status.HTTP_201_CREATED)
+
+
+class ShareLinkListApi(ReportsApiView):
+    @extend_schema(
+        operation_id="share_links_list",
+        summary="The organization's active share links",
+        responses=_responses(200, LINK_LIST),
+        tags=TAGS,
+    )
+    def get(self, request: Request, org_slug: str) -> Response:
+        links = selectors.share_link_list(tenant=self.tenant)
+        return Response({"links": [_link(request, link) for link in links]})
+
+
+class ShareLinkDetailApi(ReportsApiView):
+    def link(self, code: UUID) -> ShareLink:
+        return get_owned_or_404(self.tenant, ShareLink, code)
+
+    @extend_schema(
+        operation_id="share_links_retrieve",
+        summary="One share link (also revoked or expired ones)",
+        responses=_responses(200, LINK),
+        tags=TAGS,
+    )
+    def get(self, request: Request, org_slug: str, code: UUID) -> Response:
+        return Response(_link(request, self.link(code)))
+
+    @extend_schema(
+        operation_id="share_links_revoke",
+        summary="Revoke a share link (editors their own, admins any)",
+        request=None,
+        responses=_responses(
+            204,
+            "Revoked (also when it already was).",
+            write=True,
+        )
+        | {
+            403: schema.errors(
+                "Not logged in, a viewer, a read-only token, or an editor revoking "
+                "someone else's link."
+            )
+        },
+        tags=TAGS,
+    )
+    def delete(self, request: Request, org_slug: str, code: UUID) -> Response:
+        link = self.link(code)
+        try:
+            services.share_link_revoke(tenant=self.tenant, user=request.user, link=link)
+        except DjangoPermissionDenied:
+            raise exceptions.PermissionDenied(
+                _("Only an admin may revoke someone else's link.")
+            ) from None
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ActivityApi(ReportsApiView):
+    """The org's activity log: for admins, as the activity page."""
+
+    min_role = Role.ADMIN
+
+    @extend_schema(
+        operation_id="activity_list",
+        summary="The organization's activity log, newest first (admins)",
+        responses={
+            200: ACTIVITY,
+            401: BAD_TOKEN,
+            403: schema.errors("Not logged in, or not an admin of this organization."),
+            404: NOT_FOUND,
+        },
+        tags=TAGS,
+    )
+    def get(self, request: Request, org_slug: str) -> Response:
+        entries = [
+            {
+                "actor": e.actor.get_username() if e.actor else None,
+                "action": e.action,
+                "action_label": str(e.get_action_display()),
+                "subject": e.subject,
+                "at": e.created.isoformat(),
+            }
+            for e in selectors.activity_list(tenant=self.tenant)
+        ]
+        return Response({"entries": entries})
+
+
+ORG = "o/<slug:org_slug>/"
+ONE = ORG + "configurations/<uuid:code>/"
+
+urlpatterns: list[URLPattern] = [
+    path(ORG + "configurations/", ConfigurationListApi.as_view(), name="configurations"),
+    path(ONE, ConfigurationDetailApi.as_view(), name="configuration"),
+    path(ONE + "recompute/", ConfigurationRecomputeApi.as_view(), name="configuration-recompute"),
+    path(ONE + "export/", ConfigurationExportApi.as_view(), name="configuration-export"),
+    path(ONE + "duplicate/", ConfigurationDuplicateApi.as_view(), name="configuration-duplicate"),
+    path(ONE + "share-links/", ShareLinkCreateApi.as_view(), name="configuration-share"),
+    path(ORG + "share-links/", ShareLinkListApi.as_view(), name="share-links"),
+    path(ORG + "share-links/<uuid:code>/", ShareLinkDetailApi.as_view(), name="share-link"),
+    path(ORG + "activity/", ActivityApi.as_view(), name="activity"),
+]

@@ -1,0 +1,408 @@
+"""Saved configurations and share links through the API (issue 15): the same services,
+selectors and forms as the reports pages, the same figures as the page's save path, the
+same roles, and another org's rows out of reach."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone, translation
+
+from sizing_site.configurator.forms import configurator_state
+from sizing_site.reports import selectors
+from sizing_site.reports.models import ActivityEntry, SavedConfiguration, ShareLink
+from sizing_site.reports.services import share_link_create, share_policy_update
+from sizing_site.tenancy.access import tenant_for
+from sizing_site.tokens.services import token_create
+from tests.reports.base import QUERY, ReportsTestCase
+
+BASE = "/api/v1/o/org-a/"
+MODEL, CARD = "glm-4-5-air", "nvidia-a100-80gb-pcie"
+# The configurator's query parameters of QUERY, as the API's JSON setup fields.
+SETUP = {"quant": "Q4_K_M", "ctx": 32768, "gpus": 2}
+
+
+class ConfigurationApiTestCase(ReportsTestCase):
+    def setUp(self) -> None:
+        translation.activate("en")
+        self.addCleanup(translation.deactivate)
+
+    def send(self, user: User | None, method: str, path: str, body: Any = None) -> Any:
+        if user is not None:
+            self.client.force_login(user)
+        send = getattr(self.client, method)
+        if body is None:
+            return send(path)
+        return send(path, json.dumps(body), content_type="application/json")
+
+    def create(self, user: User, **body: Any) -> Any:
+        data = {"name": "API save", "model": MODEL, "accelerator": CARD, **SETUP, **body}
+        return self.send(user, "post", BASE + "configurations/", data)
+
+    def one(self, code: object, tail: str = "") -> str:
+        return f"{BASE}configurations/{code}/{tail}"
+
+    def actions(self) -> list[str]:
+        return list(
+            ActivityEntry.objects.for_organization(self.org_a).values_list("action", flat=True)
+        )
+
+
+class CreateTests(ConfigurationApiTestCase):
+    def test_the_api_saves_the_same_figures_as_the_page_save_path(self) -> None:
+        response = self.create(self.dave, notes="n", tags=["budget", "q3"])
+        assert response.status_code == 201, response.content
+        got = response.json()
+        # What the page's save path freezes for the same setup (configuration_save:
+        # configurator_state, then the snapshot the create service takes).
+        expected = selectors.configuration_snapshot(
+            state=configurator_state(model_slug=MODEL, accelerator_slug=CARD, query=QUERY)
+        )
+        result, want = got["snapshot"]["result"], expected.snapshot["result"]
+        assert set(result) == set(want)
+        for key in want:
+            assert result[key] == want[key], key
+        for path in selectors.FIGURES:
+            assert selectors.figure(result, path) == selectors.figure(want, path), path
+        # As JSON (the stored snapshot is a JSON field: tuples come back as lists).
+        assert got["snapshot"]["setup"] == json.loads(json.dumps(expected.snapshot["setup"]))
+        assert got["snapshot"]["setup"]["gpus"] == 2
+        assert got["snapshot"]["setup"]["context_tokens"] == 32768
+        assert got["estimator_request"] == expected.estimator_request
+        assert got["query"] == expected.query
+        assert got["tags"] == ["budget", "q3"] and got["notes"] == "n"
+        assert got["saved_by"] == "dave"
+        # The row is the one the report page shows.
+        saved = SavedConfiguration.objects.for_organization(self.org_a).get(code=got["code"])
+        assert saved.snapshot["result"] == got["snapshot"]["result"]
+        assert self.actions()[0] == "saved"
+
+    def test_the_same_figures_as_a_configuration_saved_by_the_page(self) -> None:
+        self.client.force_login(self.dave)
+        response = self.client.post(
+            self.url("save", "org-a"),
+            {
+                "name": "page",
+                "model": MODEL,
+                "accelerator": CARD,
+                "query": "quant=Q4_K_M&ctx=32768&gpus=2",
+            },
+        )
+        assert response.status_code == 302
+        page = SavedConfiguration.objects.for_organization(self.org_a).get(name="page")
+        got = self.create(self.dave).json()
+        for path in selectors.FIGURES:
+            assert selectors.figure(got["snapshot"]["result"], path) == selectors.figure(
+                page.snapshot["result"], path
+            ), path
+        assert got["snapshot"]["result"]["fit"] == page.snapshot["result"]["fit"]
+        assert got["query"] == page.query
+
+    def test_the_client_cannot_inject_figures(self) -> None:
+        count = SavedConfiguration.objects.for_organization(self.org_a).count()
+        extras: list[dict[str, Any]] = [
+            {"total_bytes": 1},
+            {"snapshot": {"result": {"total_bytes": 1}}},
+            {"result": {}},
+            {"query": "ctx=1"},
+        ]
+        for extra in extras:
+            response = self.create(self.dave, **extra)
+            assert response.status_code == 400, extra
+            assert set(response.json()["errors"]) == set(extra), response.json()
+        assert SavedConfiguration.objects.for_organization(self.org_a).count() == count
+
+    def test_bad_input_is_400_naming_the_field(self) -> None:
+        cases: list[tuple[dict[str, Any], str]] = [
+            ({"name": ""}, "name"),
+            ({"name": "x" * 121}, "name"),
+            ({"ctx": 0}, "ctx"),
+            ({"gpus": "many"}, "gpus"),
+            ({"ctx": [1]}, "ctx"),
+            ({"tags": [1]}, "tags"),
+            ({"notes": 5}, "notes"),
+        ]
+        for body, field in cases:
+            response = self.create(self.dave, **body)
+            assert response.status_code == 400, (body, response.content)
+            assert field in response.json()["errors"], (body, response.json())
+        response = self.send(self.dave, "post", BASE + "configurations/", [1])
+        assert response.status_code == 400
+        assert "request" in response.json()["errors"]
+
+    def test_unknown_slugs_are_404_naming_the_field(self) -> None:
+        response = self.create(self.dave, model="no-such-model")
+        assert response.status_code == 404
+        assert response.json() == {"errors": {"model": ["No model with this slug."]}}
+        response = self.create(self.dave, accelerator="no-such-card")
+        assert response.status_code == 404
+        assert list(response.json()["errors"]) == ["accelerator"]
+
+
+class ReadTests(ConfigurationApiTestCase):
+    def test_a_viewer_reads_the_frozen_snapshot(self) -> None:
+        response = self.send(self.bob, "get", self.one(self.saved.code))
+        assert response.status_code == 200
+        got = response.json()
+        self.saved.refresh_from_db()  # the stored JSON
+        assert got["snapshot"] == self.saved.snapshot
+        assert got["query"] == self.saved.query
+        assert got["estimator_request"] == self.saved.estimator_request
+        assert got["saved_by"] == "alice"
+        assert (got["model"], got["accelerator"]) == (MODEL, CARD)
+
+    def test_the_export_is_the_pages_json_export(self) -> None:
+        api = self.send(self.bob, "get", self.one(self.saved.code, "export/")).json()
+        page = self.client.get(self.url("export-json", "org-a", self.saved.code))
+        assert page.status_code == 200
+        assert api == json.loads(page.content)
+
+    def test_the_list_searches_sorts_and_pages(self) -> None:
+        self.save_as(self.dave, "Zed plan")
+        self.save_as(self.alice, "Another")
+        names = lambda r: [row["name"] for row in r.json()["results"]]  # noqa: E731
+        response = self.send(self.bob, "get", BASE + "configurations/?sort=name")
+        assert response.status_code == 200
+        assert names(response) == ["2x A100 at 32K", "Another", "Zed plan"]
+        assert response.json()["count"] == 3
+        row = response.json()["results"][0]
+        assert row["verdict"] == self.saved.snapshot["result"]["fit"]["verdict"]
+        assert row["gpus"] == 2 and row["model"] == MODEL
+        assert names(self.client.get(BASE + "configurations/?q=zed")) == ["Zed plan"]
+        self.client.force_login(self.dave)
+        assert names(self.client.get(BASE + "configurations/?mine=true")) == ["Zed plan"]
+        page = self.client.get(BASE + "configurations/?sort=-name&page_size=2&page=2")
+        assert names(page) == ["2x A100 at 32K"]
+        for bad in ("sort=size", "mine=maybe"):
+            response = self.client.get(BASE + "configurations/?" + bad)
+            assert response.status_code == 400
+            assert bad.split("=")[0] in response.json()["errors"]
+
+    def test_recompute_gives_todays_figures_and_the_changes(self) -> None:
+        self.card.price_usd = 12345
+        self.card.save()
+        response = self.send(self.bob, "get", self.one(self.saved.code, "recompute/"))
+        assert response.status_code == 200
+        got = response.json()
+        assert got["sizeable"] is True
+        state = configurator_state(model_slug=MODEL, accelerator_slug=CARD, query=self.saved.query)
+        today, changes = selectors.configuration_changes(configuration=self.saved, state=state)
+        assert today is not None
+        assert got["today"]["result"] == today["result"]
+        assert got["changes"] == changes
+        keys = [row["key"] for row in got["catalog_changes"]]
+        assert keys == ["accelerator.price_usd"]
+        assert got["catalog_changes"][0]["new"] == 12345
+
+
+class WriteTests(ConfigurationApiTestCase):
+    def test_rename_duplicate_and_delete_log_activity(self) -> None:
+        code = self.saved.code
+        response = self.send(self.dave, "patch", self.one(code), {"name": "  Renamed "})
+        assert response.status_code == 200
+        assert response.json()["name"] == "Renamed"
+        assert self.actions()[0] == "renamed"
+        # Only the name.
+        bad = self.client.patch(
+            self.one(code), json.dumps({"notes": "x"}), content_type="application/json"
+        )
+        assert bad.status_code == 400 and list(bad.json()["errors"]) == ["notes"]
+        empty = self.client.patch(
+            self.one(code), json.dumps({"name": ""}), content_type="application/json"
+        )
+        assert empty.status_code == 400 and list(empty.json()["errors"]) == ["name"]
+
+        response = self.send(self.dave, "post", self.one(code, "duplicate/"), {"name": "Copy"})
+        assert response.status_code == 201
+        copy = response.json()
+        assert copy["name"] == "Copy" and copy["code"] != str(code)
+        self.saved.refresh_from_db()
+        assert copy["snapshot"] == self.saved.snapshot
+        assert copy["saved_by"] == "dave"
+        assert self.actions()[0] == "duplicated"
+        default = self.send(self.dave, "post", self.one(code, "duplicate/"), {}).json()
+        assert default["name"] == "Copy of Renamed"
+
+        assert self.client.delete(self.one(code)).status_code == 204
+        assert self.actions()[0] == "deleted"
+        assert self.client.get(self.one(code)).status_code == 404
+
+    def test_a_viewer_gets_403_on_every_write(self) -> None:
+        link = share_link_create(
+            tenant=tenant_for(self.alice, "org-a"),
+            user=self.alice,
+            configuration=self.saved,
+            expires_at=None,
+        )
+        code = self.saved.code
+        writes = [
+            ("post", BASE + "configurations/", {"name": "x", "model": MODEL, "accelerator": CARD}),
+            ("patch", self.one(code), {"name": "x"}),
+            ("delete", self.one(code), None),
+            ("post", self.one(code, "duplicate/"), {}),
+            ("post", self.one(code, "share-links/"), {}),
+            ("delete", f"{BASE}share-links/{link.code}/", None),
+        ]
+        before = self.actions()
+        for method, url, body in writes:
+            response = self.send(self.bob, method, url, body)
+            assert response.status_code == 403, (method, url, response.status_code)
+        assert self.actions() == before
+
+    def test_a_non_member_gets_404_on_every_route_and_method(self) -> None:
+        link = share_link_create(
+            tenant=tenant_for(self.alice, "org-a"),
+            user=self.alice,
+            configuration=self.saved,
+            expires_at=None,
+        )
+        code = self.saved.code
+        urls = [
+            BASE + "configurations/",
+            self.one(code),
+            self.one(code, "recompute/"),
+            self.one(code, "export/"),
+            self.one(code, "duplicate/"),
+            self.one(code, "share-links/"),
+            BASE + "share-links/",
+            f"{BASE}share-links/{link.code}/",
+            BASE + "activity/",
+        ]
+        self.client.force_login(self.charlie)
+        for url in urls:
+            for method in ("get", "post", "patch", "put", "delete"):
+                body = None if method == "get" else {"name": "x"}
+                response = self.send(None, method, url, body)
+                assert response.status_code == 404, (method, url, response.status_code)
+        # Org B's own configuration code under org A's slug, for a member of A: 404 too.
+        theirs = self.save_as(self.charlie, "B's", org="org-b")
+        assert self.send(self.alice, "get", self.one(theirs.code)).status_code == 404
+        assert self.client.delete(self.one(theirs.code)).status_code == 404
+        assert SavedConfiguration.objects.for_organization(self.org_b).filter(pk=theirs.pk)
+
+    def test_the_activity_log_is_for_admins(self) -> None:
+        self.send(self.dave, "patch", self.one(self.saved.code), {"name": "R"})
+        assert self.send(self.bob, "get", BASE + "activity/").status_code == 403
+        response = self.send(self.alice, "get", BASE + "activity/")
+        assert response.status_code == 200
+        entries = response.json()["entries"]
+        assert [e["action"] for e in entries] == ["renamed", "saved"]
+        assert entries[0]["actor"] == "dave"
+
+
+class ShareTests(ConfigurationApiTestCase):
+    def share(self, user: User, body: Any = None) -> Any:
+        return self.send(user, "post", self.one(self.saved.code, "share-links/"), body or {})
+
+    def test_a_share_link_opens_the_public_report_for_anyone(self) -> None:
+        response = self.share(self.dave, {"expires_in_days": 7})
+        assert response.status_code == 201, response.content
+        got = response.json()
+        link = ShareLink.objects.for_organization(self.org_a).get(code=got["code"])
+        assert got["token"] == link.token
+        assert got["url"] == f"http://testserver/en/r/{link.token}/"
+        assert link.expires_at is not None
+        assert timedelta(days=6) < link.expires_at - timezone.now() <= timedelta(days=7)
+        assert self.actions()[0] == "shared"
+        anonymous = Client()
+        page = anonymous.get(got["url"].removeprefix("http://testserver"))
+        assert page.status_code == 200
+        assert "2x A100 at 32K" in page.content.decode()
+        # Listed for a viewer.
+        listed = self.send(self.bob, "get", BASE + "share-links/").json()["links"]
+        assert [row["code"] for row in listed] == [got["code"]]
+
+    def test_expiry_is_validated_as_the_share_form_does(self) -> None:
+        past = (timezone.now() - timedelta(hours=1)).isoformat()
+        later = (timezone.now() + timedelta(days=2)).isoformat()
+        for body, field in (
+            ({"expires_at": past}, "expires_at"),
+            ({"expires_at": "soon"}, "expires_at"),
+            ({"expires_in_days": 0}, "expires_in_days"),
+            ({"expires_in_days": "7"}, "expires_in_days"),
+            ({"expires_at": later, "expires_in_days": 2}, "expires_in_days"),
+            ({"token": "mine"}, "token"),
+        ):
+            response = self.share(self.dave, body)
+            assert response.status_code == 400, body
+            assert list(response.json()["errors"]) == [field], (body, response.json())
+        response = self.share(self.dave, {"expires_at": later})
+        assert response.status_code == 201
+        assert self.share(self.dave).json()["expires_at"] is None
+
+    def test_no_link_while_the_org_turned_public_links_off(self) -> None:
+        share_policy_update(
+            tenant=tenant_for(self.alice, "org-a"), user=self.alice, public_links=False
+        )
+        response = self.share(self.dave)
+        assert response.status_code == 400
+        assert list(response.json()["errors"]) == ["detail"]
+        assert not ShareLink.objects.for_organization(self.org_a).exists()
+
+    def test_editors_revoke_their_own_links_admins_any(self) -> None:
+        alices = self.share(self.alice).json()
+        daves = self.share(self.dave).json()
+        response = self.send(self.dave, "delete", f"{BASE}share-links/{alices['code']}/")
+        assert response.status_code == 403
+        assert "errors" in response.json()
+        assert self.client.delete(f"{BASE}share-links/{daves['code']}/").status_code == 204
+        assert self.actions()[0] == "revoked"
+        assert (
+            self.send(self.alice, "delete", f"{BASE}share-links/{alices['code']}/").status_code
+            == 204
+        )
+        revoked = self.client.get(f"{BASE}share-links/{alices['code']}/").json()
+        assert revoked["revoked_at"] is not None
+        assert self.client.get(f"{BASE}share-links/").json()["links"] == []
+        assert Client().get(alices["url"].removeprefix("http://testserver")).status_code == 404
+
+
+class TokenAndQueryTests(ConfigurationApiTestCase):
+    def test_a_token_authenticated_script_saves_and_lists(self) -> None:
+        plain = token_create(user=self.dave, name="ci").plain
+        script = Client()
+        headers = {"Authorization": f"Bearer {plain}"}
+        body = {"name": "From CI", "model": MODEL, "accelerator": CARD, **SETUP}
+        response = script.post(
+            BASE + "configurations/",
+            json.dumps(body),
+            content_type="application/json",
+            headers=headers,
+        )
+        assert response.status_code == 201, response.content
+        listed = script.get(BASE + "configurations/", headers=headers)
+        assert listed.status_code == 200
+        assert "From CI" in [row["name"] for row in listed.json()["results"]]
+        # No header: refused; a bad token: 401.
+        assert Client().get(BASE + "configurations/").status_code == 403
+        bad = Client().get(BASE + "configurations/", headers={"Authorization": "Bearer rs_x"})
+        assert bad.status_code == 401
+
+    def test_the_list_stays_flat_with_3_and_30_rows(self) -> None:
+        self.client.force_login(self.alice)
+        counts = []
+        for n in (3, 30):
+            while SavedConfiguration.objects.for_organization(self.org_a).count() < n:
+                # Copies of the frozen row: a list reads rows, it sizes nothing.
+                SavedConfiguration.all_tenants.create(
+                    organization=self.org_a,
+                    name=f"copy {n}",
+                    model_slug=MODEL,
+                    accelerator_slug=CARD,
+                    query=self.saved.query,
+                    estimator_request=self.saved.estimator_request,
+                    snapshot=self.saved.snapshot,
+                    created_by=self.dave,
+                )
+            with CaptureQueriesContext(connection) as ctx:
+                response = self.client.get(BASE + "configurations/")
+                assert response.status_code == 200
+                assert len(response.json()["results"]) == n
+            counts.append(len(ctx.captured_queries))
+        assert counts[0] == counts[1], counts
