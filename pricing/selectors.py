@@ -141,6 +141,17 @@ def org_feed_runs(*, organization: Owner, limit: int = 10) -> list[RefreshRun]:
     )
 
 
+def public_refresh_runs() -> QuerySet[RefreshRun]:
+    """Refresh runs of the public sources (organisations' feeds left out), newest first:
+    what the admin's source pages list, for the API's readers."""
+    sources = PriceSource.objects.public()
+    return (
+        RefreshRun.objects.filter(source__in=sources)
+        .select_related("source__provider")
+        .order_by("-created", "-pk")
+    )
+
+
 def price_sources_due(*, kind: str = "") -> QuerySet[PriceSource]:
     """Enabled sources whose cadence has elapsed (or that never ran). Sources waiting for
     an API key are left out."""

@@ -89,7 +89,7 @@ def org_feed(request: HttpRequest, org_slug: str) -> HttpResponse:
                 url=data["url"] or "",
                 content=data.get("content", ""),
             )
-            _feed_refresh(request, source)
+            messages.add_message(request, *feed_refresh(source))
             return redirect("pricing:org-feed", org_slug=org_slug)
     context = {
         "tenant": tenant,
@@ -101,34 +101,30 @@ def org_feed(request: HttpRequest, org_slug: str) -> HttpResponse:
     return render(request, "pricing/org_feed.html", context, status=400 if form.errors else 200)
 
 
-def _feed_refresh(request: HttpRequest, source: PriceSource) -> None:
-    """Load an uploaded feed now, queue a URL for the worker; say what happened.
+def feed_refresh(source: PriceSource) -> tuple[int, str]:
+    """Load an uploaded feed now, queue a URL for the worker; say what happened, as a
+    messages level and text (the page shows it, the API returns it).
 
-    The save above is committed (no ATOMIC_REQUESTS), so the worker finds the row.
+    The save before is committed (no ATOMIC_REQUESTS), so the worker finds the row.
     """
     if source.base_url:
         if refresh_enqueue(source=source):
-            messages.success(request, _("Feed saved; it will be fetched shortly."))
-        else:
-            messages.warning(
-                request,
-                _(
-                    "Feed saved, but its refresh could not be queued; it will be fetched at "
-                    "the next scheduled refresh."
-                ),
-            )
-        return
+            return messages.SUCCESS, _("Feed saved; it will be fetched shortly.")
+        return messages.WARNING, _(
+            "Feed saved, but its refresh could not be queued; it will be fetched at "
+            "the next scheduled refresh."
+        )
     run = services.price_source_refresh(source_id=source.pk)
     if run.status == RunStatus.SUCCEEDED:
         seen, skipped = run.offers_seen, len(run.skipped)
         offers = ngettext("%(n)d offer", "%(n)d offers", seen) % {"n": seen}
         rows = ngettext("%(n)d row skipped", "%(n)d rows skipped", skipped) % {"n": skipped}
-        messages.success(
-            request, _("Feed loaded: %(offers)s, %(rows)s.") % {"offers": offers, "rows": rows}
+        return messages.SUCCESS, _("Feed loaded: %(offers)s, %(rows)s.") % {
+            "offers": offers,
+            "rows": rows,
+        }
+    if run.status == RunStatus.SKIPPED:
+        return messages.WARNING, _(
+            "Feed saved; another refresh of it is running, so it loads next time."
         )
-    elif run.status == RunStatus.SKIPPED:
-        messages.warning(
-            request, _("Feed saved; another refresh of it is running, so it loads next time.")
-        )
-    else:
-        messages.error(request, _("The feed could not be loaded: %(error)s") % {"error": run.error})
+    return messages.ERROR, _("The feed could not be loaded: %(error)s") % {"error": run.error}

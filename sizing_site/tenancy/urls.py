@@ -40,4 +40,27 @@ api_urlpatterns: list[URLPattern | URLResolver] = [
         api.MemberDetailApi.as_view(),
         name="api-member-detail",
     ),
+    # Invitations (issue 15). Admin side: the org's own.
+    path(
+        "o/<slug:org_slug>/members/invitations/",
+        api.InvitationListApi.as_view(),
+        name="api-invitations",
+    ),
+    path(
+        "o/<slug:org_slug>/members/invitations/<uuid:code>/",
+        api.InvitationDetailApi.as_view(),
+        name="api-invitation-detail",
+    ),
+    # Invitee side: the caller's own, looked up among the invitations addressed to them.
+    path("invitations/", api.MyInvitationListApi.as_view(), name="api-my-invitations"),
+    path(
+        "o/<slug:org_slug>/invitations/<uuid:code>/accept/",
+        api.InvitationAcceptApi.as_view(),
+        name="api-invitation-accept",
+    ),
+    path(
+        "o/<slug:org_slug>/invitations/<uuid:code>/decline/",
+        api.InvitationDeclineApi.as_view(),
+        name="api-invitation-decline",
+    ),
 ]
