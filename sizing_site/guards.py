@@ -15,6 +15,8 @@ from urllib.parse import unquote_to_bytes
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.utils.translation import gettext as _
 
+from sizing_site.api.errors import error_response, is_api
+
 
 def query_bytes(request: HttpRequest) -> bytes:
     """The query string as sent: WSGI hands it over as Latin-1 text of the raw bytes."""
@@ -49,5 +51,7 @@ class RequestGuardMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         reason = refusal(request)
         if reason is not None:
+            if is_api(request):  # the API's one error shape
+                return error_response("request", reason, 400)
             return HttpResponseBadRequest(reason, content_type="text/plain; charset=utf-8")
         return self.get_response(request)

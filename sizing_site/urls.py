@@ -7,6 +7,9 @@ from sizing_site.core import views as core_views
 from sizing_site.explore import views as explore_views
 from sizing_site.tenancy.urls import api_urlpatterns
 
+# API addresses no route matches answer in the API's error shape (sizing_site.api.errors).
+handler404 = "sizing_site.api.errors.page_not_found"
+
 urlpatterns = [
     path("health/", core_views.health, name="health"),
     path("health/live/", core_views.live, name="health-live"),

@@ -33,6 +33,8 @@ from django.shortcuts import get_object_or_404
 from django.utils.cache import patch_vary_headers
 from django.utils.http import http_date, quote_etag
 from django.utils.translation import gettext as _
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import exceptions, filters, generics, permissions, status
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
@@ -51,6 +53,7 @@ from catalog.models import (
 )
 from catalog.sizing.cache import UNREACHABLE, catalog_version
 from sizing_site.api import catalog_serializers as cs
+from sizing_site.api import schema
 
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
@@ -176,10 +179,12 @@ class CatalogView(generics.GenericAPIView[Any]):
                 response["Last-Modified"] = http_date(newest.timestamp())
         return response
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        if self.detail and self.patch_serializer_class is not None:
-            self.http_method_names = [*self.http_method_names, "patch"]
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # On the class, not per instance, so the schema (extend_schema_view) sees the PATCH.
+        super().__init_subclass__(**kwargs)
+        patchable = cls.detail and cls.patch_serializer_class is not None
+        if patchable and "patch" not in cls.http_method_names:
+            cls.http_method_names = [*cls.http_method_names, "patch"]
 
     def filter_queryset(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
         # Search and ordering are the lists' own: a detail address ignores them.
@@ -235,6 +240,69 @@ def _etags(header: str) -> set[str]:
     )
 
 
+# --- the schema ----------------------------------------------------------------------------
+
+STAFF_ONLY = schema.errors("Not logged in, or not staff (only staff may PATCH).")
+BAD_FILTER = schema.errors("A malformed filter, the query parameter named.")
+NO_SUCH_ROW = schema.errors("No row with this slug.")
+BAD_CURSOR = schema.errors("An invalid cursor.")
+
+
+def _query(name: str, kind: Any, description: str, **extra: Any) -> OpenApiParameter:
+    return OpenApiParameter(name, kind, OpenApiParameter.QUERY, description=description, **extra)
+
+
+NUMBER, BOOLEAN, TEXT = OpenApiTypes.NUMBER, OpenApiTypes.BOOL, OpenApiTypes.STR
+
+
+def documented(
+    name: str,
+    serializer: type[Serializer[Any]],
+    *,
+    filters: tuple[OpenApiParameter, ...] = (),
+    detail: bool = False,
+    patch: type[Serializer[Any]] | None = None,
+    what: str,
+) -> Any:
+    """The schema of one catalog view: its GET (a cursor page of rows, or one row by slug)
+    and, where staff may change a row, its PATCH; every refusal in the one error shape."""
+    if detail:
+        get = extend_schema(
+            operation_id=f"catalog_{name}_retrieve",
+            summary=f"One {what}, by slug",
+            responses={200: serializer, 403: schema.NOT_LOGGED_IN, 404: NO_SUCH_ROW},
+            tags=["catalog"],
+        )
+    else:
+        get = extend_schema(
+            operation_id=f"catalog_{name}_list",
+            summary=f"The catalog's {what}",
+            parameters=list(filters),
+            responses={
+                200: serializer(many=True),
+                400: BAD_FILTER,
+                403: schema.NOT_LOGGED_IN,
+                404: BAD_CURSOR,
+            },
+            tags=["catalog"],
+        )
+    views: dict[str, Any] = {"get": get}
+    if patch is not None:
+        views["patch"] = extend_schema(
+            operation_id=f"catalog_{name}_partial_update",
+            summary=f"Change one {what} (staff)",
+            request=patch,
+            responses={
+                200: serializer,
+                400: schema.errors("Bad input, the field named; or a field staff may not change."),
+                403: STAFF_ONLY,
+                404: NO_SUCH_ROW,
+            },
+            tags=["catalog"],
+        )
+    return extend_schema_view(**views)
+
+
 # --- models ------------------------------------------------------------------------------
 
 
@@ -274,6 +342,17 @@ class ModelRows(CatalogView):
         return rows
 
 
+@documented(
+    "models",
+    cs.ModelSerializer,
+    what="models",
+    filters=(
+        _query("family", TEXT, "Family, exact, any case."),
+        _query("params_min_b", NUMBER, "Total parameters at least, billions."),
+        _query("params_max_b", NUMBER, "Total parameters at most, billions."),
+        _query("moe", BOOLEAN, "Mixture-of-experts models only (true) or none (false)."),
+    ),
+)
 class ModelListApi(ModelRows):
     """Models with their config summary. Filters: family (exact, any case), params_min_b
     and params_max_b (total parameters, billions), moe (true/false). Search: name,
@@ -285,6 +364,9 @@ class ModelListApi(ModelRows):
         return super().get_queryset().defer("config")
 
 
+@documented(
+    "models", cs.ModelDetailSerializer, what="model", detail=True, patch=cs.NotesPatchSerializer
+)
 class ModelDetailApi(ModelRows):
     """One model by slug, with its config.json. Staff may PATCH: notes."""
 
@@ -293,6 +375,12 @@ class ModelDetailApi(ModelRows):
     serializer_class = cs.ModelDetailSerializer
 
 
+@documented(
+    "models_weights",
+    cs.WeightsSerializer,
+    what="weights of a model",
+    filters=(_query("format", TEXT, "gguf or hf."),),
+)
 class WeightsListApi(CatalogView):
     """A model's weights and measured sizes, by format then quant. Filter: format
     (gguf/hf). Search: quant, repo."""
@@ -365,6 +453,17 @@ class AcceleratorRows(CatalogView):
         return rows
 
 
+@documented(
+    "accelerators",
+    cs.AcceleratorSerializer,
+    what="accelerators",
+    filters=(
+        _query("vendor", TEXT, "Vendor, exact, any case."),
+        _query("segment", TEXT, "The market segment.", enum=list(Segment.values)),
+        _query("memory_min_gb", NUMBER, "The vendor's memory figure at least, GB."),
+        _query("curated", BOOLEAN, "Curated cards only (true) or the others (false)."),
+    ),
+)
 class AcceleratorListApi(AcceleratorRows):
     """Accelerators with their specs and sources. Filters: vendor (exact, any case),
     segment (consumer/workstation/datacenter/soc), memory_min_gb (the vendor's memory
@@ -373,6 +472,13 @@ class AcceleratorListApi(AcceleratorRows):
     serializer_class = cs.AcceleratorSerializer
 
 
+@documented(
+    "accelerators",
+    cs.AcceleratorDetailSerializer,
+    what="accelerator",
+    detail=True,
+    patch=cs.AcceleratorPatchSerializer,
+)
 class AcceleratorDetailApi(AcceleratorRows):
     """One card by slug with the engine support matrix. Staff may PATCH: notes,
     price_usd, price_date."""
@@ -400,10 +506,18 @@ class EngineRows(CatalogView):
         return InferenceEngine.objects.all()
 
 
+@documented("engines", cs.EngineSerializer, what="inference engines")
 class EngineListApi(EngineRows):
     """Inference engines: versions covered, formats, backends, launch templates."""
 
 
+@documented(
+    "engines",
+    cs.EngineSerializer,
+    what="inference engine",
+    detail=True,
+    patch=cs.NotesPatchSerializer,
+)
 class EngineDetailApi(EngineRows):
     """One engine by slug. Staff may PATCH: notes."""
 
@@ -430,11 +544,24 @@ class QuantFormatRows(CatalogView):
         return rows
 
 
+@documented(
+    "quant_formats",
+    cs.QuantFormatSerializer,
+    what="quantization formats",
+    filters=(_query("family", TEXT, "gguf or hf."),),
+)
 class QuantFormatListApi(QuantFormatRows):
     """Quantization formats: family (gguf/hf), nominal bits per weight, quality rank.
     Filter: family."""
 
 
+@documented(
+    "quant_formats",
+    cs.QuantFormatSerializer,
+    what="quantization format",
+    detail=True,
+    patch=cs.NotesPatchSerializer,
+)
 class QuantFormatDetailApi(QuantFormatRows):
     """One quant format by slug. Staff may PATCH: notes."""
 

@@ -10,7 +10,15 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
 from catalog.hardware import SupportMatrix
-from catalog.models import Accelerator, InferenceEngine, LLMModel, ModelWeights, QuantFormat
+from catalog.models import (
+    Accelerator,
+    Architecture,
+    InferenceEngine,
+    LLMModel,
+    ModelWeights,
+    QuantFormat,
+    Segment,
+)
 
 # Provenance every catalog table carries (catalog.models.Reference).
 REFERENCE_FIELDS = ("sources", "confidence", "last_verified", "needs_review", "notes", "updated")
@@ -22,6 +30,11 @@ class ModelSerializer(serializers.ModelSerializer[LLMModel]):
     `layers` and `experts` come from the stored config.json (its text_config for the
     multimodal ones); null when the config does not say."""
 
+    # Declared: a read-only field built from the model drops allow_blank, and the schema
+    # would then leave out the "" that a model of unknown architecture has.
+    architecture = serializers.ChoiceField(
+        choices=Architecture.choices, allow_blank=True, read_only=True
+    )
     moe = serializers.SerializerMethodField()
     layers = serializers.SerializerMethodField()
     experts = serializers.SerializerMethodField()
@@ -117,6 +130,8 @@ class WeightsSerializer(serializers.ModelSerializer[ModelWeights]):
 
 
 class AcceleratorSerializer(serializers.ModelSerializer[Accelerator]):
+    # Declared for its "" (no segment known), as ModelSerializer.architecture is.
+    segment = serializers.ChoiceField(choices=Segment.choices, allow_blank=True, read_only=True)
     default_engine = serializers.SerializerMethodField()
 
     class Meta:

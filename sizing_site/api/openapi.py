@@ -23,6 +23,25 @@ class AutoSchema(SpectacularAutoSchema):
             return operation_id.removesuffix("_retrieve") + "_list"
         return operation_id
 
+    def get_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
+        """drf-spectacular's, with the request guard's 400 (sizing_site.guards: a NUL
+        character in the address or query, a query that is not UTF-8) on every operation
+        that takes path or query parameters and documents no 400 of its own."""
+        operation: dict[str, Any] | None = super().get_operation(*args, **kwargs)
+        if operation is None or not operation.get("parameters"):
+            return operation
+        responses = operation.setdefault("responses", {})
+        if "400" not in responses:
+            from sizing_site.api.schema import ERRORS  # not at import: see the module's doc
+
+            responses["400"] = {
+                "description": "A NUL character in the address or query, or a query that is "
+                "not UTF-8.",
+                "content": {"application/json": {"schema": ERRORS}},
+            }
+            operation["responses"] = dict(sorted(responses.items()))
+        return operation
+
 
 class ApiTokenScheme(OpenApiAuthenticationExtension):
     """The API token (sizing_site.tokens): `Authorization: Bearer rs_...`."""

@@ -33,7 +33,7 @@ class RequestIdTest(CastTestCase):
         plain = token_create(user=self.bob, name="ci").plain
         auth = {"Authorization": f"Bearer {plain}"}
         answers = {
-            "missing-1": (self.post({"model": "none", "accelerator": "none"}, "missing-1", **auth), 404),
+            "missing-1": (self.post({"model": "x", "accelerator": "y"}, "missing-1", **auth), 404),
             "bad-2": (self.post([1], "bad-2", **auth), 200),  # a batch, its item refused
             "bad-3": (self.post({"model": "x", "ctx": []}, "bad-3", **auth), 400),
             "anon-4": (self.post({}, "anon-4"), 403),
