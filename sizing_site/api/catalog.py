@@ -167,7 +167,9 @@ class CatalogView(generics.GenericAPIView[Any]):
     # A conditional GET is answered before any row is read.
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         etag = self._etag(request)
-        if etag is not None and etag in _etags(request.headers.get("If-None-Match", "")):
+        if etag is not None and etag in if_none_match_etags(
+            request.headers.get("If-None-Match", "")
+        ):
             response = Response(status=status.HTTP_304_NOT_MODIFIED)
             response["ETag"] = etag
             return response
@@ -233,7 +235,7 @@ class CatalogView(generics.GenericAPIView[Any]):
         return response
 
 
-def _etags(header: str) -> set[str]:
+def if_none_match_etags(header: str) -> set[str]:
     """The entity tags of If-None-Match, weak ones compared weakly (RFC 9110 13.1.2)."""
     return {tag.strip().removeprefix("W/") for tag in header.split(",") if tag.strip()} | (
         {"*"} if header.strip() == "*" else set()

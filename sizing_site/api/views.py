@@ -190,7 +190,7 @@ def _not_found(name: str) -> ItemError:
     return ItemError({name: [message]}, status.HTTP_404_NOT_FOUND)
 
 
-def _form_data(item: Mapping[str, Any], names: frozenset[str] = SETUP_FIELDS) -> dict[str, str]:
+def setup_query(item: Mapping[str, Any], names: frozenset[str] = SETUP_FIELDS) -> dict[str, str]:
     """The item's fields among `names` as the query parameters they stand for: null is an
     empty parameter, true/false are "true"/"false". A list or object is no parameter."""
     data: dict[str, str] = {}
@@ -237,7 +237,7 @@ def _shortcut_estimate(item: Mapping[str, Any], rows: _Rows) -> dict[str, Any]:
         raise ItemError({"accelerator": [_("The catalog lacks this card's memory figures.")]})
     if not scope.engines:
         raise ItemError({"engine": [_("No engine in the catalog runs on this card.")]})
-    data = _form_data(item)
+    data = setup_query(item)
     form = ConfigureForm.for_pair(
         data, model=model, accelerator=accelerator, max_context_tokens=limit, engines=scope.engines
     )
@@ -255,7 +255,7 @@ def _shortcut_estimate(item: Mapping[str, Any], rows: _Rows) -> dict[str, Any]:
         raise ItemError({field_for(exc.field) or "setup": [exc.message]}) from None
     sized = results.sized
     rent = RentBuyForm.for_configuration(
-        _form_data(item, RENT_FIELDS),
+        setup_query(item, RENT_FIELDS),
         price_usd=accelerator.price_usd,
         tdp_w=accelerator.tdp_w,
         gpus=sized.setup.gpus,

@@ -10,7 +10,8 @@ refresh runs, and an organisation's own feeds.
   (TenantApiView: members only, others 404); admins POST a feed through the page's form,
   `services.org_feed_save` and the page's refresh (`feed_refresh`).
 
-Lists are pages of 50 (`page`, `page_size` up to 200) with the total count. The offers
+Lists are pages of 50 (`page`, `page_size` up to 200) with the total count (a malformed
+page is a 400, one past the last a 404: sizing_site.api.pagination). The offers
 carry an `ETag` of their content (so `If-None-Match` answers 304 without the body) and a
 `Last-Modified` of the newest price check on the page: prices change with refresh runs,
 not with the catalog, so the catalog's version cannot stand for them.
@@ -34,7 +35,6 @@ from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import exceptions, serializers, status
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.encoders import JSONEncoder
@@ -43,7 +43,8 @@ from rest_framework.views import APIView
 from pricing import selectors, services
 from pricing.models import CloudOffer, CloudProvider, RunStatus
 from sizing_site.api import schema
-from sizing_site.api.catalog import _etags
+from sizing_site.api.catalog import if_none_match_etags
+from sizing_site.api.pagination import NumberedPages
 from sizing_site.prices.forms import FeedUploadForm, OfferFilterForm
 from sizing_site.prices.views import feed_refresh
 from sizing_site.tenancy.api import BAD_TOKEN, TenantApiView, form_errors, token_allows_org
@@ -55,21 +56,9 @@ MAX_PAGE_SIZE = 200
 PUBLIC = "public"
 
 
-class PricePages(PageNumberPagination):
-    """Numbered pages with the total count; a page that does not exist is a 400 naming
-    `page` (the API's bad-input answer), not DRF's 404."""
-
+class PricePages(NumberedPages):
     page_size = PAGE_SIZE
-    page_size_query_param = "page_size"
     max_page_size = MAX_PAGE_SIZE
-
-    def paginate_queryset(
-        self, queryset: Any, request: Request, view: APIView | None = None
-    ) -> list[Any] | None:
-        try:
-            return super().paginate_queryset(queryset, request, view)
-        except exceptions.NotFound as exc:
-            raise exceptions.ValidationError({self.page_query_param: [str(exc.detail)]}) from None
 
 
 # --- output shapes ---------------------------------------------------------------------
@@ -204,7 +193,7 @@ class ConditionalRead(APIView):
         body = json.dumps(response.data, cls=JSONEncoder, sort_keys=True)
         basis = f"{body}|{request.accepted_media_type}"
         etag = quote_etag(hashlib.sha256(basis.encode()).hexdigest()[:32])
-        if etag in _etags(request.headers.get("If-None-Match", "")):
+        if etag in if_none_match_etags(request.headers.get("If-None-Match", "")):
             response = Response(status=status.HTTP_304_NOT_MODIFIED)
         response["ETag"] = etag
         if newest is not None:
@@ -223,6 +212,7 @@ class ConditionalRead(APIView):
 
 # --- the views -------------------------------------------------------------------------
 
+NO_PAGE = schema.errors("A page past the last.")
 PAGE_PARAMETERS = [
     OpenApiParameter("page", OpenApiTypes.INT, description="Page number, from 1."),
     OpenApiParameter(
@@ -230,7 +220,7 @@ PAGE_PARAMETERS = [
     ),
 ]
 BAD_FILTER = schema.errors(
-    "A malformed filter or a page that does not exist, the parameter named.",
+    "A malformed filter or page, the parameter named.",
     OpenApiExample(
         "Unknown accelerator",
         value={
@@ -283,6 +273,7 @@ class OfferListApi(ConditionalRead):
             400: BAD_FILTER,
             401: BAD_TOKEN,
             403: schema.NOT_LOGGED_IN,
+            404: NO_PAGE,
         },
         tags=["prices"],
     )
@@ -320,9 +311,10 @@ class RefreshRunListApi(APIView):
         ],
         responses={
             200: PriceRunPage,
-            400: schema.errors("An unknown status or a page that does not exist."),
+            400: schema.errors("An unknown status or a malformed page."),
             401: BAD_TOKEN,
             403: schema.NOT_LOGGED_IN,
+            404: NO_PAGE,
         },
         tags=["prices"],
     )

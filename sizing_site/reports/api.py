@@ -28,7 +28,6 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, status
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import JSONParser
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
@@ -36,7 +35,8 @@ from rest_framework.response import Response
 
 from catalog.models import Accelerator, LLMModel
 from sizing_site.api import schema
-from sizing_site.api.views import SETUP_FIELDS, ItemError, _form_data
+from sizing_site.api.pagination import NumberedPages
+from sizing_site.api.views import SETUP_FIELDS, ItemError, setup_query
 from sizing_site.configurator import selectors as configurator
 from sizing_site.configurator.forms import (
     ConfiguratorState,
@@ -150,7 +150,7 @@ def _state_refusal(
 def _setup_query(data: dict[str, Any]) -> dict[str, str]:
     """The setup fields as the configurator's query parameters (as /api/v1/estimate/)."""
     try:
-        return _form_data(data)
+        return setup_query(data)
     except ItemError as exc:
         raise Refused(exc.errors) from None
 
@@ -433,9 +433,8 @@ class ReportsApiView(TenantApiView):
         return get_owned_or_404(self.tenant, SavedConfiguration, code)
 
 
-class ConfigurationPages(PageNumberPagination):
+class ConfigurationPages(NumberedPages):
     page_size = PAGE_SIZE
-    page_size_query_param = "page_size"
     max_page_size = MAX_PAGE_SIZE
 
 
@@ -454,7 +453,7 @@ class ConfigurationListApi(ReportsApiView):
         summary="The organization's saved configurations, a page at a time",
         parameters=LIST_PARAMETERS,
         responses=_responses(
-            200, PAGE, bad="A bad sort or mine.", missing="Not a member, or no such page."
+            200, PAGE, bad="A bad sort, mine or page.", missing="Not a member, or no such page."
         ),
         tags=TAGS,
     )

@@ -207,7 +207,7 @@ class OfferListTests(PricesApiTestCase):
             "accelerator": {"accelerator": "no-such-card"},
             "provider": {"provider": "nobody"},
             "max_price_per_gpu_hour": {"max_price_per_gpu_hour": "cheap"},
-            "page": {"page": "999"},
+            "page": {"page": "0"},
         }
         for field, params in cases.items():
             response = self.client.get(OFFERS, params)
@@ -215,6 +215,14 @@ class OfferListTests(PricesApiTestCase):
             assert list(response.json()["errors"]) == [field]
         response = self.client.get(OFFERS, {"max_price_per_gpu_hour": "-1"})
         assert response.json()["errors"]["max_price_per_gpu_hour"]
+        # A page past the last is a 404 naming it (sizing_site.api.pagination), as in the
+        # sweeps and the saved configurations.
+        response = self.client.get(OFFERS, {"page": "999"})
+        assert response.status_code == 404
+        assert response.json() == {"errors": {"page": ["There is no page 999."]}}
+        for url in (RUNS, "/api/v1/o/org-a/configurations/"):
+            assert self.client.get(url, {"page": "x"}).status_code == 400, url
+            assert list(self.client.get(url, {"page": "999"}).json()["errors"]) == ["page"]
 
     def test_pages_are_bounded_and_say_the_total(self) -> None:
         self.client.force_login(self.bob)
