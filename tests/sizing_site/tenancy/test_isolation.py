@@ -5,14 +5,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from django.contrib.auth.models import User
+from django.core.cache import cache
+from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import translation
 
+from catalog.models import InferenceEngine, QuantFormat
+from pricing import services as pricing_services
+from pricing.models import CloudProvider
 from sizing_site.reports.models import ShareLink
 from sizing_site.reports.services import share_link_create
 from sizing_site.tenancy import services
 from sizing_site.tenancy.access import tenant_for
 from sizing_site.tenancy.models import Invitation, Role
+from sizing_site.tokens.services import token_create
 from tests.reports.base import ReportsTestCase
 
 
@@ -154,3 +160,126 @@ class CrossTenantTests(ReportsTestCase):
                 other = route.replace("<str:token>", other_org.token)
                 assert self.client.get(other).status_code == 404, name
                 assert self.client.get(live).status_code == 200, name
+
+
+# --- the REST API with a script's token (issue 15) ---------------------------------------
+
+API = "/api/v1/"
+# An org-private offer of org A, loaded through its feed as an admin's upload does.
+SECRET_FEED = (
+    "sku,accelerator,gpu_count,on_demand_per_hour\norg-a-secret-sku,H100 SXM 80GB,1,0.42\n"
+)
+
+
+def api_routes() -> Iterator[tuple[str, str, set[str]]]:
+    """Every route under /api/v1/ except the schema and its docs page."""
+    for name, route, params in all_routes():
+        if route.startswith(API) and route not in (API + "schema/", API + "docs/"):
+            yield name, route, params
+
+
+class ApiCrossTenantTests(ReportsTestCase):
+    """Charlie, admin of org B, scripts the API with his token: every route of org A is a
+    404 whatever the method, and no route he may call shows a row of org A."""
+
+    link: ShareLink
+    invitation: Invitation
+    engine: str
+    quant: str
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()
+        tenant = tenant_for(cls.alice, "org-a")
+        cls.link = share_link_create(
+            tenant=tenant, user=cls.alice, configuration=cls.saved, expires_at=None
+        )
+        cls.invitation = services.invitation_create(
+            tenant=tenant, identifier="secret-invitee@a.example", role=Role.VIEWER
+        )
+        acme = CloudProvider.objects.create(name="Acme GPU", slug="acme")
+        feed = pricing_services.org_feed_save(
+            organization=cls.org_a, provider=acme, content=SECRET_FEED
+        )
+        pricing_services.price_source_refresh(source_id=feed.pk)
+        # A real engine and quant format where the test catalog has one.
+        engine = InferenceEngine.objects.order_by("slug").first()
+        quant = QuantFormat.objects.order_by("slug").first()
+        cls.engine = engine.slug if engine else "llama-cpp"
+        cls.quant = quant.slug if quant else "gguf"
+
+    def setUp(self) -> None:
+        translation.activate("en")
+        self.addCleanup(translation.deactivate)
+        cache.clear()  # throttle counts
+        self.script = Client(
+            headers={"Authorization": f"Bearer {token_create(user=self.charlie, name='s').plain}"}
+        )
+
+    def secrets(self) -> list[str]:
+        """What of org A must never reach org B: a saved configuration's name and code, a
+        share link's token, an invitation, a member's code, the negotiated offer."""
+        return [
+            self.saved.name,
+            str(self.saved.code),
+            self.link.token,
+            str(self.link.code),
+            "secret-invitee@a.example",
+            str(self.invitation.code),
+            str(self.bob_membership.code),
+            "org-a-secret-sku",
+        ]
+
+    def fill(self, route: str, org: str) -> str:
+        """Real slugs where a slug goes; org A's rows where a code goes (as the session
+        walk fills them); `org` in the path."""
+        for name, value in (
+            ("<slug:model_slug>", "glm-4-5-air"),
+            ("<slug:accelerator_slug>", "nvidia-a100-80gb-pcie"),
+        ):
+            route = route.replace(name, value)
+        for part, value in (
+            ("/models/", "glm-4-5-air"),
+            ("/accelerators/", "nvidia-a100-80gb-pcie"),
+            ("/engines/", self.engine),
+            ("/quant-formats/", self.quant),
+        ):
+            if part in route:
+                route = route.replace("<slug:slug>", value)
+        url = CrossTenantTests.fill(self, route, set())  # type: ignore[arg-type]
+        return url.replace("/o/org-a/", f"/o/{org}/")
+
+    def test_every_org_route_is_a_404_to_another_orgs_token_whatever_the_method(self) -> None:
+        routes = [(n, r) for n, r, params in api_routes() if "org_slug" in params]
+        assert len(routes) >= 15, routes
+        for name, route in routes:
+            url = self.fill(route, "org-a")
+            for method in ("get", "post", "put", "patch", "delete"):
+                response = getattr(self.script, method)(url, {}, content_type="application/json")
+                assert response.status_code == 404, (name, url, method, response.status_code)
+                assert not any(s in response.content.decode() for s in self.secrets()), name
+
+    def test_no_route_another_org_may_call_shows_a_row_of_org_a(self) -> None:
+        called = 0
+        for name, route, _params in api_routes():
+            # Charlie's own org in the path, org A's codes where a code goes (those are 404).
+            url = self.fill(route, "org-b")
+            if name == "api:estimate":
+                body = {"model": "glm-4-5-air", "accelerator": "nvidia-a100-80gb-pcie"}
+                response = self.script.post(url, body, content_type="application/json")
+                assert response.status_code == 200, response.content
+            else:
+                response = self.script.get(url)
+                # 400: this small catalog has no quant ladder for the sweeps' default filter.
+                assert response.status_code in (200, 400, 404, 405), (name, url, response.content)
+            text = response.content.decode()
+            leaked = [s for s in self.secrets() if s in text]
+            assert not leaked, (name, url, leaked)
+            called += 1
+        assert called >= 30
+        # Org A's own member sees what Charlie does not: the secrets are real rows.
+        self.client.force_login(self.alice)
+        offers = self.client.get(API + "prices/offers/", {"page_size": 200}).content.decode()
+        assert "org-a-secret-sku" in offers
+        saved = self.client.get(API + "o/org-a/configurations/").content.decode()
+        assert self.saved.name in saved
