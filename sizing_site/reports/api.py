@@ -26,6 +26,7 @@ from django.forms import Form
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, status
 from rest_framework.parsers import JSONParser
@@ -753,11 +754,121 @@ class ActivityApi(ReportsApiView):
         return Response({"entries": entries})
 
 
+COMPARE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "configurations": {"type": "array", "items": SUMMARY},
+        "rows": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "figure": _STR,
+                    "kind": _STR,
+                    "values": {"type": "array", "items": {}},
+                    "best": {"type": "array", "items": {"type": "integer"}},
+                },
+            },
+        },
+    },
+    "required": ["configurations", "rows"],
+}
+POLICY: dict[str, Any] = {
+    "type": "object",
+    "properties": {"public_links": {"type": "boolean"}},
+    "required": ["public_links"],
+}
+
+
+class ConfigurationCompareApi(ReportsApiView):
+    """2 to 4 saved configurations side by side, from their frozen snapshots (nothing is
+    recomputed), as the compare page shows them: the best value of each figure marked."""
+
+    @extend_schema(
+        operation_id="configurations_compare",
+        summary="Compare 2 to 4 saved configurations",
+        parameters=[
+            OpenApiParameter(
+                "c", OpenApiTypes.UUID, many=True, description="A configuration's code, 2-4 times."
+            )
+        ],
+        responses=_responses(
+            200,
+            COMPARE,
+            bad="Fewer than 2 or more than 4 codes, or a malformed one.",
+            missing="Not a member, or a code of no configuration of the organization.",
+        ),
+        tags=TAGS,
+    )
+    def get(self, request: Request, org_slug: str) -> Response:
+        codes = list(dict.fromkeys(request.query_params.getlist("c")))
+        if not 2 <= len(codes) <= 4:
+            raise Refused({"c": [_("Send 2 to 4 configuration codes.")]})
+        try:
+            codes = [str(UUID(code)) for code in codes]
+        except ValueError:
+            raise Refused({"c": [_("Expected configuration codes.")]}) from None
+        rows = selectors.saved_configurations_by_codes(tenant=self.tenant, codes=codes)
+        return Response(
+            {
+                "configurations": [_summary(c) for c in rows],
+                "rows": [
+                    {
+                        "figure": row.label,
+                        "kind": row.kind,
+                        "values": row.values,
+                        "best": sorted(row.best),
+                    }
+                    for row in selectors.saved_compare_rows(configurations=rows)
+                ],
+            }
+        )
+
+
+class SharePolicyApi(ReportsApiView):
+    """Whether the organization allows public share links: members read it, admins set
+    it (the links page's policy form, services.share_policy_update)."""
+
+    write_role = Role.ADMIN
+
+    @extend_schema(
+        operation_id="share_policy_retrieve",
+        summary="The organization's sharing policy",
+        responses=_responses(200, POLICY),
+        tags=TAGS,
+    )
+    def get(self, request: Request, org_slug: str) -> Response:
+        return Response({"public_links": selectors.public_links_allowed(tenant=self.tenant)})
+
+    @extend_schema(
+        operation_id="share_policy_update",
+        summary="Allow or forbid public share links (admins)",
+        request={"application/json": {**POLICY, "additionalProperties": False}},
+        responses={
+            **_responses(200, POLICY, bad="public_links missing or not true or false."),
+            403: schema.errors("Not logged in, or not an admin of this organization."),
+        },
+        tags=TAGS,
+    )
+    def put(self, request: Request, org_slug: str) -> Response:
+        data = _body(request, frozenset({"public_links"}))
+        value = data.get("public_links")
+        if not isinstance(value, bool):
+            raise Refused({"public_links": [_("Expected true or false.")]})
+        services.share_policy_update(tenant=self.tenant, user=request.user, public_links=value)
+        return Response({"public_links": value})
+
+
 ORG = "o/<slug:org_slug>/"
 ONE = ORG + "configurations/<uuid:code>/"
 
 urlpatterns: list[URLPattern] = [
     path(ORG + "configurations/", ConfigurationListApi.as_view(), name="configurations"),
+    path(
+        ORG + "configurations/compare/",
+        ConfigurationCompareApi.as_view(),
+        name="configurations-compare",
+    ),
     path(ONE, ConfigurationDetailApi.as_view(), name="configuration"),
     path(ONE + "recompute/", ConfigurationRecomputeApi.as_view(), name="configuration-recompute"),
     path(ONE + "export/", ConfigurationExportApi.as_view(), name="configuration-export"),
@@ -765,5 +876,6 @@ urlpatterns: list[URLPattern] = [
     path(ONE + "share-links/", ShareLinkCreateApi.as_view(), name="configuration-share"),
     path(ORG + "share-links/", ShareLinkListApi.as_view(), name="share-links"),
     path(ORG + "share-links/<uuid:code>/", ShareLinkDetailApi.as_view(), name="share-link"),
+    path(ORG + "share-policy/", SharePolicyApi.as_view(), name="share-policy"),
     path(ORG + "activity/", ActivityApi.as_view(), name="activity"),
 ]

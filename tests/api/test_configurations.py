@@ -406,3 +406,51 @@ class TokenAndQueryTests(ConfigurationApiTestCase):
                 assert len(response.json()["results"]) == n
             counts.append(len(ctx.captured_queries))
         assert counts[0] == counts[1], counts
+
+
+class CompareAndPolicyTests(ConfigurationApiTestCase):
+    def test_compare_is_the_compare_pages_rows_from_the_snapshots(self) -> None:
+        other = self.save_as(self.alice, "1x A100")
+        codes = [str(self.saved.code), str(other.code)]
+        page = self.send(self.bob, "get", f"/en/o/org-a/reports/compare/?c={codes[0]}&c={codes[1]}")
+        assert page.status_code == 200
+        response = self.send(
+            self.bob, "get", f"{BASE}configurations/compare/?c={codes[0]}&c={codes[1]}"
+        )
+        assert response.status_code == 200, response.content
+        got = response.json()
+        assert [c["code"] for c in got["configurations"]] == codes
+        shown = page.context["rows"]
+        assert [r["figure"] for r in got["rows"]] == [r.label for r in shown]
+        for mine, theirs in zip(got["rows"], shown, strict=True):
+            assert mine["values"] == json.loads(json.dumps(theirs.values)), mine["figure"]
+            assert mine["best"] == sorted(theirs.best), mine["figure"]
+        # The same setup saved twice: equal figures, both columns marked best.
+        per_device = next(r for r in got["rows"] if r["figure"] == "per_device")
+        assert per_device["values"][0] == per_device["values"][1]
+        assert per_device["values"][0] == self.saved.snapshot["result"]["per_device_bytes"]
+
+    def test_compare_needs_2_to_4_codes_of_the_org(self) -> None:
+        url = f"{BASE}configurations/compare/"
+        assert self.send(self.bob, "get", url).json() == {
+            "errors": {"c": ["Send 2 to 4 configuration codes."]}
+        }
+        assert self.send(self.bob, "get", f"{url}?c=x&c=y").status_code == 400
+        theirs = self.save_as(self.charlie, "B's", org="org-b")
+        both = f"{url}?c={self.saved.code}&c={theirs.code}"
+        assert self.send(self.bob, "get", both).status_code == 404
+
+    def test_members_read_the_sharing_policy_and_admins_set_it(self) -> None:
+        url = f"{BASE}share-policy/"
+        assert self.send(self.bob, "get", url).json() == {"public_links": True}
+        assert self.send(self.dave, "put", url, {"public_links": False}).status_code == 403
+        response = self.send(self.alice, "put", url, {"public_links": False})
+        assert response.json() == {"public_links": False}
+        assert not selectors.public_links_allowed(tenant=tenant_for(self.alice, "org-a"))
+        assert "links_off" in self.actions()
+        # A link cannot be made now, as on the page.
+        share = self.send(self.alice, "post", self.one(self.saved.code, "share-links/"), {})
+        assert share.status_code == 400
+        bad = self.send(self.alice, "put", url, {"public_links": "no"})
+        assert bad.json() == {"errors": {"public_links": ["Expected true or false."]}}
+        assert self.send(self.charlie, "get", url).status_code == 404
