@@ -247,6 +247,11 @@ REST_FRAMEWORK = {
     },
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "sizing_site.api.parsers.JsonBodyParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "sizing_site.api.openapi.AutoSchema",
     # One error shape for every API view: {"errors": {"<field>": ["message"]}}.
     "EXCEPTION_HANDLER": "sizing_site.api.errors.errors_shape",

@@ -9,6 +9,7 @@ from sizing_site.tenancy.urls import api_urlpatterns
 
 # API addresses no route matches answer in the API's error shape (sizing_site.api.errors).
 handler404 = "sizing_site.api.errors.page_not_found"
+handler500 = "sizing_site.api.errors.server_error"
 
 urlpatterns = [
     path("health/", core_views.health, name="health"),

@@ -54,6 +54,7 @@ from catalog.models import (
 from catalog.sizing.cache import UNREACHABLE, catalog_version
 from sizing_site.api import catalog_serializers as cs
 from sizing_site.api import schema
+from sizing_site.api.errors import json_object
 
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
@@ -203,8 +204,7 @@ class CatalogView(generics.GenericAPIView[Any]):
         if not self.detail or self.patch_serializer_class is None:
             return self.http_method_not_allowed(request, *args, **kwargs)
         instance = self.get_object()
-        if not isinstance(request.data, Mapping):
-            raise exceptions.ValidationError({"request": [_("Expected a JSON object.")]})
+        json_object(request.data)
         allowed = set(self.patch_serializer_class().fields)
         unknown = sorted(str(k) for k in request.data if k not in allowed)
         if unknown:

@@ -1,18 +1,67 @@
 """The API's one error shape, {"errors": {"<field>": ["message", ...]}}, for every DRF
 refusal (settings.REST_FRAMEWORK["EXCEPTION_HANDLER"]), and for the refusals that come
-before any API view runs: an address no API route matches (handler404) and the request
-guard's (sizing_site.guards)."""
+before any API view runs: an address no API route matches (handler404), a server error
+(handler500) and the request guard's (sizing_site.guards).
+
+Also the API views' shared ways to refuse input: `Refused` (errors by field, with a
+status), a page form's errors under the API's names, and the checks of a JSON body.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from django import forms
+from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.translation import gettext as _
 from django.views import defaults
-from rest_framework import exceptions
+from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
+
+Errors = dict[str, list[str]]
+
+
+class Refused(exceptions.APIException):
+    """Bad input: its errors by field, and the status it answers with (400 unless told;
+    404 for a slug or code that names nothing)."""
+
+    def __init__(self, errors: Errors, status_code: int = status.HTTP_400_BAD_REQUEST) -> None:
+        super().__init__(errors)
+        self.errors = errors
+        self.status_code = status_code
+
+
+def form_errors(form: forms.Form, rename: Mapping[str, str] | None = None) -> Errors:
+    """A page form's errors under the API's names: form-wide ones under "detail" (or the
+    name `rename` gives "__all__"), fields renamed as `rename` says."""
+    names = {NON_FIELD_ERRORS: "detail", **(rename or {})}
+    return {
+        names.get(name, name): [str(m) for m in messages] for name, messages in form.errors.items()
+    }
+
+
+def json_object(data: Any, allowed: frozenset[str] | None = None) -> dict[str, Any]:
+    """The JSON body as an object, with no field outside `allowed` (when given)."""
+    if not isinstance(data, Mapping):
+        raise Refused({"request": [_("Expected a JSON object.")]})
+    if allowed is not None:
+        unknown = sorted(str(k) for k in data if k not in allowed)
+        if unknown:
+            raise Refused({k: [_("Unknown field.")] for k in unknown})
+    return dict(data)
+
+
+def text(data: Mapping[str, Any], name: str) -> str:
+    """A string field of a JSON body; absent or null is ""; anything else a 400."""
+    value = data.get(name, "")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise Refused({name: [_("Expected a string.")]})
+    return value
 
 
 def _messages(value: Any) -> list[str]:
@@ -30,7 +79,10 @@ def errors_shape(exc: Exception, context: dict[str, Any]) -> Response | None:
     if response is None:
         return None
     data = response.data
-    if isinstance(data, dict) and "detail" not in data and data:
+    # Errors by field (a dict detail) keep every field, "detail" among them; a single
+    # message (DRF's "Not found.", "Authentication credentials ...") goes under "detail".
+    by_field = isinstance(getattr(exc, "detail", None), dict)
+    if isinstance(data, dict) and data and (by_field or "detail" not in data):
         errors = {
             ("detail" if name == "non_field_errors" else str(name)): _messages(value)
             for name, value in data.items()
@@ -63,3 +115,11 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if is_api(request):
         return error_response("detail", _("Not found."), 404)
     return defaults.page_not_found(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: under /api/ a 500 in the one error shape (a script reads JSON), else
+    the site's page. A bug still; the logs have it with the request id."""
+    if is_api(request):
+        return error_response("detail", _("Server error."), 500)
+    return defaults.server_error(request)

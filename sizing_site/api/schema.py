@@ -58,6 +58,16 @@ def errors(description: str, *examples: OpenApiExample) -> OpenApiResponse:
     return OpenApiResponse(response=ERRORS, description=description, examples=list(examples))
 
 
+BAD_TOKEN = errors(
+    "An API token was sent that is invalid, expired or revoked.",
+    OpenApiExample(
+        "Bad token",
+        value={"errors": {"detail": ["Invalid, expired or revoked token."]}},
+        response_only=True,
+    ),
+)
+
+
 NOT_LOGGED_IN = errors(
     "Not logged in (no session or token).",
     OpenApiExample(

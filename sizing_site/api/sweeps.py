@@ -43,6 +43,7 @@ from estimator.api import RequestError
 from estimator.units import Range
 from sizing_site.api import schema
 from sizing_site.api.catalog import CatalogView
+from sizing_site.api.errors import form_errors
 from sizing_site.api.serializers import row_data
 from sizing_site.explore import selectors
 from sizing_site.explore.forms import (
@@ -67,14 +68,6 @@ Errors = dict[str, list[str]]
 
 
 # --- query parameters ------------------------------------------------------------------
-
-
-def _form_errors(form: Form) -> Errors:
-    """A form's errors under their parameter names; form-wide ones under "detail"."""
-    return {
-        ("detail" if name == "__all__" else name): [str(m) for m in messages]
-        for name, messages in form.errors.items()
-    }
 
 
 def _count(params: Mapping[str, str], name: str, *, default: int, most: int) -> int | str:
@@ -115,9 +108,11 @@ def _page(rows: Sequence[Any], *, page: int, size: int) -> tuple[Sequence[Any], 
     }
 
 
-def _query_key(request: Request) -> tuple[object, ...]:
-    """The language and the query of a cached answer (the pages' results part keys)."""
-    return (get_language(), tuple(sorted(request.query_params.lists())))
+def _query_key(form: Form, page: int, size: int) -> tuple[object, ...]:
+    """The language and what the answer is computed from: the form's cleaned values and
+    the page (not the raw query, so a parameter the form ignores cannot make a new entry)."""
+    cleaned = tuple(sorted((name, repr(value)) for name, value in form.cleaned_data.items()))
+    return (get_language(), cleaned, page, size)
 
 
 def _sizing_error(exc: RequestError) -> exceptions.ValidationError:
@@ -493,7 +488,7 @@ COMPARE = {
     },
 }
 
-BAD_TOKEN = schema.errors("A bad, expired or revoked API token.")
+BAD_TOKEN = schema.BAD_TOKEN
 NO_PAGE = OpenApiExample(
     "No such page",
     value={"errors": {"page": ["There is no page 9: the table has 2."]}},
@@ -568,7 +563,7 @@ class ModelAcceleratorsApi(SweepView):
         vendors = candidates.card_vendors(read_cards)
         params = request.query_params
         form = ModelCardsForm(params, ladder=ladder, max_context=max_context, vendors=vendors)
-        errors = {} if form.is_valid() else _form_errors(form)
+        errors = {} if form.is_valid() else form_errors(form)
         page, size = _paging(params, errors)
         if errors:
             raise exceptions.ValidationError(errors)
@@ -619,7 +614,7 @@ class ModelAcceleratorsApi(SweepView):
 
         # Kept as the page keeps its results part: per catalog version, cloud prices,
         # language and query.
-        key = (model.pk, selectors.offers_key(self.offers), *_query_key(request))
+        key = (model.pk, selectors.offers_key(self.offers), *_query_key(form, page, size))
         return Response(remembered("api:sweeps-model", key, build))
 
 
@@ -656,7 +651,7 @@ class AcceleratorModelsApi(SweepView):
         card = self.card
         params = request.query_params
         form = CardModelsForm(params, ladder=candidates.quant_ladder())
-        errors = {} if form.is_valid() else _form_errors(form)
+        errors = {} if form.is_valid() else form_errors(form)
         page, size = _paging(params, errors)
         if errors:
             raise exceptions.ValidationError(errors)
@@ -699,7 +694,7 @@ class AcceleratorModelsApi(SweepView):
                 "results": [model_row(row, ctx=ctx) for row in rows],
             }
 
-        key = (card.pk, self.offers.get(card.pk), *_query_key(request))
+        key = (card.pk, self.offers.get(card.pk), *_query_key(form, page, size))
         return Response(remembered("api:sweeps-card", key, build))
 
 
@@ -762,7 +757,7 @@ class CompareApi(SweepView):
     def read(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         form = CompareForm(request.query_params)
         if not form.is_valid():
-            errors = _form_errors(form)
+            errors = form_errors(form)
             if form.column_errors:  # form-wide only because c1..c4 are no form fields
                 errors.pop("detail", None)
                 errors.update(form.column_errors)

@@ -10,7 +10,6 @@ from typing import Any
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -21,7 +20,8 @@ from estimator.api import RequestError, estimate, result_to_dict
 from pricing import costs
 from pricing.models import CloudOffer
 from sizing_site.api import schema
-from sizing_site.api.errors import errors_shape
+from sizing_site.api.errors import Errors, Refused, errors_shape, form_errors
+from sizing_site.api.parsers import JsonBodyParser
 from sizing_site.api.serializers import (
     analysis_data,
     commands_data,
@@ -57,17 +57,6 @@ RENT_FIELDS = frozenset(RentBuyForm.base_fields)
 SHORTCUT_FIELDS = SETUP_FIELDS | RENT_FIELDS | {"model", "accelerator", "analysis"}
 SLUG = re.compile(r"[-a-zA-Z0-9_]{1,200}")
 
-Errors = dict[str, list[str]]
-
-
-class ItemError(Exception):
-    """A bad item: its errors by field, and the status a single request answers with."""
-
-    def __init__(self, errors: Errors, status_code: int = status.HTTP_400_BAD_REQUEST) -> None:
-        super().__init__(errors)
-        self.errors = errors
-        self.status_code = status_code
-
 
 class EstimateApi(APIView):
     """Size one setup, or a batch of them.
@@ -93,7 +82,7 @@ class EstimateApi(APIView):
     for a card count, are read once (a batch sweeping one pair costs a few queries).
     """
 
-    parser_classes = [JSONParser]
+    parser_classes = [JsonBodyParser]
 
     def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], Response | None]:
         return errors_shape
@@ -153,17 +142,17 @@ class _Rows:
 def _answer_item(item: Any, rows: _Rows) -> tuple[dict[str, Any], int]:
     try:
         return _estimate_item(item, rows), status.HTTP_200_OK
-    except ItemError as exc:
+    except Refused as exc:
         return {"errors": exc.errors}, exc.status_code
 
 
 def _estimate_item(item: Any, rows: _Rows) -> dict[str, Any]:
     if not isinstance(item, dict):
-        raise ItemError({"request": [_("Expected a JSON object.")]})
+        raise Refused({"request": [_("Expected a JSON object.")]})
     if "request" in item:
         if len(item) > 1:
             unknown = sorted(str(k) for k in item if k != "request")
-            raise ItemError({k: [_("Not expected beside “request”.")] for k in unknown})
+            raise Refused({k: [_("Not expected beside “request”.")] for k in unknown})
         return _raw_estimate(item["request"])
     return _shortcut_estimate(item, rows)
 
@@ -173,21 +162,21 @@ def _raw_estimate(request: Any) -> dict[str, Any]:
     try:
         return estimate(request)
     except RequestError as exc:
-        raise ItemError({exc.field: [exc.message]}) from None
+        raise Refused({exc.field: [exc.message]}) from None
 
 
 def _slug(item: Mapping[str, Any], name: str) -> str:
     value = item.get(name)
     if value is None:
-        raise ItemError({name: [_("This field is required.")]})
+        raise Refused({name: [_("This field is required.")]})
     if not isinstance(value, str):
-        raise ItemError({name: [_("Expected a slug (a string).")]})
+        raise Refused({name: [_("Expected a slug (a string).")]})
     return value
 
 
-def _not_found(name: str) -> ItemError:
+def _not_found(name: str) -> Refused:
     message = _("No model with this slug.") if name == "model" else _("No card with this slug.")
-    return ItemError({name: [message]}, status.HTTP_404_NOT_FOUND)
+    return Refused({name: [message]}, status.HTTP_404_NOT_FOUND)
 
 
 def setup_query(item: Mapping[str, Any], names: frozenset[str] = SETUP_FIELDS) -> dict[str, str]:
@@ -207,7 +196,7 @@ def setup_query(item: Mapping[str, Any], names: frozenset[str] = SETUP_FIELDS) -
         else:
             wrong[name] = [_("Expected a number, a string, true, false or null.")]
     if wrong:
-        raise ItemError(wrong)
+        raise Refused(wrong)
     return data
 
 
@@ -217,7 +206,7 @@ def _shortcut_estimate(item: Mapping[str, Any], rows: _Rows) -> dict[str, Any]:
     cost at the rent-or-buy form's defaults."""
     unknown = sorted(str(k) for k in item if k not in SHORTCUT_FIELDS)
     if unknown:
-        raise ItemError({k: [_("Unknown field.")] for k in unknown})
+        raise Refused({k: [_("Unknown field.")] for k in unknown})
     model_slug, card_slug = _slug(item, "model"), _slug(item, "accelerator")
     if not SLUG.fullmatch(model_slug):
         raise _not_found("model")
@@ -232,27 +221,23 @@ def _shortcut_estimate(item: Mapping[str, Any], rows: _Rows) -> dict[str, Any]:
     scope = selectors.page_scope(model=model, accelerator=accelerator)
     limit = scope.max_context_tokens
     if limit is None:
-        raise ItemError({"model": [_("The estimator cannot read this model's config.")]})
+        raise Refused({"model": [_("The estimator cannot read this model's config.")]})
     if not scope.sizeable_card:
-        raise ItemError({"accelerator": [_("The catalog lacks this card's memory figures.")]})
+        raise Refused({"accelerator": [_("The catalog lacks this card's memory figures.")]})
     if not scope.engines:
-        raise ItemError({"engine": [_("No engine in the catalog runs on this card.")]})
+        raise Refused({"engine": [_("No engine in the catalog runs on this card.")]})
     data = setup_query(item)
     form = ConfigureForm.for_pair(
         data, model=model, accelerator=accelerator, max_context_tokens=limit, engines=scope.engines
     )
     if not form.is_valid():
-        errors = {
-            ("setup" if name == "__all__" else name): [str(m) for m in messages]
-            for name, messages in form.errors.items()
-        }
-        raise ItemError(errors)
+        raise Refused(form_errors(form, {"__all__": "setup"}))
     try:
         results = selectors.configuration_results(
             model=model, accelerator=accelerator, setup=form.setup()
         )
     except RequestError as exc:
-        raise ItemError({field_for(exc.field) or "setup": [exc.message]}) from None
+        raise Refused({field_for(exc.field) or "setup": [exc.message]}) from None
     sized = results.sized
     rent = RentBuyForm.for_configuration(
         setup_query(item, RENT_FIELDS),
@@ -262,9 +247,7 @@ def _shortcut_estimate(item: Mapping[str, Any], rows: _Rows) -> dict[str, Any]:
         complete_system=accelerator.memory_kind == MemoryKind.UNIFIED,
     )
     if rent.is_bound and not rent.is_valid():
-        raise ItemError(
-            {name: [str(m) for m in messages] for name, messages in rent.errors.items()}
-        )
+        raise Refused(form_errors(rent))
     analysis = None
     if _flag(item, "analysis"):
         # The configurator's deeper sections, as the page loads them (views._sizing).
@@ -302,5 +285,5 @@ def _shortcut_estimate(item: Mapping[str, Any], rows: _Rows) -> dict[str, Any]:
 def _flag(item: Mapping[str, Any], name: str) -> bool:
     value = item.get(name, False)
     if not isinstance(value, bool):
-        raise ItemError({name: [_("Expected true or false.")]})
+        raise Refused({name: [_("Expected true or false.")]})
     return value

@@ -21,6 +21,9 @@ from catalog.sizing.candidates import DEFAULT_CONTEXT_TOKENS, Rung, default_floo
 
 # The configurator's default prompt (512) and output (256) tokens must fit in the context.
 MIN_CONTEXT_TOKENS = 1024
+# The longest context any catalog model reads (Llama 4 Scout, 10M tokens; a model's own
+# limit applies on its page): the card page's bound, which reads every model.
+MAX_CONTEXT_TOKENS = 10_000_000
 DEFAULT_COMPARE_QUANT = "Q4_K_M"
 
 CARD_SORT_CHOICES = [
@@ -61,7 +64,9 @@ MODEL_SORT_CHOICES = [
 
 
 class ExploreForm(forms.Form):
-    ctx = forms.IntegerField(label=_("Context (tokens)"), min_value=MIN_CONTEXT_TOKENS)
+    ctx = forms.IntegerField(
+        label=_("Context (tokens)"), min_value=MIN_CONTEXT_TOKENS, max_value=MAX_CONTEXT_TOKENS
+    )
     quality = forms.ChoiceField(
         label=_("Minimum quality"),
         help_text=_("The most compressed quantization you accept."),
@@ -168,7 +173,9 @@ class CompareForm(forms.Form):
     be left out: Q4_K_M, one GPU), plus one shared context. The edit form sends the parts
     as m1/a1/q1/g1 ..., which the view folds into c1 ... and redirects to."""
 
-    ctx = forms.IntegerField(label=_("Context (tokens)"), min_value=MIN_CONTEXT_TOKENS)
+    ctx = forms.IntegerField(
+        label=_("Context (tokens)"), min_value=MIN_CONTEXT_TOKENS, max_value=MAX_CONTEXT_TOKENS
+    )
 
     def __init__(self, data: QueryDict, **kw: Any) -> None:
         data = data.copy()

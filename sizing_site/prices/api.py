@@ -44,10 +44,11 @@ from pricing import selectors, services
 from pricing.models import CloudOffer, CloudProvider, RunStatus
 from sizing_site.api import schema
 from sizing_site.api.catalog import if_none_match_etags
+from sizing_site.api.errors import Refused, form_errors, text
 from sizing_site.api.pagination import NumberedPages
 from sizing_site.prices.forms import FeedUploadForm, OfferFilterForm
 from sizing_site.prices.views import feed_refresh
-from sizing_site.tenancy.api import BAD_TOKEN, TenantApiView, form_errors, token_allows_org
+from sizing_site.tenancy.api import BAD_TOKEN, TenantApiView, token_allows_org
 from sizing_site.tenancy.models import Organization, Role
 from sizing_site.tenancy.selectors import membership_list_for_user
 
@@ -426,19 +427,19 @@ class OrgFeedApi(TenantApiView):
     def upload_form(self, request: Request) -> FeedUploadForm:
         """The page's form over the API's input: the provider by slug, the feed as a file
         or as `content` (handed to the form as a file, so the same checks apply)."""
-        if not hasattr(request.data, "get"):
-            raise exceptions.ValidationError({"request": [_("Expected a JSON object.")]})
-        slug = str(request.data.get("provider") or "")
+        if not hasattr(request.data, "get"):  # a JSON object or a multipart form
+            raise Refused({"request": [_("Expected a JSON object.")]})
+        slug = text(request.data, "provider")
         provider = CloudProvider.objects.filter(slug=slug).first()
         if provider is None:
             raise exceptions.ValidationError({"provider": [_("No provider with this slug.")]})
         files: MultiValueDict[str, UploadedFile] = MultiValueDict()
         if upload := request.FILES.get("file"):
             files["file"] = upload
-        elif content := request.data.get("content"):
-            text = str(content).encode()
-            files["file"] = SimpleUploadedFile("feed", text, content_type="text/plain")
-        fields = {"provider": provider.pk, "url": request.data.get("url") or ""}
+        elif content := text(request.data, "content"):
+            feed = content.encode()
+            files["file"] = SimpleUploadedFile("feed", feed, content_type="text/plain")
+        fields = {"provider": provider.pk, "url": text(request.data, "url")}
         return FeedUploadForm(fields, files)
 
 

@@ -22,22 +22,22 @@ from uuid import UUID
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.db.models import QuerySet
-from django.forms import Form
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, status
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from catalog.models import Accelerator, LLMModel
 from sizing_site.api import schema
+from sizing_site.api.errors import Refused, form_errors, json_object, text
 from sizing_site.api.pagination import NumberedPages
-from sizing_site.api.views import SETUP_FIELDS, ItemError, setup_query
+from sizing_site.api.parsers import JsonBodyParser
+from sizing_site.api.views import SETUP_FIELDS, setup_query
 from sizing_site.configurator import selectors as configurator
 from sizing_site.configurator.forms import (
     ConfiguratorState,
@@ -62,42 +62,6 @@ MAX_SHARE_DAYS = 3650
 # --- errors --------------------------------------------------------------------------
 
 
-class Refused(exceptions.APIException):
-    """Errors by field, with the status they answer with (400 unless told)."""
-
-    def __init__(
-        self, errors: dict[str, list[str]], status_code: int = status.HTTP_400_BAD_REQUEST
-    ) -> None:
-        super().__init__(errors)
-        self.status_code = status_code
-
-
-def _form_errors(form: Form, rename: dict[str, str] | None = None) -> dict[str, list[str]]:
-    """A Django form's errors under the API's field names ("__all__" is "detail")."""
-    names = {"__all__": "detail", **(rename or {})}
-    return {names.get(k, k): [str(m) for m in v] for k, v in form.errors.items()}
-
-
-def _body(request: Request, allowed: frozenset[str]) -> dict[str, Any]:
-    """The JSON object sent, with no field outside `allowed`."""
-    data = request.data
-    if not isinstance(data, dict):
-        raise Refused({"request": [_("Expected a JSON object.")]})
-    unknown = sorted(str(k) for k in data if k not in allowed)
-    if unknown:
-        raise Refused({k: [_("Unknown field.")] for k in unknown})
-    return data
-
-
-def _text(data: dict[str, Any], name: str) -> str:
-    value = data.get(name, "")
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise Refused({name: [_("Expected a string.")]})
-    return value
-
-
 def _tags(data: dict[str, Any]) -> str:
     """Tags as a list of strings or the page's comma-separated text (SaveForm splits it)."""
     value = data.get("tags", "")
@@ -105,7 +69,7 @@ def _tags(data: dict[str, Any]) -> str:
         if not all(isinstance(t, str) for t in value):
             raise Refused({"tags": [_("Expected a list of strings.")]})
         return ", ".join(value)
-    return _text(data, "tags")
+    return text(data, "tags")
 
 
 # --- the workflow's inputs -----------------------------------------------------------
@@ -144,16 +108,13 @@ def _state_refusal(
             engines=scope.engines,
         )
         if not form.is_valid():
-            return Refused(_form_errors(form, {"__all__": "setup"}))
+            return Refused(form_errors(form, {"__all__": "setup"}))
     return Refused({"setup": [message]})
 
 
 def _setup_query(data: dict[str, Any]) -> dict[str, str]:
     """The setup fields as the configurator's query parameters (as /api/v1/estimate/)."""
-    try:
-        return setup_query(data)
-    except ItemError as exc:
-        raise Refused(exc.errors) from None
+    return setup_query(data)
 
 
 def _share_expiry(data: dict[str, Any]) -> Any:
@@ -393,7 +354,7 @@ SHARE_REQUEST: dict[str, Any] = {
     }
 }
 
-BAD_TOKEN = schema.errors("An invalid, expired or revoked API token.")
+BAD_TOKEN = schema.BAD_TOKEN
 FORBIDDEN_READ = schema.errors("Not logged in (no session or token).")
 FORBIDDEN_WRITE = schema.errors(
     "Not logged in, a viewer (writes need an editor) or a read-only token."
@@ -422,7 +383,7 @@ class ReportsApiView(TenantApiView):
     """Reads for viewers; a write (any unsafe method) needs an editor: 403 otherwise.
     The tenant is resolved first, so a non-member gets 404 whatever the method."""
 
-    parser_classes = [JSONParser]
+    parser_classes = [JsonBodyParser]
     write_role: str = Role.EDITOR
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
@@ -490,20 +451,20 @@ class ConfigurationListApi(ReportsApiView):
         tags=TAGS,
     )
     def post(self, request: Request, org_slug: str) -> Response:
-        data = _body(request, SAVE_FIELDS)
+        data = json_object(request.data, SAVE_FIELDS)
         query = _setup_query(data)
         form = SaveForm(
             {
-                "name": _text(data, "name"),
-                "notes": _text(data, "notes"),
+                "name": text(data, "name"),
+                "notes": text(data, "notes"),
                 "tags": _tags(data),
-                "model": _text(data, "model"),
-                "accelerator": _text(data, "accelerator"),
+                "model": text(data, "model"),
+                "accelerator": text(data, "accelerator"),
                 "query": urlencode(query),
             }
         )
         if not form.is_valid():
-            raise Refused(_form_errors(form, {"query": "setup"}))
+            raise Refused(form_errors(form, {"query": "setup"}))
         clean = form.cleaned_data
         state = _state(
             model_slug=clean["model"],
@@ -543,10 +504,10 @@ class ConfigurationDetailApi(ReportsApiView):
     )
     def patch(self, request: Request, org_slug: str, code: UUID) -> Response:
         configuration = self.configuration(code)
-        data = _body(request, frozenset({"name"}))
-        form = NameForm({"name": _text(data, "name")})
+        data = json_object(request.data, frozenset({"name"}))
+        form = NameForm({"name": text(data, "name")})
         if not form.is_valid():
-            raise Refused(_form_errors(form))
+            raise Refused(form_errors(form))
         renamed = services.saved_configuration_rename(
             tenant=self.tenant,
             user=request.user,
@@ -625,14 +586,14 @@ class ConfigurationDuplicateApi(ReportsApiView):
     )
     def post(self, request: Request, org_slug: str, code: UUID) -> Response:
         configuration = self.configuration(code)
-        data = _body(request, frozenset({"name"}))
+        data = json_object(request.data, frozenset({"name"}))
         if data.get("name") is None:
             # The page's own name for a copy.
             name = (_("Copy of %(name)s") % {"name": configuration.name})[:120]
         else:
-            form = NameForm({"name": _text(data, "name")})
+            form = NameForm({"name": text(data, "name")})
             if not form.is_valid():
-                raise Refused(_form_errors(form))
+                raise Refused(form_errors(form))
             name = form.cleaned_data["name"]
         copy = services.saved_configuration_duplicate(
             tenant=self.tenant, user=request.user, configuration=configuration, name=name
@@ -656,12 +617,12 @@ class ShareLinkCreateApi(ReportsApiView):
     )
     def post(self, request: Request, org_slug: str, code: UUID) -> Response:
         configuration = self.configuration(code)
-        data = _body(request, frozenset({"expires_at", "expires_in_days"}))
+        data = json_object(request.data, frozenset({"expires_at", "expires_in_days"}))
         form = ShareForm({"expires_at": _share_expiry(data)})
         if not selectors.public_links_allowed(tenant=self.tenant):
             form.add_error(None, _("Public share links are turned off for this organization."))
         if form.errors or not form.is_valid():
-            raise Refused(_form_errors(form))
+            raise Refused(form_errors(form))
         link = services.share_link_create(
             tenant=self.tenant,
             user=request.user,
@@ -851,7 +812,7 @@ class SharePolicyApi(ReportsApiView):
         tags=TAGS,
     )
     def put(self, request: Request, org_slug: str) -> Response:
-        data = _body(request, frozenset({"public_links"}))
+        data = json_object(request.data, frozenset({"public_links"}))
         value = data.get("public_links")
         if not isinstance(value, bool):
             raise Refused({"public_links": [_("Expected true or false.")]})

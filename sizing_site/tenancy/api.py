@@ -12,10 +12,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from django import forms
-from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import Http404
-from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.request import Request
@@ -23,6 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from sizing_site.api import schema
+from sizing_site.api.errors import form_errors, json_object, text
 from sizing_site.tenancy import services
 from sizing_site.tenancy.access import (
     Invitee,
@@ -99,25 +97,10 @@ class MemberDetailApi(TenantApiView):
 
 # --- invitations -----------------------------------------------------------------------
 
-BAD_TOKEN = schema.errors(
-    "An API token was sent that is invalid, expired or revoked.",
-    OpenApiExample(
-        "Bad token",
-        value={"errors": {"detail": ["Invalid, expired or revoked token."]}},
-        response_only=True,
-    ),
-)
+BAD_TOKEN = schema.BAD_TOKEN
 NOT_LOGGED_IN_OR_ROLE = schema.errors(
     "Not logged in, a read-only token writing, or a member whose role is too low."
 )
-
-
-def form_errors(form: forms.Form) -> dict[str, list[str]]:
-    """A page's form errors in the API's error shape (non-field errors under "detail")."""
-    return {
-        ("detail" if name == NON_FIELD_ERRORS else name): [str(m) for m in messages]
-        for name, messages in form.errors.items()
-    }
 
 
 def _closed(exc: services.MembershipError) -> exceptions.ValidationError:
@@ -195,9 +178,9 @@ class InvitationListApi(TenantApiView):
         tags=["members"],
     )
     def post(self, request: Request, org_slug: str) -> Response:
-        if not hasattr(request.data, "get"):
-            raise exceptions.ValidationError({"request": [_("Expected a JSON object.")]})
-        form = InvitationForm(request.data)
+        # Strings only: a form would take a list's text as the identifier.
+        data = json_object(request.data, frozenset({"identifier", "role"}))
+        form = InvitationForm({name: text(data, name) for name in ("identifier", "role")})
         if not form.is_valid():
             raise exceptions.ValidationError(form_errors(form))
         try:

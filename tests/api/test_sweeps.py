@@ -306,3 +306,28 @@ class QueryCountTests(SweepsCase):
             big = self.queries(path, {"show_all": "true", "page_size": "1000"})
             self.assertEqual(small, big, path)
             self.assertLessEqual(big, 12, path)
+
+
+class SweepBoundsTests(SweepsCase):
+    """Found in review: the card sweep took any context, and its cache keyed the raw query."""
+
+    def test_a_context_past_every_models_is_a_400_on_both_sweeps(self) -> None:
+        huge = {"ctx": "99999999999999999999"}
+        for url in (
+            "/api/v1/sweeps/accelerators/nvidia-geforce-rtx-4090/models/",
+            "/api/v1/sweeps/models/llama-3-1-8b-instruct/accelerators/",
+        ):
+            response = self.client.get(url, huge)
+            assert response.status_code == 400, url
+            assert list(response.json()["errors"]) == ["ctx"], url
+
+    def test_a_parameter_the_form_ignores_is_answered_from_the_cache(self) -> None:
+        url = "/api/v1/sweeps/accelerators/nvidia-geforce-rtx-4090/models/"
+        first = self.client.get(url, {"ctx": "8192"}).json()
+        with CaptureQueriesContext(connection) as cached:
+            self.client.get(url, {"ctx": "8192"})
+        # Keyed on the raw query, "x=2" would be a new entry: a sweep over every model.
+        with CaptureQueriesContext(connection) as other:
+            again = self.client.get(url, {"ctx": "8192", "x": "2"}).json()
+        assert len(other) == len(cached)
+        assert again == first

@@ -1,0 +1,22 @@
+"""The API's JSON parser (settings.REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"]). A module of
+its own: DRF imports it while rest_framework.views is being defined, so it must not import
+that module (sizing_site.api.errors does)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.translation import gettext as _
+from rest_framework import exceptions
+from rest_framework.parsers import JSONParser
+
+
+class JsonBodyParser(JSONParser):
+    """DRF's JSON parser; a body nested too deeply for Python's parser is a 400 (it would
+    raise RecursionError, a 500)."""
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise exceptions.ParseError(_("The JSON is nested too deeply.")) from None
