@@ -1,0 +1,733 @@
+"""Capacity planning: how many replicas of which cards serve a load within a service level.
+
+Two halves (docs/capacity.md):
+
+- from the estimator, per replica (a tensor-parallel group of cards running one engine and
+  quant): per-user decode tok/s as the number of concurrent sequences grows, the KV limit on
+  sequences at the context, the prefill rate and the no-load TTFT (`replica_curve`);
+- from queueing theory, over replicas: requests as an M/M/c queue whose c servers are the
+  sequence slots of all replicas (Erlang C), giving the wait for a free slot and so TTFT
+  quantiles under load (`erlang_c`, `wait_quantile_s`).
+
+`plan` joins them: for each candidate the fewest replicas that meet TTFT p95 and the per-user
+speed, then cost, then the rankings. Per candidate the work is arithmetic on a precomputed
+curve, so 100,000 candidates plan in well under a second (benchmarks/capacity_bench.py).
+Times in seconds, speeds in tokens per second, money in USD, a month is 730 h (cost.py).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from estimator.api import RequestError, estimate
+from estimator.cost import (
+    Ownership,
+    monthly_rent_usd,
+    rent_vs_buy,
+    system_power_w,
+    system_purchase_usd,
+)
+
+DEFAULT_LADDER = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+MAX_REPLICAS = 1000  # bounds the search; a plan past it is reported as a miss
+# Erlang B is started this many standard deviations (sqrt(a)) below the offered load: the
+# recurrence damps an error in its start by prod(j / a) ~ exp(-7^2 / 2) ~ 2e-11 (see erlang_c).
+_ERLANG_START_SIGMAS = 7.0
+# Past this 1/B the recurrence stops: C < 1e-12 / (1 - a/c), reported as 0 (no wait).
+_NEGLIGIBLE_INVERSE_B = 1e12
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ReplicaCurve:
+    """What the estimator says about one replica at the planned prompt, output and context.
+
+    points: (concurrent sequences n, per-user decode tok/s at n), n ascending, from
+    `decode_tokens_per_s.estimate`; max_sequences: sequences of the context that fit
+    (`max_concurrent_sequences`, 0 if the model does not fit); prefill_tokens_per_s and
+    ttft_s: `prefill_tokens_per_s.estimate` and `ttft_s.estimate` (no-load TTFT: prompt /
+    prefill + one decode step + the engine's floor).
+    """
+
+    points: tuple[tuple[int, float], ...]
+    max_sequences: int
+    prefill_tokens_per_s: float
+    ttft_s: float
+    # 1 / speed at each point: the interpolation runs on step times (per_user_tokens_per_s)
+    steps: tuple[float, ...] = field(init=False, repr=False, compare=False)
+    # the largest (step(n + 1) - step(n)) / step(n) on the curve: bounds the sizing search
+    step_growth: float = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        steps = tuple(1 / speed for _, speed in self.points)
+        object.__setattr__(self, "steps", steps)
+        growth = [
+            (steps[i] - steps[i - 1]) / (self.points[i][0] - self.points[i - 1][0]) / steps[i - 1]
+            for i in range(1, len(steps))
+        ]
+        object.__setattr__(self, "step_growth", max(growth, default=0.0))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Load:
+    """The offered load: `users` (closed loop: each user sends a request, reads the answer
+    for think_s, sends the next) or `requests_per_minute` (open loop, Poisson arrivals).
+    think_s 0 means every user always has a request in flight, so every user needs a slot.
+    prompt_tokens and output_tokens must be those the curves were built with."""
+
+    users: int | None = None
+    requests_per_minute: float | None = None
+    think_s: float = 0.0
+    prompt_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ServiceLevel:
+    """TTFT p95 in seconds, per-user decode tok/s, and spare replicas (1 for N+1)."""
+
+    ttft_p95_s: float
+    tokens_per_s_per_user: float
+    spare_replicas: int = 0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Horizon:
+    """Owning hardware: amortisation months, share of hours at full power, electricity."""
+
+    months: int = 36
+    utilisation: float = 1.0
+    electricity_usd_per_kwh: float = 0.15
+    pue: float = 1.0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Candidate:
+    """One way to build a replica: `tensor_parallel` cards of one kind, one engine and quant.
+
+    cards_available: None for cloud offers and cards to buy, the inventory otherwise.
+    rent_usd_per_card_hour: a cloud price. purchase_usd_per_card: a price to buy (None for
+    hardware already owned: its purchase is sunk). power_w_per_card: the TDP, for the energy
+    of owned hardware."""
+
+    label: str
+    curve: ReplicaCurve
+    engine: str = ""
+    quant: str = ""
+    tensor_parallel: int = 1
+    cards_available: int | None = None
+    rent_usd_per_card_hour: float | None = None
+    purchase_usd_per_card: float | None = None
+    power_w_per_card: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Plan:
+    """The fewest replicas of one candidate that meet the service level.
+
+    replicas: serving + spare; cards = replicas x tensor_parallel. The figures are for the
+    serving replicas alone (the service level holds with the spares down). slots_per_replica:
+    the most sequences one replica runs at the per-user speed. arrival_rate_per_s: lambda;
+    utilisation: offered load / slots (lambda x service time / c, < 1); wait_probability:
+    Erlang C. prefill_busy_share: lambda x prompt / (serving replicas x prefill rate), the
+    share of each replica's time that prefill takes from decode. tokens_per_s_per_user: with
+    all slots busy and that share taken out (the guaranteed floor, >= the target);
+    mean_tokens_per_s_per_user: the same at the mean occupancy a / R. monthly_usd: the lower
+    of rent and owning (None: no price). break_even_months: buying vs renting the same
+    cards (cost.rent_vs_buy), when both prices are given.
+    """
+
+    label: str
+    engine: str
+    quant: str
+    tensor_parallel: int
+    replicas: int
+    spare_replicas: int
+    cards: int
+    slots_per_replica: int
+    arrival_rate_per_s: float
+    service_time_s: float
+    utilisation: float
+    wait_probability: float
+    ttft_p50_s: float
+    ttft_p95_s: float
+    tokens_per_s_per_user: float
+    mean_tokens_per_s_per_user: float
+    prefill_busy_share: float
+    monthly_rent_usd: float | None
+    monthly_owned_usd: float | None
+    break_even_months: float | None
+    monthly_usd: float | None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class NearMiss:
+    """Why a candidate misses, and what would make it feasible.
+
+    field: what blocks it: `fit` (the model does not fit one replica),
+    `service.tokens_per_s_per_user` (achievable: the speed of one sequence alone),
+    `service.ttft_p95_s` (achievable: the no-load TTFT), `cards_available` (required: the
+    cards it needs, spares included; achievable: the inventory) or `replicas` (required:
+    more than MAX_REPLICAS). shortfall: relative gap,
+    |required / achievable - 1|, for ranking the misses. fixes: (field, value) pairs, each
+    of which alone would make the candidate feasible (`service.ttft_p95_s` 2.1: accept a
+    TTFT p95 of 2.1 s; `cards_available` 12: have 12 cards)."""
+
+    label: str
+    engine: str
+    quant: str
+    tensor_parallel: int
+    field: str
+    required: float
+    achievable: float
+    shortfall: float
+    fixes: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PlanResult:
+    """plans: every candidate's plan, cheapest first (unpriced last), at most `limit`;
+    cheapest / fastest (lowest TTFT p95) / most_headroom (lowest utilisation) over all plans;
+    nearest_miss: when no plan meets the service level, the candidate closest to it."""
+
+    plans: tuple[Plan, ...]
+    cheapest: Plan | None
+    fastest: Plan | None
+    most_headroom: Plan | None
+    nearest_miss: NearMiss | None
+    misses: tuple[NearMiss, ...] = field(default=())
+
+
+# per replica and month: rent, owning, break-even months, the lower of the two (inf: none)
+_Costs = tuple[float | None, float | None, float | None, float]
+
+
+# --- from the estimator -------------------------------------------------------------
+
+
+def replica_curve(
+    request: Mapping[str, Any], *, sequences: Sequence[int] = DEFAULT_LADDER
+) -> ReplicaCurve:
+    """Build a replica's curve with `estimator.api.estimate`, varying only
+    `workload.concurrent_sequences` over the ladder up to the KV limit (which is added as
+    the last point). Raises RequestError for a bad request, and for a device without
+    `fp16_tflops` (no TTFT without a prefill rate)."""
+    base = _estimate_at(request, 1)
+    if base["ttft_s"] is None:
+        raise RequestError("device.fp16_tflops", "is required to plan TTFT")
+    fits = base["fit"]["verdict"] != "does_not_fit"
+    limit = int(base["max_concurrent_sequences"]) if fits else 0
+    ladder = sorted({n for n in sequences if 1 <= n <= limit} | ({1, limit} if limit else set()))
+    results = {n: base if n == 1 else _estimate_at(request, n) for n in ladder}
+    points = tuple((n, float(results[n]["decode_tokens_per_s"]["estimate"])) for n in ladder)
+    return ReplicaCurve(
+        points=points,
+        max_sequences=limit,
+        prefill_tokens_per_s=float(base["prefill_tokens_per_s"]["estimate"]),
+        ttft_s=float(base["ttft_s"]["estimate"]),
+    )
+
+
+def _estimate_at(request: Mapping[str, Any], sequences: int) -> dict[str, Any]:
+    workload = {**request.get("workload", {}), "concurrent_sequences": sequences}
+    return estimate({**request, "workload": workload})
+
+
+def per_user_tokens_per_s(curve: ReplicaCurve, sequences: float) -> float:
+    """Per-user decode tok/s at `sequences` (1 <= n <= the last point), interpolated
+    linearly in the step time 1 / speed: the estimator's step is weights + n x KV reads plus
+    n x compute, linear in n (speed.py), so 1 / speed is too between two points."""
+    points, steps = curve.points, curve.steps
+    if not points or sequences > points[-1][0] or sequences < points[0][0]:
+        raise ValueError("sequences outside the curve")
+    for i in range(1, len(points)):
+        n1 = points[i][0]
+        if sequences <= n1:
+            n0, step0 = points[i - 1][0], steps[i - 1]
+            return 1 / (step0 + (steps[i] - step0) * (sequences - n0) / (n1 - n0))
+    return points[-1][1]
+
+
+def slots_at(curve: ReplicaCurve, tokens_per_s: float) -> int:
+    """The most sequences (<= max_sequences) one replica runs with every user at or above
+    `tokens_per_s`: the largest integer n with per_user_tokens_per_s(n) >= target, 0 if
+    not even one sequence reaches it. Solves the linear step time on the crossing segment."""
+    return _slots_and_step(curve, tokens_per_s)[0]
+
+
+def _slots_and_step(curve: ReplicaCurve, tokens_per_s: float) -> tuple[int, float]:
+    """slots_at and the step time at those slots (1 / per-user speed), in one pass."""
+    points, steps = curve.points, curve.steps
+    target_step = 1 / tokens_per_s
+    if not points or steps[0] > target_step:
+        return 0, math.inf
+    for i in range(1, len(points)):
+        if steps[i] > target_step:
+            n0, step0 = points[i - 1][0], steps[i - 1]
+            slope = (steps[i] - step0) / (points[i][0] - n0)
+            extra = int((target_step - step0) / slope + 1e-9)
+            return n0 + extra, step0 + slope * extra
+    return points[-1][0], steps[-1]
+
+
+# --- from queueing theory -----------------------------------------------------------
+
+
+def erlang_c(servers: int, offered_load: float) -> float:
+    """Probability that an arrival waits in an M/M/c queue (Erlang C), c = servers,
+    a = offered load = lambda / mu, for a < c (1.0 otherwise):
+
+        C(c, a) = B / (1 - (a / c)(1 - B)),  B = Erlang B by 1/B(k) = 1 + (k / a) / B(k-1)
+
+    (Erlang B recurrence, e.g. Gross & Harris, Fundamentals of Queueing Theory; Kleinrock,
+    Queueing Systems vol. 1, eq. 3.42). The recurrence starts 7 sqrt(a) below a with the
+    fluid value 1/B = a / (a - k): below a each step multiplies the start's error by k / a,
+    so it has shrunk by exp(-7^2 / 2) ~ 2e-11 at k = a; the cost is O(sqrt(a) + c - a),
+    not O(c), which keeps planning 100,000 candidates under a second."""
+    if offered_load <= 0:
+        return 0.0
+    if offered_load >= servers:
+        return 1.0
+    inverse_b = _inverse_erlang_b(servers, offered_load)
+    if inverse_b == math.inf:
+        return 0.0
+    rho = offered_load / servers
+    return 1 / (inverse_b * (1 - rho) + rho)
+
+
+def _inverse_erlang_b(servers: int, a: float) -> float:
+    start = max(0, int(a - _ERLANG_START_SIGMAS * math.sqrt(a)))
+    inverse_b = a / (a - start) if start else 1.0
+    scale = 1 / a
+    for k in range(start + 1, servers + 1):
+        inverse_b = 1 + k * scale * inverse_b
+        if inverse_b > _NEGLIGIBLE_INVERSE_B:
+            return math.inf  # B < 1e-12 and falling: C is 0 to double precision for planning
+    return inverse_b
+
+
+class _ErlangTables:
+    """Erlang C for many candidates at once: one Erlang B recurrence per offered load,
+    extended as more servers are asked for. Loads are rounded up to 10 significant bits
+    (`_round_up`: at most 0.1 % more load, so waits are if anything overstated). The slots
+    are chosen so that every user decodes near the target speed, which makes the service
+    times, and so the loads, of most candidates nearly equal: a few tables serve them all.
+    Lives for one `plan` call."""
+
+    def __init__(self) -> None:
+        self._tables: dict[float, tuple[int, list[float]]] = {}
+
+    def erlang_c(self, servers: int, offered_load: float) -> float:
+        """erlang_c(servers, offered_load), from the table of that load."""
+        if offered_load >= servers:
+            return 1.0
+        entry = self._tables.get(offered_load)
+        if entry is None:
+            start = max(0, int(offered_load - _ERLANG_START_SIGMAS * math.sqrt(offered_load)))
+            first = offered_load / (offered_load - start) if start else 1.0
+            entry = self._tables[offered_load] = (start, [first])
+        start, inverse = entry
+        k = start + len(inverse)
+        if k <= servers:
+            scale, last, append = 1 / offered_load, inverse[-1], inverse.append
+            while k <= servers and last <= _NEGLIGIBLE_INVERSE_B:
+                last = 1 + k * scale * last
+                append(last)
+                k += 1
+            if k <= servers:
+                return 0.0  # past _NEGLIGIBLE_INVERSE_B
+        rho = offered_load / servers
+        return 1 / (inverse[servers - start] * (1 - rho) + rho)
+
+
+def _round_up(load: float) -> float:
+    """Round up to 10 significant bits (at most 0.1 % more)."""
+    mantissa, exponent = math.frexp(load)
+    # the 1e-9 keeps a load that is exact up to float noise (48 / 60 x 10 = 8.000...02) exact
+    return math.ldexp(math.ceil(mantissa * 1024 - 1e-9) / 1024, exponent)
+
+
+def wait_quantile_s(
+    *, quantile: float, wait_probability: float, servers: int, offered_load: float, service_s: float
+) -> float:
+    """The q-quantile of the wait in M/M/c (FCFS): P(W > t) = C exp(-(c mu - lambda) t) with
+    mu = 1 / S, so t_q = S ln(C / (1 - q)) / (c - a), and 0 when C <= 1 - q (most arrivals
+    find a free slot)."""
+    tail = 1 - quantile
+    if wait_probability <= tail:
+        return 0.0
+    if servers <= offered_load:
+        return math.inf  # an unstable queue grows without bound
+    return service_s * math.log(wait_probability / tail) / (servers - offered_load)
+
+
+# --- the plan -----------------------------------------------------------------------
+
+
+def plan(
+    *,
+    load: Load,
+    service: ServiceLevel,
+    candidates: Sequence[Candidate],
+    horizon: Horizon | None = None,
+    limit: int = 10,
+) -> PlanResult:
+    """Size every candidate (`_size`), price it, rank the plans; with no plan, the nearest
+    miss. Raises RequestError naming the field for bad input, and `candidates` when the
+    model fits on none of them."""
+    _validate(load, service, candidates)
+    horizon = horizon or Horizon()
+    prices: dict[tuple[Any, ...], _Costs] = {}
+    erlang = _ErlangTables()
+    # Plans are built only for what is returned; for the rest, flat tuples of ranking keys
+    # (cost, cards, index), which the garbage collector does not track, and two running
+    # minima. The winners are sized again to build their plans (same tables, same result).
+    by_cost: list[tuple[float, int, int]] = []
+    fastest = roomiest = (math.inf, math.inf, 0, -1)
+    misses: list[NearMiss] = []
+    spare = service.spare_replicas
+    for index, candidate in enumerate(candidates):
+        outcome = _size(candidate, load, service, erlang)
+        if isinstance(outcome, NearMiss):
+            misses.append(outcome)
+            continue
+        key = (candidate.tensor_parallel, candidate.rent_usd_per_card_hour,
+               candidate.purchase_usd_per_card, candidate.power_w_per_card)  # fmt: skip
+        costs = prices.get(key) or _replica_costs(candidate, horizon, prices)
+        replicas = outcome.serving + spare
+        row = (costs[3] * replicas, replicas * candidate.tensor_parallel, index)
+        by_cost.append(row)
+        p95 = candidate.curve.ttft_s + outcome.wait_p95_s
+        if (p95, *row) < fastest:
+            fastest = (p95, *row)
+        utilisation = outcome.offered / (outcome.serving * outcome.slots)
+        if (utilisation, *row) < roomiest:
+            roomiest = (utilisation, *row)
+    if not by_cost and all(c.curve.max_sequences == 0 for c in candidates):
+        raise RequestError("candidates", "the model fits on none of the candidates")
+
+    def build(index: int) -> Plan:
+        candidate = candidates[index]
+        sized = _size(candidate, load, service, erlang)
+        assert isinstance(sized, _Sizing)  # it was sized before
+        return _priced(candidate, sized, service, horizon, prices)
+
+    cheapest = [build(row[2]) for row in heapq.nsmallest(limit, by_cost)]
+    misses.sort(key=lambda miss: miss.shortfall)
+    return PlanResult(
+        plans=tuple(cheapest),
+        cheapest=cheapest[0] if cheapest else None,
+        fastest=build(fastest[3]) if by_cost else None,
+        most_headroom=build(roomiest[3]) if by_cost else None,
+        nearest_miss=None if by_cost else (misses[0] if misses else None),
+        misses=() if by_cost else tuple(misses[:limit]),
+    )
+
+
+def _validate(load: Load, service: ServiceLevel, candidates: Sequence[Candidate]) -> None:
+    if (load.users is None) == (load.requests_per_minute is None):
+        raise RequestError("load.users", "give users or requests_per_minute, not both")
+    if load.users is not None and load.users <= 0:
+        raise RequestError("load.users", "must be at least 1")
+    if load.requests_per_minute is not None and not load.requests_per_minute > 0:
+        raise RequestError("load.requests_per_minute", "must be positive")
+    if not load.think_s >= 0:
+        raise RequestError("load.think_s", "must not be negative")
+    for name in ("prompt_tokens", "output_tokens"):
+        if getattr(load, name) < 1:
+            raise RequestError(f"load.{name}", "must be at least 1")
+    if not (service.ttft_p95_s > 0 and math.isfinite(service.ttft_p95_s)):
+        raise RequestError("service.ttft_p95_s", "must be a positive number of seconds")
+    if not (service.tokens_per_s_per_user > 0 and math.isfinite(service.tokens_per_s_per_user)):
+        raise RequestError("service.tokens_per_s_per_user", "must be positive")
+    if service.spare_replicas < 0:
+        raise RequestError("service.spare_replicas", "must not be negative")
+    if not candidates:
+        raise RequestError("candidates", "give at least one candidate")
+    for i, candidate in enumerate(candidates):
+        if candidate.tensor_parallel < 1:
+            raise RequestError(f"candidates[{i}].tensor_parallel", "must be at least 1")
+        if candidate.cards_available is not None and candidate.cards_available < 0:
+            raise RequestError(f"candidates[{i}].cards_available", "must not be negative")
+
+
+class _Sizing(NamedTuple):  # a tuple, not a frozen dataclass: built for every candidate
+    serving: int
+    slots: int
+    arrival_rate_per_s: float
+    service_s: float
+    offered: float
+    wait_probability: float
+    wait_p50_s: float
+    wait_p95_s: float
+    speed: float
+    prefill_busy_share: float
+
+
+def _miss(
+    candidate: Candidate,
+    name: str,
+    required: float,
+    achievable: float,
+    fixes: tuple[tuple[str, float], ...] = (),
+) -> NearMiss:
+    gap = abs(required / achievable - 1) if achievable > 0 else math.inf
+    return NearMiss(
+        label=candidate.label,
+        engine=candidate.engine,
+        quant=candidate.quant,
+        tensor_parallel=candidate.tensor_parallel,
+        field=name,
+        required=required,
+        achievable=achievable,
+        shortfall=gap,
+        fixes=fixes,
+    )
+
+
+def _size(
+    candidate: Candidate, load: Load, service: ServiceLevel, erlang: _ErlangTables
+) -> _Sizing | NearMiss:
+    """The fewest serving replicas R with TTFT p95 = no-load TTFT + wait p95 <= the target
+    and, prefill's share of the time taken out, every user at or above the target speed;
+    closed loop with think_s 0: slots >= users. Or the reason it cannot (a NearMiss)."""
+    curve = candidate.curve
+    target = service.tokens_per_s_per_user
+    if curve.max_sequences == 0 or not curve.points:
+        return _miss(candidate, "fit", 1, 0)
+    slots = slots_at(curve, target)
+    if slots == 0:
+        best = curve.points[0][1]
+        fix = (("service.tokens_per_s_per_user", best),)
+        return _miss(candidate, "service.tokens_per_s_per_user", target, best, fix)
+    budget_s = service.ttft_p95_s - curve.ttft_s
+    if budget_s < 0:
+        fix = (("service.ttft_p95_s", curve.ttft_s),)
+        return _miss(candidate, "service.ttft_p95_s", service.ttft_p95_s, curve.ttft_s, fix)
+    rate = _arrival_rate_per_s(load, curve.ttft_s + load.output_tokens / target)
+    # Lower bounds on R (no max() calls: this runs for every candidate): prefill
+    # share p = prefill_s / R below 1 - target / one sequence's speed (or no slot reaches the
+    # target), and stability, R x slots > a. The speed at the chosen slots stays below
+    # target x (1 + the largest relative growth of the step per added sequence), or is the
+    # KV-limited last point's: a bound on S, so on a.
+    prefill_s = rate * load.prompt_tokens / curve.prefill_tokens_per_s
+    fastest = target * (1 + curve.step_growth)
+    if curve.points[-1][1] > fastest:
+        fastest = curve.points[-1][1]
+    offered_min = rate * (curve.ttft_s + load.output_tokens / fastest)
+    share_max = 1 - target / curve.points[0][1]
+    if share_max <= 0:
+        share_max = 1e-12  # exactly at the target: any prefill share is too much
+    first = int(offered_min / slots) + 1
+    by_prefill = int(prefill_s / share_max) + 1
+    if by_prefill > first:
+        first = by_prefill
+    last = MAX_REPLICAS
+    if candidate.cards_available is not None:
+        last = _allowed_replicas(candidate, service)
+
+    def meets(serving: int) -> _Sizing | None:
+        share = prefill_s / serving
+        slots, step_s = _slots_and_step(curve, target / (1 - share))
+        if serving * slots <= offered_min:
+            return None  # unstable: the quick test before the full evaluation
+        sized = _at_replicas(curve, load, rate, serving, share, slots, step_s, erlang)
+        return sized if sized is not None and sized.wait_p95_s <= budget_s else None
+
+    # More replicas never hurt (less prefill per replica, more slots, more servers), so the
+    # fewest that meet the level are found by galloping up from the lower bound, then
+    # bisecting: O(log R) evaluations instead of R.
+    found = meets(first) if first <= last else None
+    if found is not None:
+        return found
+    failing, step = first, 1
+    while found is None and failing < last:
+        probe = min(failing + step, last)
+        found = meets(probe)
+        if found is None:
+            failing, step = probe, step * 2
+    if found is None:
+        return _replica_miss(candidate, load, service, rate, erlang)
+    while found.serving - failing > 1:
+        middle = (failing + found.serving) // 2
+        better = meets(middle)
+        if better is None:
+            failing = middle
+        else:
+            found = better
+    return found
+
+
+def _arrival_rate_per_s(load: Load, service_s: float) -> float:
+    """Open loop: requests_per_minute / 60. Closed loop: users / (S + think_s) (Little's law
+    over one user's cycle), with S at the target speed, the slowest the service level allows;
+    think_s 0: users / S, and every user then needs a slot of their own."""
+    if load.users is None:
+        return (load.requests_per_minute or 0.0) / 60
+    return load.users / (service_s + load.think_s)
+
+
+def _at_replicas(
+    curve: ReplicaCurve,
+    load: Load,
+    rate: float,
+    serving: int,
+    share: float,
+    slots: int,
+    step_s: float,
+    erlang: _ErlangTables,
+) -> _Sizing | None:
+    """One replica count R. The caller gives the prefill busy share p = rate x prompt /
+    (R x prefill rate) and the slots: the decode runs the rest of the time, so a user needs
+    target / (1 - p) while decoding, slots = slots_at(that) with its step time, p < 1 and
+    slots >= 1. Then
+    speed = per-user speed at those slots x (1 - p); service time S = no-load TTFT +
+    output / speed; a = rate x S over c = R x slots servers (M/M/c). None when it cannot
+    work (a >= c, or a closed loop without think time and fewer slots than users)."""
+    speed = (1 - share) / step_s
+    service_s = curve.ttft_s + load.output_tokens / speed
+    offered = _round_up(rate * service_s)
+    servers = serving * slots
+    if load.users is not None and servers >= load.users:  # nobody ever waits for a slot
+        return _Sizing(serving, slots, rate, service_s, offered, 0, 0, 0, speed, share)
+    if offered >= servers or (load.users is not None and load.think_s == 0):
+        return None
+    wait = erlang.erlang_c(servers, offered)
+    if wait <= 0.05:  # at least 95 % find a free slot: no wait at p95 or p50
+        return _Sizing(serving, slots, rate, service_s, offered, wait, 0, 0, speed, share)
+    p50 = wait_quantile_s(
+        quantile=0.5, wait_probability=wait, servers=servers, offered_load=offered,
+        service_s=service_s,
+    )  # fmt: skip
+    p95 = wait_quantile_s(
+        quantile=0.95, wait_probability=wait, servers=servers, offered_load=offered,
+        service_s=service_s,
+    )  # fmt: skip
+    return _Sizing(serving, slots, rate, service_s, offered, wait, p50, p95, speed, share)
+
+
+def _allowed_replicas(candidate: Candidate, service: ServiceLevel) -> int:
+    if candidate.cards_available is None:
+        return MAX_REPLICAS
+    return candidate.cards_available // candidate.tensor_parallel - service.spare_replicas
+
+
+def _replica_miss(
+    candidate: Candidate,
+    load: Load,
+    service: ServiceLevel,
+    rate: float,
+    erlang: _ErlangTables,
+) -> NearMiss:
+    """Past the inventory: the cards that would do (searched without the limit) and, where
+    the inventory can run the load at all, the TTFT p95 it reaches. Past MAX_REPLICAS: a
+    `replicas` miss."""
+    if candidate.cards_available is None:
+        return _miss(candidate, "replicas", MAX_REPLICAS + 1, MAX_REPLICAS)
+    unlimited = Candidate(**{**_as_dict(candidate), "cards_available": None})
+    sized = _size(unlimited, load, service, erlang)
+    if not isinstance(sized, _Sizing):
+        return sized
+    needed = (sized.serving + service.spare_replicas) * candidate.tensor_parallel
+    fixes: list[tuple[str, float]] = [("cards_available", needed)]
+    allowed = _allowed_replicas(candidate, service)
+    share = rate * load.prompt_tokens / (max(allowed, 1) * candidate.curve.prefill_tokens_per_s)
+    target = service.tokens_per_s_per_user / (1 - share) if share < 1 else math.inf
+    slots, step_s = _slots_and_step(candidate.curve, target)
+    if allowed > 0 and slots > 0:
+        reached = _at_replicas(candidate.curve, load, rate, allowed, share, slots, step_s, erlang)
+        if reached is not None:
+            fixes.append(("service.ttft_p95_s", candidate.curve.ttft_s + reached.wait_p95_s))
+    return _miss(candidate, "cards_available", needed, candidate.cards_available, tuple(fixes))
+
+
+def _as_dict(obj: Any) -> dict[str, Any]:
+    return {name: getattr(obj, name) for name in obj.__dataclass_fields__}
+
+
+def _priced(
+    candidate: Candidate,
+    sized: _Sizing,
+    service: ServiceLevel,
+    horizon: Horizon,
+    cache: dict[tuple[Any, ...], _Costs],
+) -> Plan:
+    replicas = sized.serving + service.spare_replicas
+    rent, owned, break_even, _ = _replica_costs(candidate, horizon, cache)
+    rent_total = rent * replicas if rent is not None else None
+    owned_total = owned * replicas if owned is not None else None
+    priced = [x for x in (rent_total, owned_total) if x is not None]
+    servers = sized.serving * sized.slots
+    mean_occupancy = min(sized.slots, max(1.0, sized.offered / sized.serving))
+    return Plan(
+        label=candidate.label,
+        engine=candidate.engine,
+        quant=candidate.quant,
+        tensor_parallel=candidate.tensor_parallel,
+        replicas=replicas,
+        spare_replicas=service.spare_replicas,
+        cards=replicas * candidate.tensor_parallel,
+        slots_per_replica=sized.slots,
+        arrival_rate_per_s=sized.arrival_rate_per_s,
+        service_time_s=sized.service_s,
+        utilisation=sized.offered / servers,
+        wait_probability=sized.wait_probability,
+        ttft_p50_s=candidate.curve.ttft_s + sized.wait_p50_s,
+        ttft_p95_s=candidate.curve.ttft_s + sized.wait_p95_s,
+        tokens_per_s_per_user=sized.speed,
+        mean_tokens_per_s_per_user=per_user_tokens_per_s(candidate.curve, mean_occupancy)
+        * (1 - sized.prefill_busy_share),
+        prefill_busy_share=sized.prefill_busy_share,
+        monthly_rent_usd=rent_total,
+        monthly_owned_usd=owned_total,
+        break_even_months=break_even,
+        monthly_usd=min(priced) if priced else None,
+    )
+
+
+def _replica_costs(
+    candidate: Candidate,
+    horizon: Horizon,
+    cache: dict[tuple[Any, ...], _Costs],
+) -> _Costs:
+    """Per replica, per month: rent (cards x USD/h x 24 h x 365/12 d, cost.monthly_rent_usd),
+    owning (cost.rent_vs_buy: energy of cards x TDP + host, plus the purchase of cards +
+    the host allowance over horizon.months; energy only for hardware already owned), and
+    the break-even months of buying vs renting (both prices needed), and the lower of rent and
+    owning (inf without a price). Cached per call by
+    price, not per candidate: many quants share one card."""
+    tp = candidate.tensor_parallel
+    key = (
+        tp,
+        candidate.rent_usd_per_card_hour,
+        candidate.purchase_usd_per_card,
+        candidate.power_w_per_card,
+    )
+    if key in cache:
+        return cache[key]
+    rent_hourly = (
+        candidate.rent_usd_per_card_hour * tp
+        if candidate.rent_usd_per_card_hour is not None
+        else None
+    )
+    rent = monthly_rent_usd(rent_hourly, 24) if rent_hourly is not None else None
+    owned = break_even = None
+    if candidate.purchase_usd_per_card is not None or candidate.power_w_per_card is not None:
+        ownership = Ownership(
+            purchase_usd=system_purchase_usd(candidate.purchase_usd_per_card, tp) or 0.0,
+            power_w=system_power_w(candidate.power_w_per_card, tp) or 0.0,
+            electricity_usd_per_kwh=horizon.electricity_usd_per_kwh,
+            pue=horizon.pue,
+            utilization=horizon.utilisation,
+            amortization_months=horizon.months if candidate.purchase_usd_per_card else None,
+        )
+        verdict = rent_vs_buy(ownership, rent_hourly or 0.0)
+        owned = verdict.monthly_ownership_usd
+        if rent_hourly is not None and candidate.purchase_usd_per_card:
+            break_even = verdict.break_even_months
+    cheapest = min(rent if rent is not None else math.inf, owned if owned is not None else math.inf)
+    cache[key] = (rent, owned, break_even, cheapest)
+    return cache[key]
