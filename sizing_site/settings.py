@@ -54,6 +54,8 @@ INSTALLED_APPS = [
     "sizing_site.explore",
     "sizing_site.reports",
     "sizing_site.tokens",
+    "sizing_site.fleet",
+    "sizing_site.planner",
     "axes",
     "csp",
 ]

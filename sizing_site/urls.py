@@ -40,4 +40,6 @@ urlpatterns += i18n_patterns(
     path("", include("sizing_site.explore.urls")),
     path("", include("sizing_site.reports.urls")),
     path("", include("sizing_site.tokens.urls")),
+    path("", include("sizing_site.fleet.urls")),
+    path("", include("sizing_site.planner.urls")),
 )

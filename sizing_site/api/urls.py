@@ -38,4 +38,8 @@ urlpatterns = [
     path("", include("sizing_site.api.sweeps")),
     path("", include("sizing_site.prices.api")),
     path("", include("sizing_site.reports.api")),
+    # Issue 16: the org's inventory (sizing_site.fleet.api), the capacity planner
+    # (sizing_site.planner.api).
+    path("", include("sizing_site.fleet.api")),
+    path("", include("sizing_site.planner.api")),
 ]

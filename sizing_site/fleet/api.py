@@ -1,0 +1,7 @@
+"""(Issue 16, being built.)"""
+
+from __future__ import annotations
+
+from django.urls import URLPattern
+
+urlpatterns: list[URLPattern] = []
