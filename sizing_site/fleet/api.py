@@ -1,7 +1,338 @@
-"""(Issue 16, being built.)"""
+"""The organization's inventory and what its fleet can run, under /api/v1/o/<org_slug>/
+(issue 16): what the fleet pages do (sizing_site.fleet.views), for scripts.
+
+- Every view is a TenantApiView: a non-member gets 404 whatever the method; reads need a
+  viewer, creating and changing a machine an editor, deleting one an admin (else 403).
+  Machines are named by their public `code`.
+- A machine is written through the pages' MachineForm and services, so a bad field is a
+  400 naming it, as on the page. PATCH changes only the fields sent.
+- GET fleet/ gives the fleet page's figures (sizing_site.fleet.selectors.fleet_tables)
+  with the page's filters as query parameters (ctx, quality, q).
+"""
 
 from __future__ import annotations
 
-from django.urls import URLPattern
+from collections.abc import Mapping
+from typing import Any
+from uuid import UUID
 
-urlpatterns: list[URLPattern] = []
+from django.urls import URLPattern, path
+from django.utils.translation import gettext as _
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import exceptions, serializers, status
+from rest_framework.permissions import SAFE_METHODS
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from catalog.sizing import candidates
+from sizing_site.api import schema
+from sizing_site.api.errors import Refused, form_errors, json_object
+from sizing_site.api.parsers import JsonBodyParser
+from sizing_site.explore import selectors as explore
+from sizing_site.fleet import selectors, services
+from sizing_site.fleet.forms import MACHINE_FIELDS, FleetForm, MachineForm
+from sizing_site.fleet.models import Interconnect, InventoryMachine
+from sizing_site.tenancy.api import TenantApiView
+from sizing_site.tenancy.models import Role
+
+TAGS = ["fleet"]
+ALLOWED = frozenset(MACHINE_FIELDS)
+# What a POST may leave out besides the blank-able fields: the model's defaults.
+DEFAULTS = {"interconnect": str(Interconnect.UNKNOWN)}
+
+
+# --- input ---------------------------------------------------------------------------
+
+
+def _form_value(data: Mapping[str, Any], name: str) -> str:
+    """A JSON field as the form reads it: strings as sent, numbers as text, null blank."""
+    value = data[name]
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise Refused({name: [_("Expected a string or a number.")]})
+    return str(value)
+
+
+def _current(machine: InventoryMachine) -> dict[str, str]:
+    """The machine's fields as the form's data (the card by its slug): a PATCH's base."""
+    data = {}
+    for name in MACHINE_FIELDS:
+        value = machine.accelerator.slug if name == "accelerator" else getattr(machine, name)
+        data[name] = "" if value is None else str(value)
+    return data
+
+
+def _valid(data: dict[str, str], machine: InventoryMachine | None = None) -> dict[str, Any]:
+    form = MachineForm(data, instance=machine)
+    if not form.is_valid():
+        # form_errors reads only the errors, which a ModelForm has as a Form does.
+        raise Refused(form_errors(form))  # type: ignore[arg-type]
+    cleaned: dict[str, Any] = form.cleaned_data
+    return cleaned
+
+
+# --- output --------------------------------------------------------------------------
+
+
+class MachineOutput(serializers.Serializer[Any]):
+    code = serializers.UUIDField()
+    name = serializers.CharField()
+    accelerator = serializers.CharField(source="accelerator.slug", help_text="A catalog slug.")
+    accelerator_name = serializers.CharField(source="accelerator.name")
+    card_count = serializers.IntegerField()
+    host_ram_gb = serializers.IntegerField(allow_null=True)
+    interconnect = serializers.CharField(help_text="pcie, nvlink, infinity_fabric or unknown.")
+    purchase_usd = serializers.FloatField(allow_null=True)
+    purchase_date = serializers.DateField(allow_null=True)
+    power_w = serializers.IntegerField(allow_null=True, help_text="As entered (null: blank).")
+    effective_power_w = serializers.FloatField(
+        allow_null=True, help_text="As entered, else the card's TDP times the cards."
+    )
+    electricity_usd_per_kwh = serializers.FloatField(allow_null=True)
+    internal_usd_per_hour = serializers.FloatField(allow_null=True)
+    notes = serializers.CharField()
+    created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
+    created = serializers.DateTimeField()
+    updated = serializers.DateTimeField()
+
+
+class MachineInput(serializers.Serializer[Any]):
+    """The new-machine page's form (sizing_site.fleet.forms.MachineForm)."""
+
+    name = serializers.CharField(max_length=120)
+    accelerator = serializers.CharField(help_text="A catalog card's slug.")
+    card_count = serializers.IntegerField(min_value=1, max_value=64)
+    host_ram_gb = serializers.IntegerField(required=False, allow_null=True)
+    interconnect = serializers.CharField(
+        required=False, help_text="pcie, nvlink, infinity_fabric or unknown (default)."
+    )
+    purchase_usd = serializers.FloatField(required=False, allow_null=True)
+    purchase_date = serializers.DateField(required=False, allow_null=True)
+    power_w = serializers.IntegerField(
+        required=False, allow_null=True, help_text="Blank: the card's TDP times the cards."
+    )
+    electricity_usd_per_kwh = serializers.FloatField(required=False, allow_null=True)
+    internal_usd_per_hour = serializers.FloatField(required=False, allow_null=True)
+    notes = serializers.CharField(required=False, allow_blank=True)
+
+
+class MachinePatch(MachineInput):
+    """Any of the machine's fields; those not sent keep their values."""
+
+    name = serializers.CharField(max_length=120, required=False)
+    accelerator = serializers.CharField(required=False, help_text="A catalog card's slug.")
+    card_count = serializers.IntegerField(min_value=1, max_value=64, required=False)
+
+
+class MachineListOutput(serializers.Serializer[Any]):
+    organization = serializers.CharField(help_text="The organization's slug.")
+    machines = MachineOutput(many=True)
+
+
+class RangeOutput(serializers.Serializer[Any]):
+    estimate = serializers.FloatField()
+    low = serializers.FloatField()
+    high = serializers.FloatField()
+
+
+class FleetModelOutput(serializers.Serializer[Any]):
+    model = serializers.CharField(source="model.slug", help_text="A catalog model's slug.")
+    model_name = serializers.CharField(source="model.name")
+    quant = serializers.CharField(source="fit.quant", help_text="The least compressed that fits.")
+    engine = serializers.CharField(source="fit.engine")
+    backend = serializers.CharField(source="fit.backend")
+    gpus = serializers.IntegerField(source="fit.gpus", help_text="The machine's card count.")
+    verdict = serializers.CharField(source="fit.verdict", help_text="comfortable or tight.")
+    max_context_tokens = serializers.IntegerField(source="fit.max_context_tokens")
+    max_concurrent_sequences = serializers.IntegerField(
+        source="fit.max_concurrent_sequences",
+        help_text="Sequences of the requested context at once (at most 4096).",
+    )
+    decode_tokens_per_s = RangeOutput(
+        source="fit.decode_tokens_per_s",
+        allow_null=True,
+        help_text="Decode tok/s per user at max_concurrent_sequences.",
+    )
+    aggregate_decode_tokens_per_s = serializers.FloatField(
+        source="fit.aggregate_decode_tokens_per_s", allow_null=True
+    )
+    speed_calibrated = serializers.BooleanField(source="fit.calibrated")
+
+
+class FleetMachineOutput(serializers.Serializer[Any]):
+    code = serializers.UUIDField(source="machine.code")
+    name = serializers.CharField(source="machine.name")
+    accelerator = serializers.CharField(source="machine.accelerator.slug")
+    card_count = serializers.IntegerField(source="machine.card_count")
+    engine = serializers.CharField(help_text="The card's default engine; empty when none.")
+    backend = serializers.CharField()
+    candidates = serializers.IntegerField(help_text="Models sized (the search applied).")
+    fitting = serializers.SerializerMethodField()
+    models = FleetModelOutput(source="rows", many=True)
+
+    def get_fitting(self, table: selectors.MachineTable) -> int:
+        return len(table.rows)
+
+
+class FleetOutput(serializers.Serializer[Any]):
+    organization = serializers.CharField()
+    context_tokens = serializers.IntegerField()
+    quants = serializers.ListField(child=serializers.CharField())
+    machines = FleetMachineOutput(many=True)
+
+
+# --- views ---------------------------------------------------------------------------
+
+FORBIDDEN_READ = schema.errors("Not logged in (no session or token).")
+FORBIDDEN_WRITE = schema.errors(
+    "Not logged in, a read-only token, or a role too low (editors write, admins delete)."
+)
+
+
+def _responses(ok: int, body: Any, *, write: bool = False, bad: str = "") -> dict[int, Any]:
+    responses: dict[int, Any] = {
+        ok: body if ok != status.HTTP_204_NO_CONTENT else OpenApiResponse(description=body),
+        401: schema.BAD_TOKEN,
+        403: FORBIDDEN_WRITE if write else FORBIDDEN_READ,
+        404: schema.NOT_A_MEMBER,
+    }
+    if bad:
+        responses[400] = schema.errors(bad)
+    return responses
+
+
+class FleetApiView(TenantApiView):
+    """Reads for viewers; writes need an editor, DELETE an admin: 403 otherwise. The
+    tenant is resolved first, so a non-member gets 404 whatever the method."""
+
+    parser_classes = [JsonBodyParser]
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        if request.method == "DELETE":
+            needed = Role.ADMIN
+        elif request.method in SAFE_METHODS:
+            needed = Role.VIEWER
+        else:
+            needed = Role.EDITOR
+        if not self.tenant.can(needed):
+            raise exceptions.PermissionDenied
+
+
+class InventoryListApi(FleetApiView):
+    @extend_schema(
+        operation_id="inventory_list",
+        summary="The organization's machines",
+        responses=_responses(200, MachineListOutput),
+        tags=TAGS,
+    )
+    def get(self, request: Request, org_slug: str) -> Response:
+        rows = MachineOutput(selectors.machine_list(tenant=self.tenant), many=True).data
+        return Response({"organization": self.tenant.organization.slug, "machines": rows})
+
+    @extend_schema(
+        operation_id="inventory_create",
+        summary="Add a machine (editors)",
+        request=MachineInput,
+        responses=_responses(
+            201, MachineOutput, write=True, bad="Bad input or an unknown field, the field named."
+        ),
+        tags=TAGS,
+    )
+    def post(self, request: Request, org_slug: str) -> Response:
+        data = json_object(request.data, ALLOWED)
+        values = _valid({**DEFAULTS, **{name: _form_value(data, name) for name in data}})
+        machine = services.machine_create(tenant=self.tenant, user=request.user, values=values)
+        return Response(MachineOutput(machine).data, status=status.HTTP_201_CREATED)
+
+
+class InventoryDetailApi(FleetApiView):
+    def machine(self, code: UUID) -> InventoryMachine:
+        return selectors.machine_get(tenant=self.tenant, code=code)
+
+    @extend_schema(
+        operation_id="inventory_retrieve",
+        summary="One machine, by its code",
+        responses=_responses(200, MachineOutput),
+        tags=TAGS,
+    )
+    def get(self, request: Request, org_slug: str, code: UUID) -> Response:
+        return Response(MachineOutput(self.machine(code)).data)
+
+    @extend_schema(
+        operation_id="inventory_partial_update",
+        summary="Change a machine's fields (editors)",
+        request=MachinePatch,
+        responses=_responses(
+            200, MachineOutput, write=True, bad="Bad input or an unknown field, the field named."
+        ),
+        tags=TAGS,
+    )
+    def patch(self, request: Request, org_slug: str, code: UUID) -> Response:
+        machine = self.machine(code)
+        data = json_object(request.data, ALLOWED)
+        sent = {name: _form_value(data, name) for name in data}
+        values = _valid({**_current(machine), **sent}, machine)
+        machine = services.machine_update(
+            tenant=self.tenant, user=request.user, machine=machine, values=values
+        )
+        return Response(MachineOutput(machine).data)
+
+    @extend_schema(
+        operation_id="inventory_destroy",
+        summary="Delete a machine (admins)",
+        request=None,
+        responses=_responses(204, "Deleted; its history keeps who did it.", write=True),
+        tags=TAGS,
+    )
+    def delete(self, request: Request, org_slug: str, code: UUID) -> Response:
+        services.machine_delete(tenant=self.tenant, user=request.user, machine=self.machine(code))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class FleetApi(FleetApiView):
+    @extend_schema(
+        operation_id="fleet_retrieve",
+        summary="What the organization's machines can run",
+        description="For each machine, the catalog models that fit on all its cards under "
+        "the card's default engine: the least compressed quant of the ladder down to "
+        "`quality`, max context, max concurrency at `ctx` and decode tok/s per user at that "
+        "concurrency (the fleet page's figures).",
+        parameters=[
+            OpenApiParameter("ctx", int, description="Context tokens (default 8192)."),
+            OpenApiParameter(
+                "quality", str, description="The most compressed GGUF quant accepted."
+            ),
+            OpenApiParameter("q", str, description="Search model names and families."),
+        ],
+        responses=_responses(200, FleetOutput, bad="A bad filter, the parameter named."),
+        tags=TAGS,
+    )
+    def get(self, request: Request, org_slug: str) -> Response:
+        form = FleetForm(request.query_params, ladder=candidates.quant_ladder())
+        if not form.is_valid():
+            raise Refused(form_errors(form))
+        quants, ctx, data = explore.table_filters(form.cleaned_data, ladder=form.ladder)
+        tables = selectors.fleet_tables(
+            machines=list(selectors.machine_list(tenant=self.tenant)),
+            quants=quants,
+            context_tokens=ctx,
+            q=data["q"],
+        )
+        body = {
+            "organization": self.tenant.organization.slug,
+            "context_tokens": ctx,
+            "quants": quants,
+            "machines": FleetMachineOutput(tables, many=True).data,
+        }
+        return Response(body)
+
+
+ORG = "o/<slug:org_slug>/"
+
+urlpatterns: list[URLPattern] = [
+    path(ORG + "inventory/", InventoryListApi.as_view(), name="inventory"),
+    path(ORG + "inventory/<uuid:code>/", InventoryDetailApi.as_view(), name="inventory-machine"),
+    path(ORG + "fleet/", FleetApi.as_view(), name="fleet"),
+]

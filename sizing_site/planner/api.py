@@ -1,7 +1,221 @@
-"""(Issue 16, being built.)"""
+"""The capacity planner in the REST API: POST /api/v1/o/<org_slug>/plans/ (issue 16).
+
+The page's workflow for scripts: the same form (sizing_site.planner.forms.PlanForm, the
+JSON body's values as its query would carry them), the same candidates and plan
+(selectors.planned) and the same figures (output.planned_data). Members plan, viewers
+too; a non-member gets 404. Bad input is a 400 naming the field, an unknown model a 404.
+"""
 
 from __future__ import annotations
 
-from django.urls import URLPattern
+from typing import Any
 
-urlpatterns: list[URLPattern] = []
+from django.urls import URLPattern, path
+from django.utils.translation import gettext as _
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from estimator.api import RequestError
+from sizing_site.api import schema
+from sizing_site.api.errors import Errors, Refused, form_errors, json_object
+from sizing_site.api.parsers import JsonBodyParser
+from sizing_site.planner import selectors
+from sizing_site.planner.forms import DEFAULTS, FIELDS, PlanForm
+from sizing_site.planner.output import planned_data
+from sizing_site.tenancy.api import TenantApiView
+
+TAGS = ["planner"]
+
+
+class PlanInput(serializers.Serializer[Any]):
+    """The planner page's form (sizing_site.planner.forms.PlanForm); fields left out take
+    the page's defaults. Give `users` or `requests_per_minute`."""
+
+    model = serializers.CharField(help_text="A catalog model's slug.")
+    users = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, help_text="Concurrent users (closed loop)."
+    )
+    requests_per_minute = serializers.FloatField(
+        required=False, allow_null=True, help_text="Or requests a minute (open loop)."
+    )
+    think_s = serializers.FloatField(
+        required=False,
+        help_text=f"Seconds between a user's requests. Default {DEFAULTS['think_s']}.",
+    )
+    prompt_tokens = serializers.IntegerField(required=False, min_value=1)
+    output_tokens = serializers.IntegerField(required=False, min_value=1)
+    context_tokens = serializers.IntegerField(required=False, min_value=1)
+    ttft_p95_s = serializers.FloatField(required=False, help_text="TTFT p95 in seconds.")
+    tokens_per_s_per_user = serializers.FloatField(required=False)
+    n_plus_one = serializers.BooleanField(required=False, help_text="One spare replica.")
+    horizon_months = serializers.IntegerField(required=False, min_value=1, max_value=120)
+    utilisation_percent = serializers.IntegerField(required=False, min_value=1, max_value=100)
+
+
+class SourceOutput(serializers.Serializer[Any]):
+    kind = serializers.CharField(help_text="buy (a catalog price) or cloud (an offer).")
+    accelerator = serializers.CharField(help_text="The catalog card's slug.")
+    accelerator_name = serializers.CharField()
+    provider = serializers.CharField()
+    sku = serializers.CharField()
+    region = serializers.CharField()
+    negotiated = serializers.BooleanField(help_text="The organization's own feed price.")
+
+
+class PlanOutput(serializers.Serializer[Any]):
+    """estimator.capacity.Plan (docs/capacity.md), and where its cards come from."""
+
+    label = serializers.CharField()  # type: ignore[assignment]
+    engine = serializers.CharField()
+    quant = serializers.CharField()
+    tensor_parallel = serializers.IntegerField()
+    replicas = serializers.IntegerField(help_text="Serving plus spare.")
+    spare_replicas = serializers.IntegerField()
+    cards = serializers.IntegerField()
+    slots_per_replica = serializers.IntegerField()
+    arrival_rate_per_s = serializers.FloatField()
+    service_time_s = serializers.FloatField()
+    utilisation = serializers.FloatField()
+    wait_probability = serializers.FloatField()
+    ttft_p50_s = serializers.FloatField()
+    ttft_p95_s = serializers.FloatField()
+    tokens_per_s_per_user = serializers.FloatField()
+    mean_tokens_per_s_per_user = serializers.FloatField()
+    prefill_busy_share = serializers.FloatField()
+    monthly_rent_usd = serializers.FloatField(allow_null=True)
+    monthly_owned_usd = serializers.FloatField(allow_null=True)
+    break_even_months = serializers.FloatField(allow_null=True)
+    monthly_usd = serializers.FloatField(allow_null=True)
+    source = SourceOutput(allow_null=True)  # type: ignore[assignment]
+
+
+class FixOutput(serializers.Serializer[Any]):
+    field = serializers.CharField()
+    value = serializers.FloatField()
+
+
+class MissOutput(serializers.Serializer[Any]):
+    """Why the nearest candidate misses (`field`: fit, replicas or the input field at
+    fault) and `fixes`, each of which alone would make it feasible."""
+
+    label = serializers.CharField()  # type: ignore[assignment]
+    engine = serializers.CharField()
+    quant = serializers.CharField()
+    tensor_parallel = serializers.IntegerField()
+    field = serializers.CharField()
+    required = serializers.FloatField(allow_null=True)  # type: ignore[assignment]
+    achievable = serializers.FloatField(allow_null=True)
+    shortfall = serializers.FloatField(allow_null=True)
+    fixes = FixOutput(many=True)
+    source = SourceOutput(allow_null=True)  # type: ignore[assignment]
+
+
+class PlanAnswer(serializers.Serializer[Any]):
+    model = serializers.CharField()
+    feasible = serializers.BooleanField(help_text="False: no plan meets this (nearest_miss).")
+    candidates_considered = serializers.IntegerField()
+    candidates_left_out = serializers.IntegerField(help_text="Past the bound on candidates.")
+    plans = PlanOutput(many=True, help_text="Cheapest first.")
+    cheapest = PlanOutput(allow_null=True)
+    fastest = PlanOutput(allow_null=True)
+    most_headroom = PlanOutput(allow_null=True)
+    nearest_miss = MissOutput(allow_null=True)
+    misses = MissOutput(many=True)
+
+
+def _form_data(body: dict[str, Any]) -> dict[str, str]:
+    """The JSON body's values as the page's query carries them (null: left out)."""
+    data: dict[str, str] = {}
+    wrong: Errors = {}
+    for name, value in body.items():
+        if value is None:
+            continue
+        if name == "n_plus_one":
+            if not isinstance(value, bool):
+                wrong[name] = [_("Expected true or false.")]
+            data[name] = "true" if value else "false"
+        elif name == "model":
+            if not isinstance(value, str):
+                wrong[name] = [_("Expected a slug (a string).")]
+            data[name] = str(value)
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            data[name] = str(value)
+        else:
+            wrong[name] = [_("Expected a number.")]
+    if wrong:
+        raise Refused(wrong)
+    return data
+
+
+class PlanApi(TenantApiView):
+    parser_classes = [JsonBodyParser]
+
+    @extend_schema(
+        operation_id="plans_create",
+        summary="Plan the cheapest fleet for a load and a service level",
+        description="The capacity planner page's answer (docs/capacity.md): ranked plans "
+        "over the cards to buy and the cloud offers the organization sees (negotiated "
+        "prices included), or no plan with the nearest miss and what would make it "
+        "feasible. Nothing is saved.",
+        request=PlanInput,
+        examples=[
+            OpenApiExample(
+                "The issue's worked example",
+                summary="200 users, TTFT p95 <= 1.5 s, >= 30 tok/s each, N+1",
+                value={
+                    "model": "qwen3-32b",
+                    "users": 200,
+                    "think_s": 30,
+                    "prompt_tokens": 1000,
+                    "output_tokens": 400,
+                    "context_tokens": 8192,
+                    "ttft_p95_s": 1.5,
+                    "tokens_per_s_per_user": 30,
+                    "n_plus_one": True,
+                },
+                request_only=True,
+            )
+        ],
+        responses={
+            200: PlanAnswer,
+            400: schema.errors(
+                "Bad input, the field named (zero users, an SLO out of range, a context the "
+                "model does not take, a model that fits on no candidate).",
+                OpenApiExample(
+                    "Zero users",
+                    value={
+                        "errors": {"users": ["Ensure this value is greater than or equal to 1."]}
+                    },
+                    response_only=True,
+                ),
+            ),
+            401: schema.BAD_TOKEN,
+            403: schema.NOT_LOGGED_IN,
+            404: OpenApiResponse(
+                response=schema.ERRORS,
+                description="Not a member of this organization, or no model with this slug "
+                "(under model).",
+            ),
+        },
+        tags=TAGS,
+    )
+    def post(self, request: Request, org_slug: str) -> Response:
+        body = json_object(request.data, FIELDS)
+        form = PlanForm.from_data(_form_data(body))
+        if not form.is_valid():
+            if form.has_error("model", code="unknown"):
+                raise Refused({"model": [_("No model with this slug.")]}, status.HTTP_404_NOT_FOUND)
+            raise Refused(form_errors(form))
+        try:
+            planned = form.plan(organization=self.tenant.organization)
+        except RequestError as exc:
+            name = selectors.form_field(exc.field)
+            raise Refused({name if name in form.fields else "detail": [exc.message]}) from None
+        return Response(planned_data(planned, model_slug=form.cleaned_data["model"]))
+
+
+urlpatterns: list[URLPattern] = [
+    path("o/<slug:org_slug>/plans/", PlanApi.as_view(), name="plans"),
+]

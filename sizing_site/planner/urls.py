@@ -1,5 +1,9 @@
-from django.urls import URLPattern
+from django.urls import path
+
+from sizing_site.planner import views
 
 app_name = "planner"
 
-urlpatterns: list[URLPattern] = []
+urlpatterns = [
+    path("o/<slug:org_slug>/planner/", views.plan, name="plan"),
+]

@@ -17,6 +17,7 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 from playwright.sync_api import Page
 
+from sizing_site.core.management.commands.seed_demo import DEMO_MACHINE_CODE
 from tests.browser.conftest import (
     CARD,
     CARD_2,
@@ -34,6 +35,8 @@ from tests.browser.conftest import (
 )
 
 NewPage = Callable[..., tuple[Page, Watch]]
+# The demo org's inventory machine (seed_demo), for its edit, delete and history pages.
+DEMO_MACHINE = DEMO_MACHINE_CODE
 
 COMPARE_4 = "&".join(
     f"c{n}={MODEL}:{card}:Q4_K_M:{gpus}"
@@ -70,6 +73,12 @@ PAGES: dict[str, tuple[str, str]] = {
     "org-share-links": ("demo", f"o/{ORG}/reports/links/"),
     "org-activity": ("demo", f"o/{ORG}/activity/"),
     "org-price-feed": ("demo", f"o/{ORG}/prices/feed/"),
+    "org-fleet": ("demo", f"o/{ORG}/fleet/"),
+    "org-fleet-new": ("demo", f"o/{ORG}/fleet/machines/new/"),
+    "org-fleet-edit": ("demo", f"o/{ORG}/fleet/machines/{DEMO_MACHINE}/edit/"),
+    "org-fleet-delete": ("demo", f"o/{ORG}/fleet/machines/{DEMO_MACHINE}/delete/"),
+    "org-fleet-history": ("demo", f"o/{ORG}/fleet/machines/{DEMO_MACHINE}/history/"),
+    "org-planner": ("demo", f"o/{ORG}/planner/?model={MODEL}&users=200&n_plus_one=on"),
     "staff-gguf-upload": ("staff", "models/import/gguf/"),
     "staff-config-import": ("staff", "models/import/config/"),
     # Outside the language prefix (a path from the root): the API's Swagger UI.
@@ -128,6 +137,12 @@ def test_the_walk_covers_every_page_url_name() -> None:
         "reports:links",
         "reports:activity",
         "pricing:org-feed",
+        "fleet:fleet",
+        "fleet:new",
+        "fleet:edit",
+        "fleet:delete",
+        "fleet:history",
+        "planner:plan",
         "catalog:gguf-upload",
         "catalog:config-import",
     }

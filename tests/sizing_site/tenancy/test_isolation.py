@@ -13,6 +13,8 @@ from django.utils import translation
 from catalog.models import InferenceEngine, QuantFormat
 from pricing import services as pricing_services
 from pricing.models import CloudProvider
+from sizing_site.fleet.models import InventoryMachine
+from sizing_site.fleet.services import machine_create
 from sizing_site.reports.models import ShareLink
 from sizing_site.reports.services import share_link_create
 from sizing_site.tenancy import services
@@ -65,10 +67,20 @@ def all_routes() -> Iterator[tuple[str, str, set[str]]]:
 INVITEE_PREFIX = "/<slug:org_slug>/invitations/"
 
 
+def add_machine(cls: type[ReportsTestCase]) -> InventoryMachine:
+    """A machine of org A's inventory (issue 16), for the routes that take its code."""
+    return machine_create(
+        tenant=tenant_for(cls.alice, "org-a"),
+        user=cls.alice,
+        values={"name": "Org A's secret rack", "accelerator": cls.card, "card_count": 2},
+    )
+
+
 class CrossTenantTests(ReportsTestCase):
     link: ShareLink
     erin: User
     invitation: Invitation
+    machine: InventoryMachine
 
     @classmethod
     def setUpTestData(cls) -> None:
@@ -82,6 +94,7 @@ class CrossTenantTests(ReportsTestCase):
         cls.invitation = services.invitation_create(
             tenant=tenant, identifier="erin@c.example", role=Role.VIEWER
         )
+        cls.machine = add_machine(cls)
 
     def rightful_user(self, route: str) -> User:
         return self.erin if INVITEE_PREFIX in route else self.alice
@@ -100,6 +113,8 @@ class CrossTenantTests(ReportsTestCase):
             code = self.link.code
         elif "/configurations/<uuid:code>" in route:
             code = self.saved.code
+        elif "/fleet/machines/<uuid:code>" in route or "/inventory/<uuid:code>" in route:
+            code = self.machine.code
         url = url.replace("<uuid:code>", str(code))
         assert "<" not in url, f"test does not know how to fill {route}"
         return url
@@ -187,6 +202,7 @@ class ApiCrossTenantTests(ReportsTestCase):
 
     link: ShareLink
     invitation: Invitation
+    machine: InventoryMachine
     engine: str
     quant: str
 
@@ -200,6 +216,7 @@ class ApiCrossTenantTests(ReportsTestCase):
         cls.invitation = services.invitation_create(
             tenant=tenant, identifier="secret-invitee@a.example", role=Role.VIEWER
         )
+        cls.machine = add_machine(cls)
         acme = CloudProvider.objects.create(name="Acme GPU", slug="acme")
         feed = pricing_services.org_feed_save(
             organization=cls.org_a, provider=acme, content=SECRET_FEED
@@ -231,6 +248,8 @@ class ApiCrossTenantTests(ReportsTestCase):
             str(self.invitation.code),
             str(self.bob_membership.code),
             "org-a-secret-sku",
+            self.machine.name,
+            str(self.machine.code),
         ]
 
     def fill(self, route: str, org: str) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,15 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
+from catalog.models import Accelerator
 from sizing_site.env import env_bool
+from sizing_site.fleet.models import Interconnect, InventoryMachine
 from sizing_site.tenancy.models import Membership, Organization, Role
+
+# The demo org's one inventory machine (its fleet page shows rows), with a fixed code so
+# the browser walk can open its edit, delete and history pages.
+DEMO_MACHINE_CODE = uuid.UUID("5eed0000-f1ee-4000-8000-000000000001")
+DEMO_MACHINE_CARD = "nvidia-geforce-rtx-4090"
 
 
 class Command(BaseCommand):
@@ -81,6 +89,19 @@ class Command(BaseCommand):
         Membership.all_tenants.get_or_create(
             user=demo, organization=org, defaults={"role": Role.ADMIN}
         )
+        card = Accelerator.objects.filter(slug=DEMO_MACHINE_CARD).first()
+        if card is not None:  # the catalog is loaded
+            InventoryMachine.all_tenants.get_or_create(
+                code=DEMO_MACHINE_CODE,
+                defaults={
+                    "organization": org,
+                    "name": "Workstation (2 × RTX 4090)",
+                    "accelerator": card,
+                    "card_count": 2,
+                    "interconnect": Interconnect.PCIE,
+                    "created_by": demo,
+                },
+            )
         admin = User._default_manager.filter(username="admin").first()
         if admin is not None:
             return _known_password(admin, password_file)

@@ -1,0 +1,166 @@
+"""The planner's one form: the page's GET query and the API's JSON body (as strings) both
+go through it, so a value is refused with the same message under the same name."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from catalog.models import LLMModel
+from catalog.sizing import model_context_limit
+from estimator import capacity
+from sizing_site.planner import selectors
+
+# The fields besides the model, with the value a query or body that leaves one out gets.
+DEFAULTS: dict[str, str] = {
+    "think_s": "30",
+    "prompt_tokens": "1000",
+    "output_tokens": "400",
+    "context_tokens": "8192",
+    "ttft_p95_s": "1.5",
+    "tokens_per_s_per_user": "30",
+    "n_plus_one": "false",
+    "horizon_months": "36",
+    "utilisation_percent": "100",
+}
+FIELDS = frozenset(
+    {"model", "users", "requests_per_minute", *DEFAULTS},
+)
+MAX_CONTEXT_TOKENS = 10_000_000
+
+
+class PlanForm(forms.Form):
+    """A model, the load, the service level and the horizon of owning."""
+
+    model = forms.CharField(label=_("Model"), max_length=200)
+    users = forms.IntegerField(
+        label=_("Concurrent users"), required=False, min_value=1, max_value=1_000_000
+    )
+    requests_per_minute = forms.FloatField(
+        label=_("or requests per minute"), required=False, min_value=0.001, max_value=1e6
+    )
+    think_s = forms.FloatField(
+        label=_("Think time between requests (s)"), min_value=0, max_value=86_400
+    )
+    prompt_tokens = forms.IntegerField(
+        label=_("Prompt tokens"), min_value=1, max_value=MAX_CONTEXT_TOKENS
+    )
+    output_tokens = forms.IntegerField(
+        label=_("Output tokens"), min_value=1, max_value=MAX_CONTEXT_TOKENS
+    )
+    context_tokens = forms.IntegerField(
+        label=_("Context (tokens)"), min_value=1, max_value=MAX_CONTEXT_TOKENS
+    )
+    ttft_p95_s = forms.FloatField(
+        label=_("Time to first token, p95 (s)"), min_value=0.001, max_value=3600
+    )
+    tokens_per_s_per_user = forms.FloatField(
+        label=_("Tokens per second per user"), min_value=0.1, max_value=10_000
+    )
+    n_plus_one = forms.BooleanField(label=_("N+1: one spare replica"), required=False)
+    horizon_months = forms.IntegerField(
+        label=_("Months to own the cards"), min_value=1, max_value=120
+    )
+    utilisation_percent = forms.IntegerField(
+        label=_("Utilisation of owned cards (%)"), min_value=1, max_value=100
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.planner_model: LLMModel | None = None
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, str]) -> PlanForm:
+        """A bound form, the fields left out at their defaults."""
+        return cls({**DEFAULTS, **{k: v for k, v in data.items() if k in FIELDS}})
+
+    def clean_model(self) -> str:
+        slug = self.cleaned_data["model"]
+        try:
+            self.planner_model = selectors.planner_model(slug=slug)
+        except LLMModel.DoesNotExist:
+            raise forms.ValidationError(_("No model with this slug."), code="unknown") from None
+        return str(slug)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        users, rate = data.get("users"), data.get("requests_per_minute")
+        if "users" in data and "requests_per_minute" in data:
+            if users is None and rate is None:
+                self.add_error("users", _("Give the users or the requests per minute."))
+            elif users is not None and rate is not None:
+                self.add_error(
+                    "requests_per_minute", _("Give the users or the requests per minute, not both.")
+                )
+        context = data.get("context_tokens")
+        if context is not None and self.planner_model is not None:
+            limit = model_context_limit(self.planner_model)
+            if limit is None:
+                self.add_error("model", _("The estimator cannot read this model's config."))
+            elif context > limit:
+                self.add_error(
+                    "context_tokens",
+                    _("At most %(limit)s tokens for this model.") % {"limit": limit},
+                )
+        prompt, output = data.get("prompt_tokens"), data.get("output_tokens")
+        if (
+            context is not None
+            and prompt is not None
+            and output is not None
+            and prompt + output > context
+            and "context_tokens" not in self.errors
+        ):
+            self.add_error(
+                "context_tokens", _("The prompt and the output must fit in the context.")
+            )
+        return data
+
+    # --- the planner's inputs (valid form only) ---------------------------------------
+
+    def inputs(self) -> selectors.CurveInputs:
+        data = self.cleaned_data
+        return selectors.CurveInputs(
+            context_tokens=data["context_tokens"],
+            prompt_tokens=data["prompt_tokens"],
+            output_tokens=data["output_tokens"],
+        )
+
+    def load(self) -> capacity.Load:
+        data = self.cleaned_data
+        return capacity.Load(
+            users=data["users"],
+            requests_per_minute=data["requests_per_minute"],
+            think_s=data["think_s"],
+            prompt_tokens=data["prompt_tokens"],
+            output_tokens=data["output_tokens"],
+        )
+
+    def service(self) -> capacity.ServiceLevel:
+        data = self.cleaned_data
+        return capacity.ServiceLevel(
+            ttft_p95_s=data["ttft_p95_s"],
+            tokens_per_s_per_user=data["tokens_per_s_per_user"],
+            spare_replicas=1 if data["n_plus_one"] else 0,
+        )
+
+    def horizon(self) -> capacity.Horizon:
+        data = self.cleaned_data
+        return capacity.Horizon(
+            months=data["horizon_months"], utilisation=data["utilisation_percent"] / 100
+        )
+
+    def plan(self, *, organization: Any) -> selectors.Planned:
+        """The plan of a valid form (selectors.planned). Raises RequestError; its field
+        is a planner field, selectors.form_field names the form's."""
+        assert self.planner_model is not None
+        return selectors.planned(
+            model=self.planner_model,
+            organization=organization,
+            inputs=self.inputs(),
+            load=self.load(),
+            service=self.service(),
+            horizon=self.horizon(),
+        )

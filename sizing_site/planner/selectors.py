@@ -1,0 +1,393 @@
+"""The capacity planner's candidates, from catalog rows and the prices an organization sees.
+
+Two sources of cards (docs/capacity.md; the pure planner is estimator.capacity):
+
+- cards to buy: curated catalog accelerators with a purchase price (not a base
+  configuration's, catalog.hardware.base_configuration_price) and their TDP;
+- cloud offers the organization may see: public ones plus its negotiated feeds
+  (pricing.selectors.offer_list), USD on demand, a card's share of the instance's price.
+
+Each is tried at tensor-parallel degrees 1, 2, 4 and 8 (a cloud offer up to its GPU count)
+under a few engine and quant pairs the support matrix allows: the card's default engine
+with the least-compressed quant that fits, and vLLM with FP8 and BF16 checkpoints. The
+estimator requests are the configurator's (catalog.sizing.Setup, sizing_request,
+workflows.default_quant); each replica curve is kept in the shared sizing cache, so a
+second plan of the same model and workload reads them instead of calling the estimator.
+The work is bounded: at most MAX_CANDIDATES candidates, the cheapest cards first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from itertools import zip_longest
+from typing import Any
+
+from catalog import hardware
+from catalog.models import Accelerator, LLMModel
+from catalog.scoping import Owner
+from catalog.sizing import Setup, can_size_accelerator, measured_weights, sizing_request
+from catalog.sizing.cache import remembered
+from catalog.sizing.candidates import explore_model
+from catalog.sizing.workflows import default_quant
+from estimator import capacity
+from estimator.api import RequestError, request_to_dict
+from pricing.selectors import offer_list
+
+MAX_CANDIDATES = 200  # bounds the estimator calls of a cold plan (~5 ms a curve)
+TENSOR_PARALLEL = (1, 2, 4, 8)
+BUY_MAX_CARDS = 8  # cards to buy: one host of up to 8
+SERVER_ENGINE = "vllm"
+SERVER_QUANTS = ("fp8", "bf16")  # vLLM's checkpoints, where vLLM runs on the card
+# A bought card's hourly figure for ordering the sources only (3 years of 730 h).
+_ORDER_HOURS = 36 * 730
+BUY = "buy"
+CLOUD = "cloud"
+
+
+@dataclass(frozen=True)
+class CurveInputs:
+    """What shapes a replica curve besides the model, card, engine, quant and TP."""
+
+    context_tokens: int
+    prompt_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True)
+class CardSource:
+    """Where the cards of a candidate come from: bought (a catalog price) or rented (one
+    cloud offer; `negotiated` when it is the organization's own feed price)."""
+
+    kind: str  # BUY or CLOUD
+    accelerator: Accelerator
+    max_cards: int
+    label: str
+    rent_usd_per_card_hour: float | None = None
+    purchase_usd_per_card: float | None = None
+    power_w_per_card: float | None = None
+    provider: str = ""
+    sku: str = ""
+    region: str = ""
+    negotiated: bool = False
+
+    @property
+    def hourly_order(self) -> float:
+        """Per card and hour, for ordering only: the rent, or the price over 3 years."""
+        if self.rent_usd_per_card_hour is not None:
+            return self.rent_usd_per_card_hour
+        return (self.purchase_usd_per_card or 0.0) / _ORDER_HOURS
+
+
+@dataclass(frozen=True)
+class CandidateSet:
+    """The planner's candidates and where each comes from (by label). considered: the
+    candidates built (<= MAX_CANDIDATES); left_out: those past the bound; refused: the
+    estimator's first refusal (field, message) among the candidates it could not size."""
+
+    candidates: tuple[capacity.Candidate, ...]
+    sources: dict[str, CardSource]
+    considered: int
+    left_out: int
+    refused: tuple[str, str] | None
+
+
+def planner_model(*, slug: str) -> LLMModel:
+    """A model the planner can size (a config.json, measured sizes prefetched); raises
+    LLMModel.DoesNotExist."""
+    return explore_model(slug=slug)
+
+
+def planner_model_choices() -> list[tuple[str, str]]:
+    """(slug, name) of every model with a config.json, by name: the form's choices."""
+    rows = LLMModel.objects.exclude(config={}).order_by("name").values_list("slug", "name")
+    return list(rows)
+
+
+def _plannable(card: Accelerator) -> bool:
+    """The estimator sizes it and has a prefill rate for TTFT (capacity.replica_curve)."""
+    return can_size_accelerator(card) and bool(card.fp16_tflops)
+
+
+def buy_sources() -> list[CardSource]:
+    """Curated cards with a purchase price of the configuration they describe."""
+    cards = Accelerator.objects.filter(curated=True, price_usd__gt=0).order_by("price_usd", "slug")
+    return [
+        CardSource(
+            kind=BUY,
+            accelerator=card,
+            max_cards=BUY_MAX_CARDS,
+            label=card.name,
+            purchase_usd_per_card=float(card.price_usd or 0),
+            power_w_per_card=float(card.tdp_w) if card.tdp_w else None,
+        )
+        for card in cards
+        if _plannable(card) and not hardware.base_configuration_price(card)
+    ]
+
+
+def cloud_sources(*, organization: Owner) -> list[CardSource]:
+    """The organization's visible offers with a USD on-demand price and a catalog card, as
+    the prices page lists them (public plus its negotiated feeds)."""
+    offers = offer_list(organizations=[organization]).filter(
+        accelerator__isnull=False, on_demand_per_hour__gt=0, currency="USD"
+    )
+    sources = []
+    for offer in offers:
+        card = offer.accelerator
+        if card is None or not _plannable(card):
+            continue
+        sources.append(
+            CardSource(
+                kind=CLOUD,
+                accelerator=card,
+                max_cards=offer.gpu_count,
+                label=" ".join(
+                    part for part in (offer.provider.name, offer.sku, offer.region) if part
+                ),
+                rent_usd_per_card_hour=float(offer.on_demand_per_hour or 0) / offer.gpu_count,
+                provider=offer.provider.name,
+                sku=offer.sku,
+                region=offer.region,
+                negotiated=offer.organization_id is not None,
+            )
+        )
+    return sources
+
+
+def source_degrees(
+    cloud: Sequence[CardSource], buy: Sequence[CardSource]
+) -> list[tuple[CardSource, int]]:
+    """(source, TP) in the order the bound keeps them: the organization's negotiated
+    offers first, then cloud offers and cards to buy in turn, each by its price per card.
+    Of the cloud offers of one card, each TP takes the cheapest per card whose instance
+    has that many GPUs (public and negotiated apart)."""
+    cheapest: dict[tuple[int, bool, int], CardSource] = {}
+    for source in sorted(cloud, key=lambda s: (s.hourly_order, s.label)):
+        for tp in TENSOR_PARALLEL:
+            if tp <= source.max_cards:
+                cheapest.setdefault((source.accelerator.pk, source.negotiated, tp), source)
+    rented = sorted(
+        ((source, tp) for (_, _, tp), source in cheapest.items()),
+        key=lambda pair: (not pair[0].negotiated, pair[0].hourly_order, pair[1], pair[0].label),
+    )
+    negotiated = [pair for pair in rented if pair[0].negotiated]
+    public = [pair for pair in rented if not pair[0].negotiated]
+    bought = [
+        (source, tp)
+        for source in sorted(buy, key=lambda s: (s.hourly_order, s.label))
+        for tp in TENSOR_PARALLEL
+        if tp <= source.max_cards
+    ]
+    turns = [pair for both in zip_longest(public, bought) for pair in both if pair is not None]
+    return negotiated + turns
+
+
+def engine_pairs(
+    card: Accelerator, matrix: hardware.SupportMatrix
+) -> list[tuple[hardware.EngineChoice, str]]:
+    """The (engine, quant) pairs tried on a card: its default engine with the best quant
+    that fits ("", resolved by workflows.default_quant), then vLLM FP8 and BF16 where vLLM
+    runs on it (the default pair is left out when the default engine is vLLM itself)."""
+    pairs: list[tuple[hardware.EngineChoice, str]] = []
+    default = matrix.default_for(card)
+    if default is not None and default.engine != SERVER_ENGINE:
+        pairs.append((default, ""))
+    server = matrix.choice(card, SERVER_ENGINE)
+    if server is not None:
+        pairs.extend((server, quant) for quant in SERVER_QUANTS)
+    return pairs
+
+
+def candidate_set(
+    *,
+    model: LLMModel,
+    organization: Owner,
+    inputs: CurveInputs,
+    limit: int = MAX_CANDIDATES,
+) -> CandidateSet:
+    """Every candidate for `model`: each (source, TP) of source_degrees under each engine
+    pair, up to `limit` candidates. A pair the estimator refuses is left out."""
+    matrix = hardware.support_matrix()
+    wanted: list[tuple[CardSource, hardware.EngineChoice, str, int]] = []
+    for source, tp in source_degrees(cloud_sources(organization=organization), buy_sources()):
+        wanted.extend(
+            (source, choice, quant, tp)
+            for choice, quant in engine_pairs(source.accelerator, matrix)
+        )
+    kept, left_out = wanted[:limit], max(0, len(wanted) - limit)
+    candidates: list[capacity.Candidate] = []
+    by_label: dict[str, CardSource] = {}
+    refused: tuple[str, str] | None = None
+    for source, choice, quant, tp in kept:
+        built = replica_curve_for(
+            model=model, card=source.accelerator, choice=choice, quant=quant, tp=tp, inputs=inputs
+        )
+        if isinstance(built, RequestError):
+            refused = refused or (built.field, built.message)
+            continue
+        resolved, curve = built
+        label = source_label(source)
+        by_label[label] = source
+        candidates.append(
+            capacity.Candidate(
+                label=label,
+                curve=curve,
+                engine=choice.engine,
+                quant=resolved,
+                tensor_parallel=tp,
+                rent_usd_per_card_hour=source.rent_usd_per_card_hour,
+                purchase_usd_per_card=source.purchase_usd_per_card,
+                power_w_per_card=source.power_w_per_card,
+            )
+        )
+    return CandidateSet(tuple(candidates), by_label, len(candidates), left_out, refused)
+
+
+def source_label(source: CardSource) -> str:
+    """A candidate's label: says whether the cards are bought or rented (and negotiated)."""
+    if source.kind == BUY:
+        return f"{source.accelerator.name} (buy)"
+    suffix = " (negotiated)" if source.negotiated else ""
+    return f"{source.accelerator.name}: {source.label}{suffix}"
+
+
+# A cached curve: (quant, points, max_sequences, prefill tok/s, no-load TTFT), or the
+# estimator's refusal (field, message).
+_Cached = tuple[Any, ...]
+
+
+def replica_curve_for(
+    *,
+    model: LLMModel,
+    card: Accelerator,
+    choice: hardware.EngineChoice,
+    quant: str,
+    tp: int,
+    inputs: CurveInputs,
+) -> tuple[str, capacity.ReplicaCurve] | RequestError:
+    """The resolved quant and the replica curve of `tp` boards of `card` under `choice`
+    (quant "": the least-compressed that fits, as the configurator picks it), from the
+    shared sizing cache (kept per catalog version, model, card, engine, quant, TP and
+    workload); or the estimator's refusal."""
+    parts = (
+        model.pk,
+        card.pk,
+        choice.engine,
+        choice.backend,
+        quant,
+        tp,
+        inputs.context_tokens,
+        inputs.prompt_tokens,
+        inputs.output_tokens,
+    )
+    cached: _Cached = remembered(
+        "planner-curve",
+        parts,
+        lambda: _curve(model=model, card=card, choice=choice, quant=quant, tp=tp, inputs=inputs),
+    )
+    if cached[0] is None:
+        return RequestError(cached[1], cached[2])
+    resolved, points, max_sequences, prefill, ttft = cached
+    curve = capacity.ReplicaCurve(
+        points=points, max_sequences=max_sequences, prefill_tokens_per_s=prefill, ttft_s=ttft
+    )
+    return resolved, curve
+
+
+def _curve(
+    *,
+    model: LLMModel,
+    card: Accelerator,
+    choice: hardware.EngineChoice,
+    quant: str,
+    tp: int,
+    inputs: CurveInputs,
+) -> _Cached:
+    """The uncached curve, as plain values that pickle."""
+    setup = Setup(
+        quant=quant,
+        context_tokens=inputs.context_tokens,
+        gpus=tp,
+        engine=choice.engine,
+        backend=choice.backend,
+        prompt_tokens=inputs.prompt_tokens,
+        output_tokens=inputs.output_tokens,
+    )
+    try:
+        if not quant:
+            setup = replace(setup, quant=default_quant(model=model, accelerator=card, setup=setup))
+        request = sizing_request(
+            model=model, accelerator=card, setup=setup, measured=measured_weights(model)
+        )
+        curve = capacity.replica_curve(request_to_dict(request))
+    except RequestError as exc:
+        return (None, exc.field, exc.message)
+    except ValueError as exc:  # a quant the estimator cannot size for this model
+        return (None, "quant", str(exc))
+    return (
+        setup.quant,
+        curve.points,
+        curve.max_sequences,
+        curve.prefill_tokens_per_s,
+        curve.ttft_s,
+    )
+
+
+# Where a capacity.RequestError's field lands on the planner's form (and in the API).
+FORM_FIELDS = {
+    "load.users": "users",
+    "load.requests_per_minute": "requests_per_minute",
+    "load.think_s": "think_s",
+    "load.prompt_tokens": "prompt_tokens",
+    "load.output_tokens": "output_tokens",
+    "service.ttft_p95_s": "ttft_p95_s",
+    "service.tokens_per_s_per_user": "tokens_per_s_per_user",
+    "service.spare_replicas": "n_plus_one",
+    "candidates": "model",
+    "workload.context_tokens": "context_tokens",
+    "workload.prompt_tokens": "prompt_tokens",
+    "workload.output_tokens": "output_tokens",
+    "model.hf_config": "model",
+}
+
+
+def form_field(field: str) -> str:
+    """The form field a planner or estimator field stands for (unknown: the field itself)."""
+    return FORM_FIELDS.get(field, field)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One plan: the inputs as the planner took them, the candidates and the result."""
+
+    load: capacity.Load
+    service: capacity.ServiceLevel
+    horizon: capacity.Horizon
+    candidates: CandidateSet
+    result: capacity.PlanResult
+
+
+def planned(
+    *,
+    model: LLMModel,
+    organization: Owner,
+    inputs: CurveInputs,
+    load: capacity.Load,
+    service: capacity.ServiceLevel,
+    horizon: capacity.Horizon,
+    limit: int = 10,
+) -> Planned:
+    """Plan `load` at `service` over the organization's candidates for `model` (the page
+    and the API both call this). Raises RequestError naming the planner's field; a model
+    no candidate can size raises it under `candidates` (or the estimator's own field)."""
+    found = candidate_set(model=model, organization=organization, inputs=inputs)
+    if not found.candidates:
+        field, message = found.refused or ("candidates", "no card to plan with")
+        if field.startswith(("device.", "engine.", "weights.", "quant")):
+            field, message = "candidates", "the model fits on none of the candidates"
+        raise RequestError(field, message)
+    result = capacity.plan(
+        load=load, service=service, candidates=found.candidates, horizon=horizon, limit=limit
+    )
+    return Planned(load, service, horizon, found, result)
