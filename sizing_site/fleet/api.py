@@ -27,6 +27,7 @@ from rest_framework.response import Response
 from catalog.sizing import candidates
 from sizing_site.api import schema
 from sizing_site.api.errors import Refused, form_errors, json_object
+from sizing_site.api.pagination import NumberedPages
 from sizing_site.api.parsers import JsonBodyParser
 from sizing_site.explore import selectors as explore
 from sizing_site.fleet import selectors, services
@@ -179,6 +180,9 @@ class FleetOutput(serializers.Serializer[Any]):
     organization = serializers.CharField()
     context_tokens = serializers.IntegerField()
     quants = serializers.ListField(child=serializers.CharField())
+    count = serializers.IntegerField(help_text="The organization's machines, all pages.")
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
     machines = FleetMachineOutput(many=True)
 
 
@@ -305,8 +309,13 @@ class FleetApi(FleetApiView):
                 "quality", str, description="The most compressed GGUF quant accepted."
             ),
             OpenApiParameter("q", str, description="Search model names and families."),
+            OpenApiParameter("page", int, description="Page of machines, from 1."),
+            OpenApiParameter("page_size", int, description="Machines a page (5, at most 20)."),
         ],
-        responses=_responses(200, FleetOutput, bad="A bad filter, the parameter named."),
+        responses={
+            **_responses(200, FleetOutput, bad="A bad filter or page, the parameter named."),
+            404: schema.errors("Not a member, or a page past the last."),
+        },
         tags=TAGS,
     )
     def get(self, request: Request, org_slug: str) -> Response:
@@ -314,19 +323,30 @@ class FleetApi(FleetApiView):
         if not form.is_valid():
             raise Refused(form_errors(form))
         quants, ctx, data = explore.table_filters(form.cleaned_data, ladder=form.ladder)
+        # A page of machines at a time, as the fleet page: each new machine shape sizes
+        # every catalog model (seconds when the cache is cold).
+        pages = FleetPages()
+        machines = pages.paginate_queryset(
+            selectors.machine_list(tenant=self.tenant), request, view=self
+        )
         tables = selectors.fleet_tables(
-            machines=list(selectors.machine_list(tenant=self.tenant)),
-            quants=quants,
-            context_tokens=ctx,
-            q=data["q"],
+            machines=list(machines or []), quants=quants, context_tokens=ctx, q=data["q"]
         )
         body = {
             "organization": self.tenant.organization.slug,
             "context_tokens": ctx,
             "quants": quants,
+            "count": pages.page.paginator.count if pages.page else 0,
+            "next": pages.get_next_link(),
+            "previous": pages.get_previous_link(),
             "machines": FleetMachineOutput(tables, many=True).data,
         }
         return Response(body)
+
+
+class FleetPages(NumberedPages):
+    page_size = selectors.MACHINES_PER_PAGE
+    max_page_size = 20
 
 
 ORG = "o/<slug:org_slug>/"

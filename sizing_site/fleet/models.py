@@ -80,6 +80,7 @@ class InventoryMachine(TenantOwned):
         settings.AUTH_USER_MODEL,
         on_delete=models.SET_NULL,
         null=True,
+        blank=True,  # the author's account may be deleted; the machine stays editable
         related_name="+",
         verbose_name=_("added by"),
     )

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from django.db.models import QuerySet
 
@@ -41,6 +42,10 @@ from sizing_site.tenancy.access import Tenant, get_owned_or_404
 
 # The configurator's largest number of concurrent sequences (ConfigureForm.seqs).
 MAX_SEQUENCES = 4096
+
+# Machines on a page of the fleet page and its API: each new machine shape sizes every
+# catalog model (seconds with a cold cache).
+MACHINES_PER_PAGE = 5
 
 
 # --- the inventory -----------------------------------------------------------------
@@ -75,6 +80,12 @@ class HistoryEntry:
     changes: list[Change]
 
 
+def _label(field: str, value: Any) -> Any:
+    """A stored choice as its translated label (nvlink: "NVLink"); other values as stored."""
+    flat = getattr(InventoryMachine._meta.get_field(field), "flatchoices", None) or ()
+    return dict(flat).get(value, value)
+
+
 def machine_history(*, machine: InventoryMachine) -> list[HistoryEntry]:
     """Who changed what and when, newest first: each record against the one before it
     (django-simple-history); a changed card reads as its name."""
@@ -88,7 +99,10 @@ def machine_history(*, machine: InventoryMachine) -> list[HistoryEntry]:
         changes: list[Change] = []
         if previous is not None:
             delta = record.diff_against(previous, foreign_keys_are_objs=True)
-            changes = [Change(names.get(c.field, c.field), c.old, c.new) for c in delta.changes]
+            changes = [
+                Change(names.get(c.field, c.field), _label(c.field, c.old), _label(c.field, c.new))
+                for c in delta.changes
+            ]
         user = record.history_user
         entries.append(
             HistoryEntry(
@@ -187,29 +201,15 @@ def model_on_machine(
                 sized[index] = None
         return sized[index]
 
-    # Rungs not known to be unsizeable, least compressed first.
-    rungs = list(range(len(ladder)))
-    while rungs and at(rungs[-1]) is None:
-        rungs.pop()
-    while rungs and at(rungs[0]) is None:
-        rungs.pop(0)
-    last = at(rungs[-1]) if rungs else None
-    if last is None or not last.fits:
+    # Down the ladder, least compressed first, to the first quant that fits: the ladder is
+    # in quality order, not size order (Q5_1 is larger than Q5_K_S, measured files differ
+    # from the rule), so fitting is not monotone along it and a bisection could skip the
+    # best quant. The explore pages climb it the same way (catalog.sizing.sweeps).
+    index = next(
+        (i for i in range(len(ladder)) if (found := at(i)) is not None and found.fits), None
+    )
+    if index is None:
         return None
-    first = at(rungs[0])
-    # Small models fit at the top of the ladder: one estimate instead of a bisection.
-    low, high = (0, 0) if first is not None and first.fits else (1, len(rungs) - 1)
-    while low < high:
-        middle = (low + high) // 2
-        found = at(rungs[middle])
-        if found is None:
-            del rungs[middle]
-            high -= 1
-        elif found.fits:
-            high = middle
-        else:
-            low = middle + 1
-    index = rungs[low]
     best = at(index)
     assert best is not None
     result = best.result

@@ -25,7 +25,6 @@ from sizing_site.tenancy.models import Role
 
 # Each machine sizes every explore model (cached per card, count and filters): a page of
 # machines stays a bounded amount of work on a cold cache.
-MACHINES_PER_PAGE = 5
 FORM = "fleet/machine_form.html"
 
 
@@ -34,7 +33,7 @@ def fleet(request: HttpRequest, org_slug: str) -> HttpResponse:
     """Each machine and the models it runs, at the filters' context and quality floor."""
     tenant = tenant_for(request.user, org_slug)
     form = FleetForm(request.GET, ladder=candidates.quant_ladder())
-    page = Paginator(selectors.machine_list(tenant=tenant), MACHINES_PER_PAGE).get_page(
+    page = Paginator(selectors.machine_list(tenant=tenant), selectors.MACHINES_PER_PAGE).get_page(
         request.GET.get("page")
     )
     tables: list[selectors.MachineTable] = []

@@ -141,3 +141,63 @@ class QueryCount(FleetCase):
         five = self.count()
         assert len(self.client.get(self.url("fleet")).context["tables"]) == 5
         assert one == five
+
+
+class ReviewFixes(FleetCase):
+    """Found in review: a ladder out of size order, an author's account deleted, the API
+    sizing every machine at once."""
+
+    def test_the_best_quant_is_the_first_that_fits_down_a_ladder_out_of_size_order(
+        self,
+    ) -> None:
+        # Q4_K_M (4.89 bits) sits before Q8_0 (8.5) here: on one 80 GB card GLM-4.5-Air
+        # (106B) fits Q4_K_M (~65 GB of weights) but not Q8_0 (~113 GB), Q6_K (~87 GB) or
+        # BF16. A search that assumes fits only grow down the ladder sees the last rung
+        # (Q6_K) not fit and answers "nothing fits"; going down the ladder finds Q4_K_M.
+        choice = hardware.support_matrix().default_for(self.card)
+        assert choice is not None
+        ladder = ["BF16", "Q4_K_M", "Q8_0", "Q6_K"]
+        fit = selectors.model_on_machine(
+            self.model, self.card, choice=choice, gpus=1, quants=ladder, context_tokens=CTX
+        )
+        assert fit is not None
+        first = next(
+            quant
+            for quant in ladder
+            if configuration_results(
+                model=self.model,
+                accelerator=self.card,
+                setup=Setup(
+                    quant=quant,
+                    context_tokens=CTX,
+                    gpus=1,
+                    engine=choice.engine,
+                    backend=choice.backend,
+                ),
+            ).sized.fits
+        )
+        assert fit.quant == first == "Q4_K_M"
+
+    def test_a_machine_whose_author_was_deleted_stays_editable(self) -> None:
+        machine = self.add_machine(self.dave, "org-a", "Dave's box", cards=1)
+        self.dave.delete()
+        self.client.force_login(self.alice)
+        response = self.client.patch(
+            self.api("inventory-machine", machine.code),
+            {"card_count": 2},
+            content_type="application/json",
+        )
+        assert response.status_code == 200, response.content
+        machine.refresh_from_db()
+        assert (machine.card_count, machine.created_by) == (2, None)
+
+    def test_the_fleet_api_sizes_a_page_of_machines_at_a_time(self) -> None:
+        for n in range(6):
+            self.add_machine(self.alice, "org-a", f"Box {n}", cards=1)
+        self.client.force_login(self.bob)
+        first = self.client.get(self.api("fleet"), {"ctx": CTX_PARAM}).json()
+        assert first["count"] == 7 and len(first["machines"]) == 5
+        assert first["next"] is not None and first["previous"] is None
+        rest = self.client.get(first["next"]).json()
+        assert len(rest["machines"]) == 2
+        assert self.client.get(self.api("fleet"), {"page": "9"}).status_code == 404
