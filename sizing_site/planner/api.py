@@ -24,6 +24,7 @@ from sizing_site.api.parsers import JsonBodyParser
 from sizing_site.planner import selectors
 from sizing_site.planner.forms import DEFAULTS, FIELDS, PlanForm
 from sizing_site.planner.output import planned_data
+from sizing_site.planner.whatif import what_if
 from sizing_site.tenancy.api import TenantApiView
 
 TAGS = ["planner"]
@@ -55,13 +56,22 @@ class PlanInput(serializers.Serializer[Any]):
 
 
 class SourceOutput(serializers.Serializer[Any]):
-    kind = serializers.CharField(help_text="buy (a catalog price) or cloud (an offer).")
+    kind = serializers.CharField(
+        help_text="buy (a catalog price), cloud (an offer) or inventory (the organization's "
+        "own machine)."
+    )
     accelerator = serializers.CharField(help_text="The catalog card's slug.")
     accelerator_name = serializers.CharField()
     provider = serializers.CharField()
     sku = serializers.CharField()
     region = serializers.CharField()
     negotiated = serializers.BooleanField(help_text="The organization's own feed price.")
+    machine = serializers.UUIDField(
+        allow_null=True, help_text="The inventory machine's code (kind inventory)."
+    )
+    internal_rate = serializers.BooleanField(
+        help_text="An inventory machine priced at its internal hourly rate (as rent)."
+    )
 
 
 class PlanOutput(serializers.Serializer[Any]):
@@ -112,6 +122,49 @@ class MissOutput(serializers.Serializer[Any]):
     source = SourceOutput(allow_null=True)  # type: ignore[assignment]
 
 
+class InventoryAnswer(serializers.Serializer[Any]):
+    """The organization's machines planned alone (purchase sunk: power only, or the
+    internal rate), each at most its cards."""
+
+    feasible = serializers.BooleanField()
+    plans = PlanOutput(many=True, help_text="Cheapest first.")
+    nearest_miss = MissOutput(allow_null=True)
+    misses = MissOutput(many=True)
+
+
+class WhatIfCase(serializers.Serializer[Any]):
+    case = serializers.CharField(help_text="load_2x, load_0.5x, quant_down or quant_up.")
+    title = serializers.CharField()
+    amount = serializers.FloatField(help_text="The load planned: users or requests a minute.")
+    quant = serializers.CharField()
+    feasible = serializers.BooleanField()
+    plan = PlanOutput(allow_null=True)
+    miss = MissOutput(allow_null=True)
+    refused = serializers.CharField(help_text="Why the estimator could not size this quant.")
+
+
+class WhatIfPoint(serializers.Serializer[Any]):
+    amount = serializers.FloatField()
+    monthly_usd = serializers.FloatField(allow_null=True)
+
+
+class WhatIfAnswer(serializers.Serializer[Any]):
+    """The cheapest plan's candidate (same cards, engine, TP) at 2x and 0.5x the load and
+    with the next quant down and up; the chart's points (monthly cost against the load) and
+    the SLO boundary: the most of the load the chosen plan's cards serve within the SLO."""
+
+    label = serializers.CharField()  # type: ignore[assignment]
+    engine = serializers.CharField()
+    quant = serializers.CharField()
+    tensor_parallel = serializers.IntegerField()
+    cards = serializers.IntegerField()
+    axis = serializers.CharField(help_text="users or requests_per_minute.")
+    amount = serializers.FloatField()
+    boundary = serializers.IntegerField()
+    cases = WhatIfCase(many=True)
+    points = WhatIfPoint(many=True)
+
+
 class PlanAnswer(serializers.Serializer[Any]):
     model = serializers.CharField()
     feasible = serializers.BooleanField(help_text="False: no plan meets this (nearest_miss).")
@@ -123,6 +176,25 @@ class PlanAnswer(serializers.Serializer[Any]):
     most_headroom = PlanOutput(allow_null=True)
     nearest_miss = MissOutput(allow_null=True)
     misses = MissOutput(many=True)
+    inventory = InventoryAnswer(
+        allow_null=True, help_text="The organization's machines alone; null without any."
+    )
+    what_if = WhatIfAnswer(allow_null=True, help_text="The cheapest plan's what-ifs.")
+
+
+class PlanRefusal(serializers.Serializer[Any]):
+    """The API's one error shape; for a service level no candidate meets even without load
+    (an impossible SLO), also the no-plan answer with its nearest miss."""
+
+    errors = serializers.DictField(  # type: ignore[assignment]
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text="The field named, its messages.",
+    )
+    nearest_miss = PlanAnswer(
+        required=False,
+        help_text="Only for an impossible service level: the answer without a plan, with "
+        "the nearest miss and what would make it feasible.",
+    )
 
 
 def _form_data(body: dict[str, Any]) -> dict[str, str]:
@@ -156,9 +228,9 @@ class PlanApi(TenantApiView):
         operation_id="plans_create",
         summary="Plan the cheapest fleet for a load and a service level",
         description="The capacity planner page's answer (docs/capacity.md): ranked plans "
-        "over the cards to buy and the cloud offers the organization sees (negotiated "
-        "prices included), or no plan with the nearest miss and what would make it "
-        "feasible. Nothing is saved.",
+        "over the organization's inventory machines, the cards to buy and the cloud offers "
+        "the organization sees (negotiated prices included), or no plan with the nearest "
+        "miss and what would make it feasible. Nothing is saved.",
         request=PlanInput,
         examples=[
             OpenApiExample(
@@ -180,16 +252,39 @@ class PlanApi(TenantApiView):
         ],
         responses={
             200: PlanAnswer,
-            400: schema.errors(
-                "Bad input, the field named (zero users, an SLO out of range, a context the "
-                "model does not take, a model that fits on no candidate).",
-                OpenApiExample(
-                    "Zero users",
-                    value={
-                        "errors": {"users": ["Ensure this value is greater than or equal to 1."]}
-                    },
-                    response_only=True,
-                ),
+            400: OpenApiResponse(
+                response=PlanRefusal,
+                description="Bad input, the field named (zero users, an SLO out of range, a "
+                "context the model does not take, a model that fits on no candidate). A "
+                "service level no candidate meets even without load (a TTFT p95 below every "
+                "no-load TTFT, a speed above every single-user speed) names ttft_p95_s or "
+                "tokens_per_s_per_user with the best achievable value, and adds the no-plan "
+                "answer under nearest_miss. A service level that more cards would meet is a "
+                "200 with feasible false.",
+                examples=[
+                    OpenApiExample(
+                        "Zero users",
+                        value={
+                            "errors": {
+                                "users": ["Ensure this value is greater than or equal to 1."]
+                            }
+                        },
+                        response_only=True,
+                    ),
+                    OpenApiExample(
+                        "An impossible TTFT",
+                        value={
+                            "errors": {
+                                "ttft_p95_s": [
+                                    "No candidate answers that fast even without load: the "
+                                    "best time to first token is 0.0946 s."
+                                ]
+                            },
+                            "nearest_miss": {"feasible": False, "plans": [], "...": "..."},
+                        },
+                        response_only=True,
+                    ),
+                ],
             ),
             401: schema.BAD_TOKEN,
             403: schema.NOT_LOGGED_IN,
@@ -209,11 +304,22 @@ class PlanApi(TenantApiView):
                 raise Refused({"model": [_("No model with this slug.")]}, status.HTTP_404_NOT_FOUND)
             raise Refused(form_errors(form))
         try:
-            planned = form.plan(organization=self.tenant.organization)
+            planned = form.plan(tenant=self.tenant)
         except RequestError as exc:
             name = selectors.form_field(exc.field)
             raise Refused({name if name in form.fields else "detail": [exc.message]}) from None
-        return Response(planned_data(planned, model_slug=form.cleaned_data["model"]))
+        impossible = selectors.impossible_service(planned)
+        answer = planned_data(
+            planned,
+            model_slug=form.cleaned_data["model"],
+            what_if=None if impossible else what_if(planned),
+        )
+        if impossible:
+            errors = {name: [message] for name, message in impossible.items()}
+            return Response(
+                {"errors": errors, "nearest_miss": answer}, status=status.HTTP_400_BAD_REQUEST
+            )
+        return Response(answer)
 
 
 urlpatterns: list[URLPattern] = [

@@ -13,6 +13,7 @@ from catalog.models import LLMModel
 from catalog.sizing import model_context_limit
 from estimator import capacity
 from sizing_site.planner import selectors
+from sizing_site.tenancy.access import Tenant
 
 # The fields besides the model, with the value a query or body that leaves one out gets.
 DEFAULTS: dict[str, str] = {
@@ -152,13 +153,13 @@ class PlanForm(forms.Form):
             months=data["horizon_months"], utilisation=data["utilisation_percent"] / 100
         )
 
-    def plan(self, *, organization: Any) -> selectors.Planned:
+    def plan(self, *, tenant: Tenant) -> selectors.Planned:
         """The plan of a valid form (selectors.planned). Raises RequestError; its field
         is a planner field, selectors.form_field names the form's."""
         assert self.planner_model is not None
         return selectors.planned(
             model=self.planner_model,
-            organization=organization,
+            tenant=tenant,
             inputs=self.inputs(),
             load=self.load(),
             service=self.service(),

@@ -8,6 +8,7 @@ from typing import Any
 
 from estimator import capacity
 from sizing_site.planner.selectors import CardSource, Planned, form_field
+from sizing_site.planner.whatif import WhatIf
 
 
 def _finite(value: Any) -> Any:
@@ -26,6 +27,8 @@ def source_data(source: CardSource | None) -> dict[str, Any] | None:
         "sku": source.sku,
         "region": source.region,
         "negotiated": source.negotiated,
+        "machine": source.machine or None,
+        "internal_rate": source.internal_rate,
     }
 
 
@@ -51,9 +54,13 @@ def miss_row(miss: capacity.NearMiss, sources: dict[str, CardSource]) -> dict[st
     }
 
 
-def planned_data(planned: Planned, *, model_slug: str) -> dict[str, Any]:
+def planned_data(
+    planned: Planned, *, model_slug: str, what_if: WhatIf | None = None
+) -> dict[str, Any]:
     """The answer: the ranked plans (cheapest first) and the three picks, or no plan with
-    the nearest miss; how many candidates were considered and left out by the bound."""
+    the nearest miss; how many candidates were considered and left out by the bound; the
+    organization's machines planned alone (`inventory`, null without any); the cheapest
+    plan's what-ifs (`what_if`, null without a plan)."""
     result, sources = planned.result, planned.candidates.sources
 
     def pick(plan: capacity.Plan | None) -> dict[str, Any] | None:
@@ -68,6 +75,83 @@ def planned_data(planned: Planned, *, model_slug: str) -> dict[str, Any]:
         "cheapest": pick(result.cheapest),
         "fastest": pick(result.fastest),
         "most_headroom": pick(result.most_headroom),
+        "nearest_miss": (
+            None if result.nearest_miss is None else miss_row(result.nearest_miss, sources)
+        ),
+        "misses": [miss_row(miss, sources) for miss in result.misses],
+        "inventory": None if planned.ours is None else ours_data(planned.ours, sources),
+        "what_if": None if what_if is None else what_if_data(what_if, sources),
+    }
+
+
+def what_if_data(what_if: WhatIf, sources: dict[str, CardSource]) -> dict[str, Any]:
+    """The what-if cases and the chart's points (monthly cost against the load)."""
+    return {
+        "label": what_if.label,
+        "engine": what_if.engine,
+        "quant": what_if.quant,
+        "tensor_parallel": what_if.tensor_parallel,
+        "cards": what_if.cards,
+        "axis": what_if.axis,
+        "amount": what_if.amount,
+        "boundary": what_if.boundary,
+        "cases": [
+            {
+                "case": case.case,
+                "title": case.title,
+                "amount": case.amount,
+                "quant": case.quant,
+                "feasible": case.plan is not None,
+                "plan": None if case.plan is None else plan_row(case.plan, sources),
+                "miss": None if case.miss is None else miss_row(case.miss, sources),
+                "refused": case.refused,
+            }
+            for case in what_if.cases
+        ],
+        "points": [
+            {"amount": point.amount, "monthly_usd": _finite(point.monthly_usd)}
+            for point in what_if.points
+        ],
+    }
+
+
+# The chart's box (SVG user units) and its margins for the axis labels.
+_W, _H, _LEFT, _BOTTOM, _TOP = 100.0, 60.0, 14.0, 8.0, 4.0
+
+
+def what_if_chart(data: dict[str, Any]) -> dict[str, Any]:
+    """Coordinates for the page's small SVG: the priced points as a polyline (x the load,
+    y the monthly cost, both from 0) and the SLO boundary as a vertical line."""
+    priced = [p for p in data["points"] if p["monthly_usd"] is not None]
+    top_x = max([p["amount"] for p in data["points"]] + [float(data["boundary"]), 1.0])
+    top_y = max([p["monthly_usd"] for p in priced] + [1.0])
+
+    def x(value: float) -> float:
+        return round(_LEFT + (_W - _LEFT - 2) * value / top_x, 2)
+
+    def y(value: float) -> float:
+        return round(_H - _BOTTOM - (_H - _BOTTOM - _TOP) * value / top_y, 2)
+
+    dots = [{"x": x(p["amount"]), "y": y(p["monthly_usd"]), **p} for p in priced]
+    return {
+        "dots": dots,
+        "line": " ".join(f"{d['x']},{d['y']}" for d in dots),
+        "boundary_x": x(float(data["boundary"])),
+        "top_y": top_y,
+        "top_x": top_x,
+        "axis_y": _H - _BOTTOM,
+        "left": _LEFT,
+        "right": _W - 2,
+        "top": _TOP,
+    }
+
+
+def ours_data(result: capacity.PlanResult, sources: dict[str, CardSource]) -> dict[str, Any]:
+    """The organization's machines planned alone: their plans, cheapest first, or the
+    nearest miss and the misses with what would make each feasible."""
+    return {
+        "feasible": result.cheapest is not None,
+        "plans": [plan_row(plan, sources) for plan in result.plans],
         "nearest_miss": (
             None if result.nearest_miss is None else miss_row(result.nearest_miss, sources)
         ),

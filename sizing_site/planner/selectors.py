@@ -1,7 +1,12 @@
 """The capacity planner's candidates, from catalog rows and the prices an organization sees.
 
-Two sources of cards (docs/capacity.md; the pure planner is estimator.capacity):
+Three sources of cards (docs/capacity.md; the pure planner is estimator.capacity):
 
+- the organization's inventory (sizing_site.fleet.selectors.machine_list, through its
+  Tenant): each machine's cards, at most `card_count`, the purchase sunk, so owning costs
+  only its power (effective_power_w a card, scaled by the machine's electricity price
+  over the horizon's, as capacity.Candidate has no electricity of its own); a machine
+  with an internal hourly rate is rented at that rate over its cards instead;
 - cards to buy: curated catalog accelerators with a purchase price (not a base
   configuration's, catalog.hardware.base_configuration_price) and their TDP;
 - cloud offers the organization may see: public ones plus its negotiated feeds
@@ -13,7 +18,8 @@ with the least-compressed quant that fits, and vLLM with FP8 and BF16 checkpoint
 estimator requests are the configurator's (catalog.sizing.Setup, sizing_request,
 workflows.default_quant); each replica curve is kept in the shared sizing cache, so a
 second plan of the same model and workload reads them instead of calling the estimator.
-The work is bounded: at most MAX_CANDIDATES candidates, the cheapest cards first.
+The work is bounded: at most MAX_CANDIDATES candidates, the organization's machines first,
+then the cheapest cards.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import zip_longest
 from typing import Any
+
+from django.utils.translation import gettext as _
 
 from catalog import hardware
 from catalog.models import Accelerator, LLMModel
@@ -33,6 +41,8 @@ from catalog.sizing.workflows import default_quant
 from estimator import capacity
 from estimator.api import RequestError, request_to_dict
 from pricing.selectors import offer_list
+from sizing_site.fleet.selectors import machine_list
+from sizing_site.tenancy.access import Tenant
 
 MAX_CANDIDATES = 200  # bounds the estimator calls of a cold plan (~5 ms a curve)
 TENSOR_PARALLEL = (1, 2, 4, 8)
@@ -43,6 +53,7 @@ SERVER_QUANTS = ("fp8", "bf16")  # vLLM's checkpoints, where vLLM runs on the ca
 _ORDER_HOURS = 36 * 730
 BUY = "buy"
 CLOUD = "cloud"
+INVENTORY = "inventory"
 
 
 @dataclass(frozen=True)
@@ -56,10 +67,12 @@ class CurveInputs:
 
 @dataclass(frozen=True)
 class CardSource:
-    """Where the cards of a candidate come from: bought (a catalog price) or rented (one
-    cloud offer; `negotiated` when it is the organization's own feed price)."""
+    """Where the cards of a candidate come from: bought (a catalog price), rented (one
+    cloud offer; `negotiated` when it is the organization's own feed price) or one of the
+    organization's machines (INVENTORY: `cards_available` cards, `machine` its code,
+    `internal_rate` when priced at its internal hourly rate)."""
 
-    kind: str  # BUY or CLOUD
+    kind: str  # BUY, CLOUD or INVENTORY
     accelerator: Accelerator
     max_cards: int
     label: str
@@ -70,6 +83,9 @@ class CardSource:
     sku: str = ""
     region: str = ""
     negotiated: bool = False
+    cards_available: int | None = None
+    machine: str = ""
+    internal_rate: bool = False
 
     @property
     def hourly_order(self) -> float:
@@ -126,6 +142,42 @@ def buy_sources() -> list[CardSource]:
     ]
 
 
+def inventory_sources(*, tenant: Tenant, horizon: capacity.Horizon) -> list[CardSource]:
+    """The organization's machines with a card the planner can size. Owned: the purchase
+    is sunk (capacity.Candidate without a purchase price), its power a card is the
+    machine's effective_power_w over its cards, scaled by its electricity price over the
+    horizon's (the horizon's when it has none). With an internal hourly rate: that rate
+    over its cards, rented, and no power."""
+    sources = []
+    for machine in machine_list(tenant=tenant):
+        card = machine.accelerator
+        if not _plannable(card):
+            continue
+        rent = power = None
+        internal = machine.internal_usd_per_hour is not None
+        if internal:
+            rent = float(machine.internal_usd_per_hour or 0) / machine.card_count
+        elif machine.effective_power_w:
+            power = machine.effective_power_w / machine.card_count
+            price = machine.electricity_usd_per_kwh
+            if price is not None and horizon.electricity_usd_per_kwh > 0:
+                power *= float(price) / horizon.electricity_usd_per_kwh
+        sources.append(
+            CardSource(
+                kind=INVENTORY,
+                accelerator=card,
+                max_cards=machine.card_count,
+                label=machine.name,
+                rent_usd_per_card_hour=rent,
+                power_w_per_card=power,
+                cards_available=machine.card_count,
+                machine=str(machine.code),
+                internal_rate=internal,
+            )
+        )
+    return sources
+
+
 def cloud_sources(*, organization: Owner) -> list[CardSource]:
     """The organization's visible offers with a USD on-demand price and a catalog card, as
     the prices page lists them (public plus its negotiated feeds)."""
@@ -156,12 +208,13 @@ def cloud_sources(*, organization: Owner) -> list[CardSource]:
 
 
 def source_degrees(
-    cloud: Sequence[CardSource], buy: Sequence[CardSource]
+    cloud: Sequence[CardSource], buy: Sequence[CardSource], ours: Sequence[CardSource] = ()
 ) -> list[tuple[CardSource, int]]:
-    """(source, TP) in the order the bound keeps them: the organization's negotiated
-    offers first, then cloud offers and cards to buy in turn, each by its price per card.
-    Of the cloud offers of one card, each TP takes the cheapest per card whose instance
-    has that many GPUs (public and negotiated apart)."""
+    """(source, TP) in the order the bound keeps them: the organization's machines first
+    (each at every TP its cards allow), its negotiated offers next, then cloud offers and
+    cards to buy in turn, each by its price per card. Of the cloud offers of one card, each
+    TP takes the cheapest per card whose instance has that many GPUs (public and
+    negotiated apart)."""
     cheapest: dict[tuple[int, bool, int], CardSource] = {}
     for source in sorted(cloud, key=lambda s: (s.hourly_order, s.label)):
         for tp in TENSOR_PARALLEL:
@@ -180,7 +233,8 @@ def source_degrees(
         if tp <= source.max_cards
     ]
     turns = [pair for both in zip_longest(public, bought) for pair in both if pair is not None]
-    return negotiated + turns
+    owned = [(source, tp) for source in ours for tp in TENSOR_PARALLEL if tp <= source.max_cards]
+    return owned + negotiated + turns
 
 
 def engine_pairs(
@@ -202,15 +256,22 @@ def engine_pairs(
 def candidate_set(
     *,
     model: LLMModel,
-    organization: Owner,
+    tenant: Tenant,
     inputs: CurveInputs,
+    horizon: capacity.Horizon | None = None,
     limit: int = MAX_CANDIDATES,
 ) -> CandidateSet:
-    """Every candidate for `model`: each (source, TP) of source_degrees under each engine
-    pair, up to `limit` candidates. A pair the estimator refuses is left out."""
+    """Every candidate for `model` the tenant's organization has: each (source, TP) of
+    source_degrees under each engine pair, up to `limit` candidates. A pair the estimator
+    refuses is left out."""
     matrix = hardware.support_matrix()
     wanted: list[tuple[CardSource, hardware.EngineChoice, str, int]] = []
-    for source, tp in source_degrees(cloud_sources(organization=organization), buy_sources()):
+    degrees = source_degrees(
+        cloud_sources(organization=tenant.organization),
+        buy_sources(),
+        inventory_sources(tenant=tenant, horizon=horizon or capacity.Horizon()),
+    )
+    for source, tp in degrees:
         wanted.extend(
             (source, choice, quant, tp)
             for choice, quant in engine_pairs(source.accelerator, matrix)
@@ -236,6 +297,7 @@ def candidate_set(
                 engine=choice.engine,
                 quant=resolved,
                 tensor_parallel=tp,
+                cards_available=source.cards_available,
                 rent_usd_per_card_hour=source.rent_usd_per_card_hour,
                 purchase_usd_per_card=source.purchase_usd_per_card,
                 power_w_per_card=source.power_w_per_card,
@@ -245,11 +307,18 @@ def candidate_set(
 
 
 def source_label(source: CardSource) -> str:
-    """A candidate's label: says whether the cards are bought or rented (and negotiated)."""
+    """A candidate's label: says whether the cards are bought, rented (and negotiated) or
+    the organization's own (and priced at its internal rate)."""
+    if source.kind == INVENTORY:
+        if source.internal_rate:
+            return _("%(name)s (ours, internal rate)") % {"name": source.label}
+        return _("%(name)s (ours)") % {"name": source.label}
     if source.kind == BUY:
-        return f"{source.accelerator.name} (buy)"
-    suffix = " (negotiated)" if source.negotiated else ""
-    return f"{source.accelerator.name}: {source.label}{suffix}"
+        return _("%(card)s (buy)") % {"card": source.accelerator.name}
+    names = {"card": source.accelerator.name, "offer": source.label}
+    if source.negotiated:
+        return _("%(card)s: %(offer)s (negotiated)") % names
+    return _("%(card)s: %(offer)s") % names
 
 
 # A cached curve: (quant, points, max_sequences, prefill tok/s, no-load TTFT), or the
@@ -359,35 +428,74 @@ def form_field(field: str) -> str:
 
 @dataclass(frozen=True)
 class Planned:
-    """One plan: the inputs as the planner took them, the candidates and the result."""
+    """One plan: the inputs as the planner took them, the candidates and the result;
+    `ours`: the plan over the organization's machines alone (None without any, or when
+    the model fits on none of them), so the answer says what each could do or why not."""
 
     load: capacity.Load
     service: capacity.ServiceLevel
     horizon: capacity.Horizon
     candidates: CandidateSet
     result: capacity.PlanResult
+    ours: capacity.PlanResult | None = None
+    model: LLMModel | None = None
+    inputs: CurveInputs | None = None
 
 
 def planned(
     *,
     model: LLMModel,
-    organization: Owner,
+    tenant: Tenant,
     inputs: CurveInputs,
     load: capacity.Load,
     service: capacity.ServiceLevel,
     horizon: capacity.Horizon,
     limit: int = 10,
 ) -> Planned:
-    """Plan `load` at `service` over the organization's candidates for `model` (the page
+    """Plan `load` at `service` over the tenant's organization's candidates for `model` (the page
     and the API both call this). Raises RequestError naming the planner's field; a model
     no candidate can size raises it under `candidates` (or the estimator's own field)."""
-    found = candidate_set(model=model, organization=organization, inputs=inputs)
+    found = candidate_set(model=model, tenant=tenant, inputs=inputs, horizon=horizon)
     if not found.candidates:
-        field, message = found.refused or ("candidates", "no card to plan with")
+        field, message = found.refused or ("candidates", _("No card to plan with."))
         if field.startswith(("device.", "engine.", "weights.", "quant")):
-            field, message = "candidates", "the model fits on none of the candidates"
+            field, message = "candidates", _("The model fits on none of the candidates.")
         raise RequestError(field, message)
     result = capacity.plan(
         load=load, service=service, candidates=found.candidates, horizon=horizon, limit=limit
     )
-    return Planned(load, service, horizon, found, result)
+    owned = [c for c in found.candidates if found.sources[c.label].kind == INVENTORY]
+    ours = None
+    if owned:
+        try:
+            ours = capacity.plan(
+                load=load, service=service, candidates=owned, horizon=horizon, limit=limit
+            )
+        except RequestError:  # the model fits on none of the machines
+            ours = None
+    return Planned(load, service, horizon, found, result, ours, model, inputs)
+
+
+def impossible_service(planned: Planned) -> dict[str, str]:
+    """The service-level fields no candidate can meet even without load, by form field,
+    each with the best any candidate achieves: a TTFT p95 below every candidate's no-load
+    TTFT, or a per-user speed above every candidate's speed for one user alone. Empty when
+    a plan was found or the miss is one of load (more cards or replicas would do)."""
+    if planned.result.cheapest is not None:
+        return {}
+    fitting = [c.curve for c in planned.candidates.candidates if c.curve.max_sequences > 0]
+    if not fitting:
+        return {}
+    wrong: dict[str, str] = {}
+    fastest_first_token = min(curve.ttft_s for curve in fitting)
+    if planned.service.ttft_p95_s < fastest_first_token:
+        wrong[form_field("service.ttft_p95_s")] = _(
+            "No candidate answers that fast even without load: the best time to first "
+            "token is %(best)s s."
+        ) % {"best": f"{fastest_first_token:.3g}"}
+    fastest_user = max(curve.points[0][1] for curve in fitting)
+    if planned.service.tokens_per_s_per_user > fastest_user:
+        wrong[form_field("service.tokens_per_s_per_user")] = _(
+            "No candidate decodes that fast even for one user alone: the best is %(best)s tokens/s."
+        ) % {"best": f"{fastest_user:.3g}"}
+    return wrong

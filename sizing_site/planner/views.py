@@ -15,7 +15,8 @@ from django.shortcuts import render
 from estimator.api import RequestError
 from sizing_site.planner import selectors
 from sizing_site.planner.forms import DEFAULTS, PlanForm
-from sizing_site.planner.output import planned_data
+from sizing_site.planner.output import planned_data, what_if_chart
+from sizing_site.planner.whatif import what_if
 from sizing_site.tenancy.access import tenant_for
 
 INITIAL = {**DEFAULTS, "users": "200", "n_plus_one": True}
@@ -24,23 +25,33 @@ INITIAL = {**DEFAULTS, "users": "200", "n_plus_one": True}
 @login_required
 def plan(request: HttpRequest, org_slug: str) -> HttpResponse:
     tenant = tenant_for(request.user, org_slug)
-    answer = None
+    answer = chart = None
     if "model" in request.GET:
         form = PlanForm.from_data(request.GET)
         if form.is_valid():
             try:
-                planned = form.plan(organization=tenant.organization)
+                planned = form.plan(tenant=tenant)
             except RequestError as exc:
                 name = selectors.form_field(exc.field)
                 form.add_error(name if name in form.fields else None, exc.message)
             else:
-                answer = planned_data(planned, model_slug=form.cleaned_data["model"])
+                # An impossible service level: the field named, and the nearest miss too
+                impossible = selectors.impossible_service(planned)
+                for name, message in impossible.items():
+                    form.add_error(name, message)
+                answer = planned_data(
+                    planned,
+                    model_slug=form.cleaned_data["model"],
+                    what_if=None if impossible else what_if(planned),
+                )
                 _label_fixes(answer, form)
+                if answer["what_if"] is not None:
+                    chart = what_if_chart(answer["what_if"])
     else:
         form = PlanForm(initial=INITIAL)
     choices = [("", "—"), *selectors.planner_model_choices()]
     form.fields["model"].widget = forms.Select(choices=choices)
-    context = {"tenant": tenant, "form": form, "answer": answer}
+    context = {"tenant": tenant, "form": form, "answer": answer, "chart": chart}
     return render(
         request, "planner/plan.html", context, status=400 if form.is_bound and form.errors else 200
     )

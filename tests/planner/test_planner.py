@@ -22,8 +22,10 @@ from catalog.services.seed import catalog_load
 from estimator import capacity
 from pricing import services as pricing
 from pricing.models import CloudOffer, CloudProvider
+from sizing_site.fleet.models import InventoryMachine
 from sizing_site.planner import selectors
 from sizing_site.planner.forms import DEFAULTS
+from sizing_site.tenancy.access import tenant_for
 from tests.cast import CastTestCase
 
 MODEL = "qwen3-32b"
@@ -47,6 +49,7 @@ class PlannerTestCase(CastTestCase):
         pricing.price_source_refresh(source_id=feed.pk)
 
     def setUp(self) -> None:
+        self.member = {"org-a": self.bob, "org-b": self.charlie}
         translation.activate("en")
         self.addCleanup(translation.deactivate)
 
@@ -56,6 +59,7 @@ class PlannerTestCase(CastTestCase):
         return client.post(url, json.dumps(body), content_type="application/json")
 
     def candidates(self, organization: Any, **values: int) -> selectors.CandidateSet:
+        """The candidates of `organization` as its page's tenant sees them."""
         inputs = {
             "context_tokens": int(DEFAULTS["context_tokens"]),
             "prompt_tokens": int(DEFAULTS["prompt_tokens"]),
@@ -64,7 +68,7 @@ class PlannerTestCase(CastTestCase):
         }
         return selectors.candidate_set(
             model=selectors.planner_model(slug=MODEL),
-            organization=organization,
+            tenant=tenant_for(self.member[organization.slug], organization.slug),
             inputs=selectors.CurveInputs(**inputs),
         )
 
@@ -91,9 +95,20 @@ class PlanApiTest(PlannerTestCase):
             {"$ref": ref, "components": _json_schema(document["components"])}
         )
         feasible = self.post(EXAMPLE).json()
-        missed = self.post({**EXAMPLE, "ttft_p95_s": 0.001, "tokens_per_s_per_user": 1}).json()
+        missed = self.post({**EXAMPLE, "users": 1_000_000, "think_s": 0}).json()
         for answer in (feasible, missed):
             errors = [e.message for e in validator.iter_errors(answer)]
+            assert errors == [], errors[:3]
+        assert missed["feasible"] is False
+        refusal = operation["responses"]["400"]["content"]["application/json"]["schema"]
+        refused = Draft202012Validator(
+            {**refusal, "components": _json_schema(document["components"])}
+        )
+        impossible = self.post({**EXAMPLE, "ttft_p95_s": 0.001, "tokens_per_s_per_user": 1})
+        zero = self.post({**EXAMPLE, "users": 0})
+        for response in (impossible, zero):
+            assert response.status_code == 400
+            errors = [e.message for e in refused.iter_errors(response.json())]
             assert errors == [], errors[:3]
 
     def test_the_cheapest_plan_is_the_pure_planners_over_the_same_candidates(self) -> None:
@@ -143,19 +158,52 @@ class PlanApiTest(PlannerTestCase):
         assert response.status_code == 400
         assert list(response.json()["errors"]) == ["context_tokens"]
 
-    def test_a_ttft_below_the_no_load_ttft_gives_the_nearest_miss(self) -> None:
+    def test_a_ttft_below_every_no_load_ttft_is_a_400_with_the_nearest_miss(self) -> None:
         # 1 tok/s: speed never blocks, so each candidate misses on its no-load TTFT
         response = self.post({**EXAMPLE, "ttft_p95_s": 0.001, "tokens_per_s_per_user": 1})
-        assert response.status_code == 200
-        answer = response.json()
+        assert response.status_code == 400
+        body = response.json()
+        lowest = min(c.curve.ttft_s for c in self.candidates(self.org_a).candidates)
+        assert body["errors"] == {
+            "ttft_p95_s": [
+                "No candidate answers that fast even without load: the best time to first "
+                f"token is {lowest:.3g} s."
+            ]
+        }
+        answer = body["nearest_miss"]
         assert answer["feasible"] is False and answer["plans"] == []
         miss = answer["nearest_miss"]
         assert miss["field"] == "ttft_p95_s"
         assert miss["required"] == 0.001
         # the fix: accept the candidate's no-load TTFT, the lowest of all candidates
         assert miss["fixes"] == [{"field": "ttft_p95_s", "value": miss["achievable"]}]
-        lowest = min(c.curve.ttft_s for c in self.candidates(self.org_a).candidates)
         assert miss["achievable"] == lowest > 0.001
+
+    def test_a_speed_above_every_single_user_speed_is_a_400_naming_it(self) -> None:
+        response = self.post({**EXAMPLE, "tokens_per_s_per_user": 5000})
+        assert response.status_code == 400
+        body = response.json()
+        best = max(
+            c.curve.points[0][1] for c in self.candidates(self.org_a).candidates if c.curve.points
+        )
+        assert body["errors"] == {
+            "tokens_per_s_per_user": [
+                "No candidate decodes that fast even for one user alone: the best is "
+                f"{best:.3g} tokens/s."
+            ]
+        }
+        assert body["nearest_miss"]["nearest_miss"]["achievable"] == best
+
+    def test_a_load_past_every_candidates_reach_is_a_200_without_a_plan(self) -> None:
+        # feasible in principle (the SLO is met at low load), but a million users who never
+        # think need more than capacity.MAX_REPLICAS replicas of any candidate
+        response = self.post({**EXAMPLE, "users": 1_000_000, "think_s": 0})
+        assert response.status_code == 200, response.content
+        answer = response.json()
+        assert answer["feasible"] is False and answer["plans"] == []
+        miss = answer["nearest_miss"]
+        assert miss["field"] == "replicas"
+        assert miss["required"] > miss["achievable"] == capacity.MAX_REPLICAS
 
     def test_an_unknown_model_is_a_404_naming_it(self) -> None:
         response = self.post({**EXAMPLE, "model": "no-such-model"})
@@ -241,13 +289,19 @@ class PlannerPageTest(PlannerTestCase):
         assert response.status_code == 400
         assert list(response.context["form"].errors) == ["users"]
 
-    def test_no_plan_shows_the_nearest_miss_and_its_fix(self) -> None:
+    def test_an_impossible_slo_is_a_400_next_to_its_field_with_the_nearest_miss(self) -> None:
         self.client.force_login(self.bob)
         response = self.client.get(
             self.url(model=MODEL, users="5", ttft_p95_s="0.001", tokens_per_s_per_user="1")
         )
-        assert response.status_code == 200
+        assert response.status_code == 400
+        assert list(response.context["form"].errors) == ["ttft_p95_s"]
+        api = self.post(
+            {"model": MODEL, "users": 5, "ttft_p95_s": 0.001, "tokens_per_s_per_user": 1}
+        ).json()
+        assert response.context["form"].errors["ttft_p95_s"] == api["errors"]["ttft_p95_s"]
         html = response.content.decode()
+        assert "No candidate answers that fast even without load" in html
         assert "No plan meets this" in html
         assert "Time to first token, p95 (s)" in html  # the fix, by its field's label
 
@@ -263,3 +317,225 @@ class PlannerPageTest(PlannerTestCase):
         # and rented shares its curves)
         assert 0 < cold <= first.json()["candidates_considered"]
         assert built.call_count == cold  # the second plan called the estimator for no curve
+
+
+PRO_6000 = "nvidia-rtx-pro-6000-blackwell-workstation-edition"
+OURS = "4x L40S (ours)"
+
+
+class InventoryCandidatesTest(PlannerTestCase):
+    """The issue's worked example with the organization's own machine: org A has a
+    "4x L40S" (4 catalog L40S, power blank: the card's 350 W TDP), public H100 offers rent,
+    and the RTX PRO 6000 is the one card to buy. The catalog has no price for the PRO 6000
+    (catalog/data/ACCELERATORS.md: street price not verified), so the test sets the
+    example's 8,500 USD; org A's negotiated H100 feed and the other cards to buy and rent
+    are taken away so the three sources of the example are the only ones."""
+
+    ours: InventoryMachine
+    theirs: InventoryMachine
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()
+        Accelerator.objects.exclude(slug=PRO_6000).update(price_usd=None)
+        Accelerator.objects.filter(slug=PRO_6000).update(price_usd=8500)
+        CloudOffer.all_orgs.exclude(
+            accelerator__slug="nvidia-h100-sxm5-80gb", organization__isnull=True
+        ).delete()
+        l40s = Accelerator.objects.get(slug="nvidia-l40s")
+        add = InventoryMachine.all_tenants.create
+        cls.ours = add(organization=cls.org_a, name="4x L40S", accelerator=l40s, card_count=4)
+        cls.theirs = add(organization=cls.org_b, name="B box", accelerator=l40s, card_count=8)
+
+    def test_the_machine_is_a_candidate_first_with_its_cards_and_power(self) -> None:
+        found = self.candidates(self.org_a)
+        ours = [c for c in found.candidates if c.label == OURS]
+        assert ours and found.candidates[: len(ours)] == tuple(ours)  # first in the bound
+        assert {c.tensor_parallel for c in ours} == {1, 2, 4}
+        for candidate in ours:
+            assert candidate.cards_available == 4
+            assert candidate.purchase_usd_per_card is None  # sunk
+            assert candidate.rent_usd_per_card_hour is None
+            assert candidate.power_w_per_card == 350.0  # 1,400 W effective over 4 cards
+        assert found.sources[OURS].machine == str(self.ours.code)
+        kinds = {source.kind for source in found.sources.values()}
+        assert kinds == {selectors.INVENTORY, selectors.CLOUD, selectors.BUY}
+
+    def test_the_worked_example_lists_the_machines_miss_and_ranks_the_others(self) -> None:
+        response = self.post(EXAMPLE)
+        assert response.status_code == 200, response.content
+        answer = response.json()
+        assert answer["feasible"] is True
+        # The L40S machine cannot do it: vLLM FP8 over 2 L40S decodes one sequence at
+        # 28.3 tok/s < 30 (tests/estimator/test_capacity.py, docs/capacity.md).
+        ours = answer["inventory"]
+        assert ours["feasible"] is False and ours["plans"] == []
+        miss = ours["nearest_miss"]
+        assert (miss["label"], miss["engine"], miss["quant"], miss["tensor_parallel"]) == (
+            OURS,
+            "vllm",
+            "fp8",
+            2,
+        )
+        assert miss["field"] == "tokens_per_s_per_user"
+        assert round(miss["achievable"], 1) == 28.3
+        assert miss["source"]["kind"] == "inventory"
+        assert miss["source"]["machine"] == str(self.ours.code)
+        assert {m["label"] for m in ours["misses"]} == {OURS}
+        # The others are ranked cheapest first: bought RTX PRO 6000 and rented H100 only.
+        plans = answer["plans"]
+        assert all(p["label"] != OURS for p in plans)
+        costs = [p["monthly_usd"] for p in plans]
+        assert costs == sorted(costs)
+        kinds = {p["source"]["kind"] for p in plans}
+        assert kinds == {"buy", "cloud"}, kinds
+        for plan in plans:
+            slug = plan["source"]["accelerator"]
+            assert slug == (
+                PRO_6000 if plan["source"]["kind"] == "buy" else "nvidia-h100-sxm5-80gb"
+            )
+        cheapest = answer["cheapest"]
+        assert cheapest["source"]["accelerator"] == PRO_6000
+        assert cheapest["monthly_owned_usd"] == cheapest["monthly_usd"]  # bought: owned
+        # docs/capacity.md's table: PRO 6000 vLLM FP8, 15 + 1 x TP2, 32 cards, 10,810 USD
+        # owned; H100 vLLM FP8 4 + 1 x TP2 at 2.99 USD/h a card, 10 cards, 21,827 rented
+        assert (cheapest["engine"], cheapest["quant"], cheapest["tensor_parallel"]) == (
+            "vllm",
+            "fp8",
+            2,
+        )
+        assert (cheapest["cards"], round(cheapest["monthly_usd"])) == (32, 10810)
+        rented = [(p["tensor_parallel"], p["cards"], round(p["monthly_usd"])) for p in plans]
+        assert (2, 10, 21827) in rented
+        # The page shows the same answer and the machine's miss.
+        self.client.force_login(self.bob)
+        page = self.client.get(
+            reverse("planner:plan", args=["org-a"]) + "?model=qwen3-32b&users=200&n_plus_one=on"
+        )
+        assert page.context["answer"]["inventory"] == ours
+        html = page.content.decode()
+        assert "Our machines" in html and OURS in html
+        assert "one user alone decodes at 28.3 tokens/s." in html
+
+    def test_another_orgs_machines_never_appear(self) -> None:
+        mine = self.candidates(self.org_a)
+        theirs = self.candidates(self.org_b)
+        assert "B box (ours)" not in mine.sources and OURS in mine.sources
+        assert OURS not in theirs.sources and "B box (ours)" in theirs.sources
+        a = self.post(EXAMPLE).content.decode()
+        b = self.post(EXAMPLE, user=self.charlie, url="/api/v1/o/org-b/plans/").content.decode()
+        assert "B box" not in a and str(self.theirs.code) not in a
+        assert OURS not in b and str(self.ours.code) not in b
+
+    def test_an_internal_rate_is_rented_over_the_cards(self) -> None:
+        InventoryMachine.all_tenants.filter(pk=self.ours.pk).update(
+            internal_usd_per_hour=6, electricity_usd_per_kwh=0.3
+        )
+        found = self.candidates(self.org_a)
+        label = "4x L40S (ours, internal rate)"
+        ours = [c for c in found.candidates if c.label == label]
+        assert ours and all(c.rent_usd_per_card_hour == 1.5 for c in ours)
+        assert all(c.power_w_per_card is None for c in ours)
+        InventoryMachine.all_tenants.filter(pk=self.ours.pk).update(internal_usd_per_hour=None)
+        # owned at 0.30 USD/kWh, twice the horizon's 0.15: twice the power at its price
+        found = self.candidates(self.org_a)
+        assert {c.power_w_per_card for c in found.candidates if c.label == OURS} == {700.0}
+
+
+class WhatIfTest(PlannerTestCase):
+    """The cheapest plan of the worked example (org A: its negotiated H100 at 0.50 USD a
+    card-hour, vLLM FP8, TP 2, 10 cards) planned again at 2x and 0.5x the load and with
+    the next quant down and up, and its SLO boundary."""
+
+    def candidate(self, found: selectors.CandidateSet, plan: dict[str, Any], quant: str) -> Any:
+        return next(
+            c
+            for c in found.candidates
+            if (c.label, c.engine, c.quant, c.tensor_parallel)
+            == (plan["label"], plan["engine"], quant, plan["tensor_parallel"])
+        )
+
+    def test_load_and_quant_what_ifs_and_the_boundary(self) -> None:
+        answer = self.post(EXAMPLE).json()
+        cheapest, what = answer["cheapest"], answer["what_if"]
+        assert (what["label"], what["quant"], what["cards"]) == (
+            cheapest["label"],
+            cheapest["quant"],
+            cheapest["cards"],
+        )
+        assert (what["engine"], what["quant"], what["tensor_parallel"]) == ("vllm", "fp8", 2)
+        cases = {case["case"]: case for case in what["cases"]}
+        assert list(cases) == ["load_2x", "load_0.5x", "quant_down", "quant_up"]
+        double, half = cases["load_2x"]["plan"], cases["load_0.5x"]["plan"]
+        assert (cases["load_2x"]["amount"], cases["load_0.5x"]["amount"]) == (400, 100)
+        # 2x the load is never cheaper, half never dearer (same cards, engine, quant, TP)
+        assert double["monthly_usd"] >= cheapest["monthly_usd"] >= half["monthly_usd"]
+        assert (double["cards"], double["monthly_usd"]) == (18, 6570.0)  # 8 + 1 x TP2 at 0.5
+        assert (half["cards"], half["monthly_usd"]) == (6, 2190.0)  # 2 + 1 x TP2
+        # the quants either side of FP8 on vLLM's ladder (bf16, fp8, w8a8, awq-int4, ...)
+        assert (cases["quant_down"]["quant"], cases["quant_up"]["quant"]) == ("awq-int4", "bf16")
+        # quant up is the plan the planner itself made of the BF16 candidate
+        found = self.candidates(self.org_a)
+        bf16 = capacity.plan(
+            load=capacity.Load(users=200, think_s=30, prompt_tokens=1000, output_tokens=400),
+            service=capacity.ServiceLevel(
+                ttft_p95_s=1.5, tokens_per_s_per_user=30, spare_replicas=1
+            ),
+            candidates=[self.candidate(found, cheapest, "bf16")],
+            horizon=capacity.Horizon(),
+        ).cheapest
+        assert bf16 is not None
+        assert cases["quant_up"]["plan"]["monthly_usd"] == bf16.monthly_usd == 5110.0
+        assert cases["quant_up"]["plan"]["cards"] == bf16.cards == 14
+        # the boundary: capacity.plan with the plan's 10 cards serves it and not one more
+        chosen = self.candidate(found, cheapest, "fp8")
+        fixed = capacity.Candidate(
+            label=chosen.label,
+            curve=chosen.curve,
+            engine=chosen.engine,
+            quant=chosen.quant,
+            tensor_parallel=chosen.tensor_parallel,
+            cards_available=cheapest["cards"],
+            rent_usd_per_card_hour=chosen.rent_usd_per_card_hour,
+        )
+
+        def serves(users: int) -> bool:
+            return (
+                capacity.plan(
+                    load=capacity.Load(
+                        users=users, think_s=30, prompt_tokens=1000, output_tokens=400
+                    ),
+                    service=capacity.ServiceLevel(
+                        ttft_p95_s=1.5, tokens_per_s_per_user=30, spare_replicas=1
+                    ),
+                    candidates=[fixed],
+                ).cheapest
+                is not None
+            )
+
+        boundary = what["boundary"]
+        assert boundary == 216 and serves(boundary) and not serves(boundary + 1)
+        assert boundary >= 200  # the plan serves the planned load
+        points = [(p["amount"], p["monthly_usd"]) for p in what["points"]]
+        assert points == [(50, 2190.0), (100, 2190.0), (200, 3650.0), (400, 6570.0), (800, 10950.0)]
+
+    def test_the_page_draws_the_chart_with_the_boundary(self) -> None:
+        self.client.force_login(self.bob)
+        response = self.client.get(
+            reverse("planner:plan", args=["org-a"]) + "?model=qwen3-32b&users=200&n_plus_one=on"
+        )
+        assert response.status_code == 200
+        answer = response.context["answer"]
+        assert answer["what_if"] == self.post(EXAMPLE).json()["what_if"]
+        html = response.content.decode()
+        assert "What if" in html and '<svg class="what-if-chart"' in html
+        assert 'class="slo-boundary"' in html
+        chart = response.context["chart"]
+        assert len(chart["dots"]) == 5
+        # the boundary line sits between the 200- and 400-user points (216 users)
+        assert chart["dots"][2]["x"] < chart["boundary_x"] < chart["dots"][3]["x"]
+        assert "Its 10 cards serve at most 216 users within the service level." in html
+
+    def test_no_what_if_without_a_plan(self) -> None:
+        answer = self.post({**EXAMPLE, "users": 1_000_000, "think_s": 0}).json()
+        assert answer["feasible"] is False and answer["what_if"] is None
