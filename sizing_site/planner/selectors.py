@@ -37,6 +37,7 @@ from catalog.scoping import Owner
 from catalog.sizing import Setup, can_size_accelerator, measured_weights, sizing_request
 from catalog.sizing.cache import remembered
 from catalog.sizing.candidates import explore_model
+from catalog.sizing.requests import llama_like
 from catalog.sizing.workflows import default_quant
 from estimator import capacity
 from estimator.api import RequestError, request_to_dict
@@ -49,6 +50,10 @@ TENSOR_PARALLEL = (1, 2, 4, 8)
 BUY_MAX_CARDS = 8  # cards to buy: one host of up to 8
 SERVER_ENGINE = "vllm"
 SERVER_QUANTS = ("fp8", "bf16")  # vLLM's checkpoints, where vLLM runs on the card
+# GGUF quants a llama.cpp-like default engine is also tried at, besides the best that fits:
+# a smaller file leaves room for more sequences and decodes faster, which can make a plan
+# cheaper than the least compressed quant does (the issue's worked example: Q4_K_M).
+GGUF_QUANTS = ("Q8_0", "Q4_K_M")
 # A bought card's hourly figure for ordering the sources only (3 years of 730 h).
 _ORDER_HOURS = 36 * 730
 BUY = "buy"
@@ -241,12 +246,15 @@ def engine_pairs(
     card: Accelerator, matrix: hardware.SupportMatrix
 ) -> list[tuple[hardware.EngineChoice, str]]:
     """The (engine, quant) pairs tried on a card: its default engine with the best quant
-    that fits ("", resolved by workflows.default_quant), then vLLM FP8 and BF16 where vLLM
-    runs on it (the default pair is left out when the default engine is vLLM itself)."""
+    that fits ("", resolved by workflows.default_quant) and, for a GGUF engine, at Q8_0 and
+    Q4_K_M too; then vLLM FP8 and BF16 where vLLM runs on it (the default pair is left out
+    when the default engine is vLLM itself)."""
     pairs: list[tuple[hardware.EngineChoice, str]] = []
     default = matrix.default_for(card)
     if default is not None and default.engine != SERVER_ENGINE:
         pairs.append((default, ""))
+        if llama_like(default.engine):
+            pairs.extend((default, quant) for quant in GGUF_QUANTS)
     server = matrix.choice(card, SERVER_ENGINE)
     if server is not None:
         pairs.extend((server, quant) for quant in SERVER_QUANTS)
@@ -280,6 +288,7 @@ def candidate_set(
     candidates: list[capacity.Candidate] = []
     by_label: dict[str, CardSource] = {}
     refused: tuple[str, str] | None = None
+    seen: set[tuple[str, str, str, int]] = set()
     for source, choice, quant, tp in kept:
         built = replica_curve_for(
             model=model, card=source.accelerator, choice=choice, quant=quant, tp=tp, inputs=inputs
@@ -289,6 +298,9 @@ def candidate_set(
             continue
         resolved, curve = built
         label = source_label(source)
+        if (label, choice.engine, resolved, tp) in seen:  # "" resolved to a quant tried anyway
+            continue
+        seen.add((label, choice.engine, resolved, tp))
         by_label[label] = source
         candidates.append(
             capacity.Candidate(

@@ -10,6 +10,7 @@ from dataclasses import asdict
 from typing import Any
 from unittest import mock
 
+import pytest
 from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.test import Client
@@ -17,6 +18,7 @@ from django.urls import reverse
 from django.utils import translation
 from jsonschema import Draft202012Validator
 
+from catalog import hardware
 from catalog.models import Accelerator
 from catalog.services.seed import catalog_load
 from estimator import capacity
@@ -313,9 +315,10 @@ class PlannerPageTest(PlannerTestCase):
             second = self.post(EXAMPLE)
         assert first.status_code == second.status_code == 200
         assert first.json() == second.json()
-        # one estimator curve per distinct card, engine, quant and TP (a card both bought
-        # and rented shares its curves)
-        assert 0 < cold <= first.json()["candidates_considered"]
+        # at most one estimator curve per (card, engine, quant, TP) tried: a card both bought
+        # and rented shares its curves; the best-that-fits quant may resolve to Q8_0 or
+        # Q4_K_M, tried anyway (one curve more, the candidate kept once)
+        assert 0 < cold <= 2 * first.json()["candidates_considered"]
         assert built.call_count == cold  # the second plan called the estimator for no curve
 
 
@@ -397,16 +400,34 @@ class InventoryCandidatesTest(PlannerTestCase):
         cheapest = answer["cheapest"]
         assert cheapest["source"]["accelerator"] == PRO_6000
         assert cheapest["monthly_owned_usd"] == cheapest["monthly_usd"]  # bought: owned
-        # docs/capacity.md's table: PRO 6000 vLLM FP8, 15 + 1 x TP2, 32 cards, 10,810 USD
-        # owned; H100 vLLM FP8 4 + 1 x TP2 at 2.99 USD/h a card, 10 cards, 21,827 rented
+        # The hand calculation of tests/estimator/test_capacity.py
+        # (test_it_works_the_example_step_by_step), through the portal: llama.cpp Q4_K_M on
+        # one card a replica, 12 slots each, 7 + 1 replicas = 8 cards, utilisation 0.748,
+        # TTFT p95 = the unloaded 0.438 s; (8,500 + 2,000) / 36 + 82.13 = 373.79 USD a card a
+        # month x 8 = 2,990.33 owned.
         assert (cheapest["engine"], cheapest["quant"], cheapest["tensor_parallel"]) == (
-            "vllm",
-            "fp8",
-            2,
+            "llama.cpp",
+            "Q4_K_M",
+            1,
         )
-        assert (cheapest["cards"], round(cheapest["monthly_usd"])) == (32, 10810)
-        rented = [(p["tensor_parallel"], p["cards"], round(p["monthly_usd"])) for p in plans]
-        assert (2, 10, 21827) in rented
+        assert (cheapest["cards"], cheapest["replicas"], cheapest["slots_per_replica"]) == (
+            8,
+            8,
+            12,
+        )
+        assert cheapest["monthly_usd"] == pytest.approx(2990.33, abs=0.01)
+        assert cheapest["utilisation"] == pytest.approx(0.748, abs=0.001)
+        assert cheapest["ttft_p95_s"] == pytest.approx(0.438, abs=0.001)
+        # vLLM FP8 on the same card costs more: 15 + 1 x TP2 = 32 cards, 10,810 USD owned.
+        mine = [(p["engine"], p["quant"], p["tensor_parallel"], p["cards"]) for p in plans]
+        assert ("vllm", "fp8", 2, 32) in mine
+        # Rented H100 (2.99 USD/h a card), llama.cpp Q4_K_M: 5 + 1 cards, 10,523 USD a month.
+        rented = [
+            (p["engine"], p["quant"], p["tensor_parallel"], p["cards"], round(p["monthly_usd"]))
+            for p in plans
+            if p["source"]["kind"] == "cloud"
+        ]
+        assert ("llama.cpp", "Q4_K_M", 1, 6, 10523) in rented
         # The page shows the same answer and the machine's miss.
         self.client.force_login(self.bob)
         page = self.client.get(
@@ -444,8 +465,8 @@ class InventoryCandidatesTest(PlannerTestCase):
 
 class WhatIfTest(PlannerTestCase):
     """The cheapest plan of the worked example (org A: its negotiated H100 at 0.50 USD a
-    card-hour, vLLM FP8, TP 2, 10 cards) planned again at 2x and 0.5x the load and with
-    the next quant down and up, and its SLO boundary."""
+    card-hour, llama.cpp Q4_K_M, TP 1, 5 + 1 cards) planned again at 2x and 0.5x the load
+    and with the next quant down and up, and its SLO boundary."""
 
     def candidate(self, found: selectors.CandidateSet, plan: dict[str, Any], quant: str) -> Any:
         return next(
@@ -463,32 +484,63 @@ class WhatIfTest(PlannerTestCase):
             cheapest["quant"],
             cheapest["cards"],
         )
-        assert (what["engine"], what["quant"], what["tensor_parallel"]) == ("vllm", "fp8", 2)
+        assert (what["engine"], what["quant"], what["tensor_parallel"]) == (
+            "llama.cpp",
+            "Q4_K_M",
+            1,
+        )
         cases = {case["case"]: case for case in what["cases"]}
         assert list(cases) == ["load_2x", "load_0.5x", "quant_down", "quant_up"]
         double, half = cases["load_2x"]["plan"], cases["load_0.5x"]["plan"]
         assert (cases["load_2x"]["amount"], cases["load_0.5x"]["amount"]) == (400, 100)
         # 2x the load is never cheaper, half never dearer (same cards, engine, quant, TP)
         assert double["monthly_usd"] >= cheapest["monthly_usd"] >= half["monthly_usd"]
-        assert (double["cards"], double["monthly_usd"]) == (18, 6570.0)  # 8 + 1 x TP2 at 0.5
-        assert (half["cards"], half["monthly_usd"]) == (6, 2190.0)  # 2 + 1 x TP2
-        # the quants either side of FP8 on vLLM's ladder (bf16, fp8, w8a8, awq-int4, ...)
-        assert (cases["quant_down"]["quant"], cases["quant_up"]["quant"]) == ("awq-int4", "bf16")
-        # quant up is the plan the planner itself made of the BF16 candidate
+        # 0.50 USD a card-hour x 730 h = 365 USD a card a month
+        assert (double["cards"], double["monthly_usd"]) == (11, 4015.0)  # 10 + 1 cards
+        assert (half["cards"], half["monthly_usd"]) == (4, 1460.0)  # 3 + 1 cards
+        # the nearest rungs of the catalog's GGUF ladder with fewer and with more bits per
+        # weight than Q4_K_M (whatif.next_quants)
+        assert (cases["quant_down"]["quant"], cases["quant_up"]["quant"]) == ("IQ4_XS", "Q4_1")
+        # quant up is the plan capacity.plan makes of the same cards at Q4_1
         found = self.candidates(self.org_a)
-        bf16 = capacity.plan(
+        chosen = self.candidate(found, cheapest, "Q4_K_M")
+        source = found.sources[chosen.label]
+        choice = hardware.support_matrix().default_for(source.accelerator)
+        assert choice is not None
+        built = selectors.replica_curve_for(
+            model=selectors.planner_model(slug=MODEL),
+            card=source.accelerator,
+            choice=choice,
+            quant="Q4_1",
+            tp=1,
+            inputs=selectors.CurveInputs(
+                context_tokens=int(DEFAULTS["context_tokens"]),
+                prompt_tokens=int(DEFAULTS["prompt_tokens"]),
+                output_tokens=int(DEFAULTS["output_tokens"]),
+            ),
+        )
+        assert not isinstance(built, Exception)
+        q4_1 = capacity.plan(
             load=capacity.Load(users=200, think_s=30, prompt_tokens=1000, output_tokens=400),
             service=capacity.ServiceLevel(
                 ttft_p95_s=1.5, tokens_per_s_per_user=30, spare_replicas=1
             ),
-            candidates=[self.candidate(found, cheapest, "bf16")],
+            candidates=[
+                capacity.Candidate(
+                    label=chosen.label,
+                    curve=built[1],
+                    engine=chosen.engine,
+                    quant="Q4_1",
+                    tensor_parallel=1,
+                    rent_usd_per_card_hour=chosen.rent_usd_per_card_hour,
+                )
+            ],
             horizon=capacity.Horizon(),
         ).cheapest
-        assert bf16 is not None
-        assert cases["quant_up"]["plan"]["monthly_usd"] == bf16.monthly_usd == 5110.0
-        assert cases["quant_up"]["plan"]["cards"] == bf16.cards == 14
-        # the boundary: capacity.plan with the plan's 10 cards serves it and not one more
-        chosen = self.candidate(found, cheapest, "fp8")
+        assert q4_1 is not None
+        assert cases["quant_up"]["plan"]["monthly_usd"] == q4_1.monthly_usd == 2190.0
+        assert cases["quant_up"]["plan"]["cards"] == q4_1.cards == 6
+        # the boundary: capacity.plan with the plan's 6 cards serves it and not one more
         fixed = capacity.Candidate(
             label=chosen.label,
             curve=chosen.curve,
@@ -514,10 +566,10 @@ class WhatIfTest(PlannerTestCase):
             )
 
         boundary = what["boundary"]
-        assert boundary == 216 and serves(boundary) and not serves(boundary + 1)
+        assert boundary == 214 and serves(boundary) and not serves(boundary + 1)
         assert boundary >= 200  # the plan serves the planned load
         points = [(p["amount"], p["monthly_usd"]) for p in what["points"]]
-        assert points == [(50, 2190.0), (100, 2190.0), (200, 3650.0), (400, 6570.0), (800, 10950.0)]
+        assert points == [(50, 1095.0), (100, 1460.0), (200, 2190.0), (400, 4015.0), (800, 7300.0)]
 
     def test_the_page_draws_the_chart_with_the_boundary(self) -> None:
         self.client.force_login(self.bob)
@@ -532,9 +584,9 @@ class WhatIfTest(PlannerTestCase):
         assert 'class="slo-boundary"' in html
         chart = response.context["chart"]
         assert len(chart["dots"]) == 5
-        # the boundary line sits between the 200- and 400-user points (216 users)
+        # the boundary line sits between the 200- and 400-user points (214 users)
         assert chart["dots"][2]["x"] < chart["boundary_x"] < chart["dots"][3]["x"]
-        assert "Its 10 cards serve at most 216 users within the service level." in html
+        assert "Its 6 cards serve at most 214 users within the service level." in html
 
     def test_no_what_if_without_a_plan(self) -> None:
         answer = self.post({**EXAMPLE, "users": 1_000_000, "think_s": 0}).json()
