@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from itertools import zip_longest
 from typing import Any
 
+from django.utils import formats
 from django.utils.translation import gettext as _
 
 from catalog import hardware
@@ -504,10 +505,17 @@ def impossible_service(planned: Planned) -> dict[str, str]:
         wrong[form_field("service.ttft_p95_s")] = _(
             "No candidate answers that fast even without load: the best time to first "
             "token is %(best)s s."
-        ) % {"best": f"{fastest_first_token:.3g}"}
+        ) % {"best": _significant(fastest_first_token)}
     fastest_user = max(curve.points[0][1] for curve in fitting)
     if planned.service.tokens_per_s_per_user > fastest_user:
         wrong[form_field("service.tokens_per_s_per_user")] = _(
             "No candidate decodes that fast even for one user alone: the best is %(best)s tokens/s."
-        ) % {"best": f"{fastest_user:.3g}"}
+        ) % {"best": _significant(fastest_user)}
     return wrong
+
+
+def _significant(value: float) -> str:
+    """A figure in a message: three significant digits, in the active language's number
+    format (0.0946 s; 28.3 tokens/s; 1,230 in English, 1.230 in German)."""
+    rounded = float(f"{value:.3g}")
+    return formats.number_format(int(rounded) if rounded >= 100 else rounded, use_l10n=True)
