@@ -62,6 +62,15 @@ MAX_SHARE_DAYS = 3650
 # --- errors --------------------------------------------------------------------------
 
 
+def _name(data: dict[str, Any]) -> str:
+    """The body's "name", checked as the page's rename form checks it."""
+    form = NameForm({"name": text(data, "name")})
+    if not form.is_valid():
+        raise Refused(form_errors(form))
+    name: str = form.cleaned_data["name"]
+    return name
+
+
 def _tags(data: dict[str, Any]) -> str:
     """Tags as a list of strings or the page's comma-separated text (SaveForm splits it)."""
     value = data.get("tags", "")
@@ -505,14 +514,8 @@ class ConfigurationDetailApi(ReportsApiView):
     def patch(self, request: Request, org_slug: str, code: UUID) -> Response:
         configuration = self.configuration(code)
         data = json_object(request.data, frozenset({"name"}))
-        form = NameForm({"name": text(data, "name")})
-        if not form.is_valid():
-            raise Refused(form_errors(form))
         renamed = services.saved_configuration_rename(
-            tenant=self.tenant,
-            user=request.user,
-            configuration=configuration,
-            name=form.cleaned_data["name"],
+            tenant=self.tenant, user=request.user, configuration=configuration, name=_name(data)
         )
         return Response(_detail(renamed))
 
@@ -587,14 +590,8 @@ class ConfigurationDuplicateApi(ReportsApiView):
     def post(self, request: Request, org_slug: str, code: UUID) -> Response:
         configuration = self.configuration(code)
         data = json_object(request.data, frozenset({"name"}))
-        if data.get("name") is None:
-            # The page's own name for a copy.
-            name = (_("Copy of %(name)s") % {"name": configuration.name})[:120]
-        else:
-            form = NameForm({"name": text(data, "name")})
-            if not form.is_valid():
-                raise Refused(form_errors(form))
-            name = form.cleaned_data["name"]
+        # No name: the page's own name for a copy (the service's default).
+        name = None if data.get("name") is None else _name(data)
         copy = services.saved_configuration_duplicate(
             tenant=self.tenant, user=request.user, configuration=configuration, name=name
         )

@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from sizing_site.configurator.forms import ConfiguratorState
 from sizing_site.reports import selectors
@@ -62,9 +63,12 @@ def saved_configuration_create(
 
 @transaction.atomic
 def saved_configuration_duplicate(
-    *, tenant: Tenant, user: Any, configuration: SavedConfiguration, name: str
+    *, tenant: Tenant, user: Any, configuration: SavedConfiguration, name: str | None = None
 ) -> SavedConfiguration:
-    """A copy with the same frozen snapshot (not recomputed), saved by `user`."""
+    """A copy with the same frozen snapshot (not recomputed), saved by `user`; named "Copy
+    of <name>" (cut to the name's 120 characters) unless `name` is given."""
+    if name is None:
+        name = (_("Copy of %(name)s") % {"name": configuration.name})[:120]
     copy = SavedConfiguration.all_tenants.create(
         organization=tenant.organization,
         name=name,

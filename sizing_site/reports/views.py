@@ -200,9 +200,8 @@ def configuration_rename(request: HttpRequest, org_slug: str, code: UUID) -> Htt
 def configuration_duplicate(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
     tenant = _post_tenant(request, org_slug)
     configuration = get_owned_or_404(tenant, SavedConfiguration, code)
-    name = _("Copy of %(name)s") % {"name": configuration.name}
     copy = services.saved_configuration_duplicate(
-        tenant=tenant, user=request.user, configuration=configuration, name=name[:120]
+        tenant=tenant, user=request.user, configuration=configuration
     )
     return redirect("reports:report", org_slug=org_slug, code=copy.code)
 
