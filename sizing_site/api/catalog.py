@@ -150,7 +150,21 @@ def _boolean(params: Mapping[str, str], name: str) -> bool | None:
 # --- the common view -----------------------------------------------------------------------
 
 
-class CatalogView(generics.GenericAPIView[Any]):
+class RevalidatedReads(APIView):
+    """GET and HEAD answers are private and revalidated every time (an ETag answers the
+    revalidation): they differ by caller (Accept, Cookie, Authorization)."""
+
+    def finalize_response(
+        self, request: Request, response: Response, *args: Any, **kwargs: Any
+    ) -> Response:
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if request.method in ("GET", "HEAD"):
+            response["Cache-Control"] = "private, no-cache"
+            patch_vary_headers(response, ("Accept", "Cookie", "Authorization"))
+        return response
+
+
+class CatalogView(RevalidatedReads, generics.GenericAPIView[Any]):
     """Reads with ETag/Last-Modified, one error shape, and PATCH for staff."""
 
     permission_classes = [ReadOrStaffPatch]
@@ -224,15 +238,6 @@ class CatalogView(generics.GenericAPIView[Any]):
         staff = bool(getattr(request.user, "is_staff", False))
         basis = f"{version}|{request.get_full_path()}|{staff}|{request.accepted_media_type}"
         return quote_etag(hashlib.sha256(basis.encode()).hexdigest()[:32])
-
-    def finalize_response(
-        self, request: Request, response: Response, *args: Any, **kwargs: Any
-    ) -> Response:
-        response = super().finalize_response(request, response, *args, **kwargs)
-        if request.method in ("GET", "HEAD"):
-            response["Cache-Control"] = "private, no-cache"
-            patch_vary_headers(response, ("Accept", "Cookie", "Authorization"))
-        return response
 
 
 def if_none_match_etags(header: str) -> set[str]:

@@ -28,7 +28,6 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.files.uploadedfile import SimpleUploadedFile, UploadedFile
 from django.urls import path
-from django.utils.cache import patch_vary_headers
 from django.utils.datastructures import MultiValueDict
 from django.utils.http import http_date, quote_etag
 from django.utils.translation import gettext as _
@@ -43,7 +42,7 @@ from rest_framework.views import APIView
 from pricing import selectors, services
 from pricing.models import CloudOffer, CloudProvider, RunStatus
 from sizing_site.api import schema
-from sizing_site.api.catalog import if_none_match_etags
+from sizing_site.api.catalog import RevalidatedReads, if_none_match_etags
 from sizing_site.api.errors import Refused, form_errors, text
 from sizing_site.api.pagination import NumberedPages
 from sizing_site.prices.forms import FeedUploadForm, OfferFilterForm
@@ -186,7 +185,7 @@ class PriceOrgFeeds(serializers.Serializer[Any]):
 # --- conditional reads ------------------------------------------------------------------
 
 
-class ConditionalRead(APIView):
+class ConditionalRead(RevalidatedReads):
     """GET answers carry an ETag of their content; a matching If-None-Match is a 304.
     Private and revalidated every time, as the catalog's reads are."""
 
@@ -199,15 +198,6 @@ class ConditionalRead(APIView):
         response["ETag"] = etag
         if newest is not None:
             response["Last-Modified"] = http_date(newest.timestamp())
-        return response
-
-    def finalize_response(
-        self, request: Request, response: Response, *args: Any, **kwargs: Any
-    ) -> Response:
-        response = super().finalize_response(request, response, *args, **kwargs)
-        if request.method in ("GET", "HEAD"):
-            response["Cache-Control"] = "private, no-cache"
-            patch_vary_headers(response, ("Accept", "Cookie", "Authorization"))
         return response
 
 
