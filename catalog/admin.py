@@ -122,6 +122,7 @@ class LLMModelAdmin(ExportAdmin, SimpleHistoryAdmin):
         "updated",
     ]
     list_filter = [
+        "organization",
         "needs_review",
         "family",
         "architecture",
@@ -141,6 +142,10 @@ class LLMModelAdmin(ExportAdmin, SimpleHistoryAdmin):
     ]
     inlines = [ModelWeightsInline]
     actions = [mark_reviewed]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[LLMModel]:
+        # Staff curate every row: the public catalog and the organisations' own entries.
+        return LLMModel.all_orgs.all()
 
     def save_model(self, request: HttpRequest, obj: LLMModel, form: Any, change: bool) -> None:
         if obj.config:
@@ -169,6 +174,7 @@ class AcceleratorAdmin(ExportAdmin, SimpleHistoryAdmin):
         "needs_review",
     ]
     list_filter = [
+        "organization",
         "needs_review",
         "curated",
         "vendor",
@@ -184,6 +190,11 @@ class AcceleratorAdmin(ExportAdmin, SimpleHistoryAdmin):
     prepopulated_fields = {"slug": ["vendor", "name"]}
     readonly_fields = ["updated"]
     actions = [mark_reviewed]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Accelerator]:
+        # Staff curate every row: the public catalog and the organisations' own entries.
+        return Accelerator.all_orgs.all()
+
     list_per_page = 100
 
 

@@ -7,7 +7,7 @@ an admin's edit (current value differs from that snapshot) from a stale seed val
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
@@ -15,6 +15,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
+
+from catalog.scoping import CatalogManager
 
 # The fastest memory shipping (B300 HBM3e) is 8 TB/s; 20 TB/s leaves room and still
 # catches unit slips (MB/s or bits entered as GB/s).
@@ -175,8 +177,22 @@ class LLMModel(Reference):
     modalities = models.JSONField(_("modalities"), default=list, blank=True)
     tasks = models.JSONField(_("tasks"), default=list, blank=True)
     config = models.JSONField(_("config.json"), default=dict, blank=True)
+    # Blank for the public catalog; set for a row one organisation added for itself (a
+    # fine-tune, an in-house card): only that organisation's members see it.
+    organization = models.ForeignKey(
+        "tenancy.Organization",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("organization"),
+        help_text=_("Set for an organisation's own entry: only its members see it."),
+    )
 
     history = HistoricalRecords(excluded_fields=["seeded_fields", "updated"])
+
+    objects: ClassVar[CatalogManager] = CatalogManager()
+    all_orgs: ClassVar[models.Manager[Any]] = models.Manager()
 
     class Meta:
         ordering = ["family", "name"]
@@ -328,8 +344,22 @@ class Accelerator(Reference):
         verbose_name=_("default engine"),
         help_text=_("Blank: the first engine of the support matrix that runs on this card."),
     )
+    # Blank for the public catalog; set for a row one organisation added for itself (a
+    # fine-tune, an in-house card): only that organisation's members see it.
+    organization = models.ForeignKey(
+        "tenancy.Organization",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("organization"),
+        help_text=_("Set for an organisation's own entry: only its members see it."),
+    )
 
     history = HistoricalRecords(excluded_fields=["seeded_fields", "updated"])
+
+    objects: ClassVar[CatalogManager] = CatalogManager()
+    all_orgs: ClassVar[models.Manager[Any]] = models.Manager()
 
     class Meta:
         ordering = ["vendor", "name"]

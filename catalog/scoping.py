@@ -71,3 +71,18 @@ class OrgOptionalManager(TenantManager):
         return self._unscoped().filter(
             Q(organization__isnull=True) | Q(organization__in=[o.pk for o in organizations])
         )
+
+
+class CatalogManager(OrgOptionalManager):
+    """Catalog rows (models, accelerators): the public catalog, plus rows one organisation
+    added for itself (a fine-tune, an in-house accelerator).
+
+    Unlike the other scoped managers a plain read does not raise: the whole portal reads
+    the public catalog, so `get_queryset()` is the public rows. It stays fail-closed, as an
+    unscoped read can never return an organisation's row; pages that show them name the
+    caller's organisations with `visible_to()` or `for_organization()`. The model's
+    `all_orgs` manager is every row, for admin and the seed.
+    """
+
+    def get_queryset(self) -> models.QuerySet[Any]:
+        return self.public()

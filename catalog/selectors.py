@@ -3,9 +3,12 @@ page shows fetched up front so query counts stay flat as the catalog grows."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.db.models import Count, Prefetch, Q, QuerySet
 
 from catalog.models import Accelerator, LLMModel, ModelWeights
+from catalog.scoping import Owner
 
 PAGE_SIZE = 50
 
@@ -96,3 +99,13 @@ def accelerator_vendors() -> list[str]:
 
 def accelerator_detail(*, slug: str) -> Accelerator:
     return Accelerator.objects.get(slug=slug)
+
+
+def visible_models(organizations: Sequence[Owner]) -> QuerySet[LLMModel]:
+    """The public models plus the given organisations' own (the caller's memberships)."""
+    return LLMModel.objects.visible_to(organizations)
+
+
+def visible_accelerators(organizations: Sequence[Owner]) -> QuerySet[Accelerator]:
+    """The public accelerators plus the given organisations' own."""
+    return Accelerator.objects.visible_to(organizations)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from sizing_site.tenancy.access import Tenant
-from sizing_site.tenancy.models import Invitation, InvitationStatus, Membership
+from sizing_site.tenancy.models import Invitation, InvitationStatus, Membership, Organization
 
 
 def membership_list_for_user(*, user: AbstractBaseUser | AnonymousUser) -> list[Membership]:
@@ -36,3 +37,17 @@ def invitation_list_for_user(*, user: AbstractBaseUser | AnonymousUser) -> list[
     if not user.is_authenticated:
         return []
     return list(Invitation.objects.addressed_to(user).select_related("organization", "inviter"))
+
+
+def viewer_organizations(request: HttpRequest) -> list[Organization]:
+    """The organisations whose own catalog entries (models, accelerators) and negotiated
+    prices this request may see: the user's memberships, read once per request. An API
+    token limited to one organisation sees only that one."""
+    cached: list[Organization] | None = getattr(request, "_viewer_organizations", None)
+    if cached is None:
+        cached = [m.organization for m in membership_list_for_user(user=request.user)]
+        limit = getattr(getattr(request, "auth", None), "organization_id", None)
+        if limit is not None:
+            cached = [o for o in cached if o.pk == limit]
+        request._viewer_organizations = cached  # type: ignore[attr-defined]
+    return cached
