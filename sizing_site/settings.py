@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "sizing_site.tokens",
     "sizing_site.fleet",
     "sizing_site.planner",
+    "sizing_site.owncatalog",
     "axes",
     "csp",
 ]

@@ -42,4 +42,5 @@ urlpatterns += i18n_patterns(
     path("", include("sizing_site.tokens.urls")),
     path("", include("sizing_site.fleet.urls")),
     path("", include("sizing_site.planner.urls")),
+    path("", include("sizing_site.owncatalog.urls")),
 )

@@ -42,4 +42,6 @@ urlpatterns = [
     # (sizing_site.planner.api).
     path("", include("sizing_site.fleet.api")),
     path("", include("sizing_site.planner.api")),
+    # The org's own models and accelerators (sizing_site.owncatalog.api).
+    path("", include("sizing_site.owncatalog.api")),
 ]

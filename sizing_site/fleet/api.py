@@ -64,8 +64,10 @@ def _current(machine: InventoryMachine) -> dict[str, str]:
     return data
 
 
-def _valid(data: dict[str, str], machine: InventoryMachine | None = None) -> dict[str, Any]:
-    form = MachineForm(data, instance=machine)
+def _valid(
+    data: dict[str, str], machine: InventoryMachine | None = None, *, organization: Any = None
+) -> dict[str, Any]:
+    form = MachineForm(data, instance=machine, organization=organization)
     if not form.is_valid():
         # form_errors reads only the errors, which a ModelForm has as a Form does.
         raise Refused(form_errors(form))  # type: ignore[arg-type]
@@ -246,7 +248,10 @@ class InventoryListApi(FleetApiView):
     )
     def post(self, request: Request, org_slug: str) -> Response:
         data = json_object(request.data, ALLOWED)
-        values = _valid({**DEFAULTS, **{name: _form_value(data, name) for name in data}})
+        values = _valid(
+            {**DEFAULTS, **{name: _form_value(data, name) for name in data}},
+            organization=self.tenant.organization,
+        )
         machine = services.machine_create(tenant=self.tenant, user=request.user, values=values)
         return Response(MachineOutput(machine).data, status=status.HTTP_201_CREATED)
 
@@ -277,7 +282,9 @@ class InventoryDetailApi(FleetApiView):
         machine = self.machine(code)
         data = json_object(request.data, ALLOWED)
         sent = {name: _form_value(data, name) for name in data}
-        values = _valid({**_current(machine), **sent}, machine)
+        values = _valid(
+            {**_current(machine), **sent}, machine, organization=self.tenant.organization
+        )
         machine = services.machine_update(
             tenant=self.tenant, user=request.user, machine=machine, values=values
         )

@@ -47,10 +47,18 @@ class MachineForm(forms.ModelForm):
             "notes": forms.Textarea(attrs={"rows": 3}),
         }
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, organization: Any = None, **kwargs: Any) -> None:
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
         self.fields["name"].strip = True  # type: ignore[attr-defined]
+        if organization is not None:
+            # The public cards plus the organization's own (sizing_site.owncatalog).
+            field: Any = self.fields["accelerator"]
+            field.queryset = (
+                Accelerator.objects.visible_to([organization])
+                .filter(memory_gb__gt=0, bandwidth_gbps__gt=0)
+                .order_by("vendor", "name")
+            )
 
 
 class FleetForm(CardModelsForm):

@@ -1,0 +1,284 @@
+"""The own-catalog pages: an organisation's own models (imported from a config.json or a
+GGUF header) and accelerators. Viewers read; editors add and edit; admins delete. The
+tenant is resolved before the method is read, so an outsider gets the same 404 whatever
+the method."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+
+from catalog.models import Accelerator, LLMModel
+from catalog.services.common import CatalogError
+from catalog.services.configs import config_parse_text
+from sizing_site.owncatalog import selectors, services
+from sizing_site.owncatalog.forms import (
+    GGUF_HEADER_BYTES,
+    MAX_MODEL_POST_BYTES,
+    OwnAcceleratorForm,
+    OwnModelEditForm,
+    OwnModelForm,
+)
+from sizing_site.tenancy.access import Tenant, tenant_for
+from sizing_site.tenancy.models import Role
+
+T = "owncatalog/"
+
+
+def _body_over(request: HttpRequest, limit: int) -> bool:
+    """Whether the declared body is over `limit`, checked before Django reads any of it."""
+    length = request.META.get("CONTENT_LENGTH") or "0"
+    return not (length.isascii() and length.isdecimal()) or int(length) > limit
+
+
+def _add_errors(
+    form: forms.BaseForm, exc: ValidationError | CatalogError, field: str | None = None
+) -> None:
+    """A service's refusal on the form: a CatalogError on `field` (the input it is about),
+    a ValidationError on the fields it names."""
+    if isinstance(exc, CatalogError):
+        form.add_error(field, exc.message)
+        return
+    for field, errors in services.validation_errors(exc).items():
+        form.add_error(field if field in form.fields else None, errors)
+
+
+# --- models ----------------------------------------------------------------------------
+
+
+@login_required
+def models(request: HttpRequest, org_slug: str) -> HttpResponse:
+    tenant = tenant_for(request.user, org_slug)
+    context = {
+        "tenant": tenant,
+        "rows": selectors.own_model_list(tenant=tenant).prefetch_related("weights"),
+        "can_edit": tenant.can(Role.EDITOR),
+        "can_delete": tenant.can(Role.ADMIN),
+    }
+    return render(request, T + "models.html", context)
+
+
+def _model_form(
+    request: HttpRequest,
+    tenant: Tenant,
+    form: forms.Form,
+    model: LLMModel | None,
+    status: int = 200,
+) -> HttpResponse:
+    context = {
+        "tenant": tenant,
+        "form": form,
+        "model": model,
+        "header_bytes": GGUF_HEADER_BYTES,
+    }
+    return render(request, T + "model_form.html", context, status=status)
+
+
+def _import(request: HttpRequest, tenant: Tenant, form: OwnModelForm) -> LLMModel:
+    data = form.cleaned_data
+    common = {
+        "tenant": tenant,
+        "user": request.user,
+        "name": data["name"],
+        "hf_repo": data["hf_repo"],
+        "notes": data["notes"],
+    }
+    upload = data.get("gguf_file")
+    if upload:
+        size = data["file_size"] if data["header_only"] else upload.size
+        return services.own_model_import_gguf(
+            stream=upload, file_name=upload.name or "upload.gguf", file_size=size, **common
+        )
+    config = config_parse_text(text=form.config_source())
+    return services.own_model_import_config(config=config, **common)
+
+
+@login_required
+def model_new(request: HttpRequest, org_slug: str) -> HttpResponse:
+    tenant = tenant_for(request.user, org_slug, min_role=Role.EDITOR)
+    if request.method == "GET":
+        return _model_form(request, tenant, OwnModelForm(), None)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["GET", "POST"])
+    if _body_over(request, MAX_MODEL_POST_BYTES):
+        form = OwnModelForm({})
+        form.is_valid()  # bound to nothing: only this one error is shown
+        form.errors.clear()
+        form.add_error(None, _("The upload is too large."))
+        return _model_form(request, tenant, form, None, status=400)
+    form = OwnModelForm(request.POST, request.FILES)
+    if form.is_valid():
+        try:
+            model = _import(request, tenant, form)
+        except (CatalogError, ValidationError) as exc:
+            data = form.cleaned_data
+            given = [k for k in ("gguf_file", "config_file", "config_text") if data.get(k)]
+            _add_errors(form, exc, given[0] if given else None)
+        else:
+            messages.success(request, _("Added “%(name)s”.") % {"name": model.name})
+            return redirect("owncatalog:models", org_slug=org_slug)
+    return _model_form(request, tenant, form, None, status=400)
+
+
+@login_required
+def model_edit(request: HttpRequest, org_slug: str, slug: str) -> HttpResponse:
+    tenant = tenant_for(request.user, org_slug, min_role=Role.EDITOR)
+    model = selectors.own_model_get(tenant=tenant, slug=slug)
+    if request.method == "GET":
+        initial = {"name": model.name, "notes": model.notes}
+        return _model_form(request, tenant, OwnModelEditForm(initial=initial), model)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["GET", "POST"])
+    form = OwnModelEditForm(request.POST)
+    if form.is_valid():
+        try:
+            services.own_model_update(
+                tenant=tenant, user=request.user, model=model, values=form.cleaned_data
+            )
+        except ValidationError as exc:
+            _add_errors(form, exc)
+        else:
+            messages.success(request, _("Saved “%(name)s”.") % {"name": model.name})
+            return redirect("owncatalog:models", org_slug=org_slug)
+    return _model_form(request, tenant, form, model, status=400)
+
+
+@login_required
+def model_delete(request: HttpRequest, org_slug: str, slug: str) -> HttpResponse:
+    """GET: the confirm page; POST: delete (admins)."""
+    tenant = tenant_for(request.user, org_slug, min_role=Role.ADMIN)
+    model = selectors.own_model_get(tenant=tenant, slug=slug)
+    context: dict[str, Any] = {"tenant": tenant, "row": model, "kind": "model"}
+    if request.method == "GET":
+        return render(request, T + "delete.html", context)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["GET", "POST"])
+    services.own_model_delete(tenant=tenant, user=request.user, model=model)
+    messages.success(request, _("Deleted “%(name)s”.") % {"name": model.name})
+    return redirect("owncatalog:models", org_slug=org_slug)
+
+
+@login_required
+def model_history(request: HttpRequest, org_slug: str, slug: str) -> HttpResponse:
+    tenant = tenant_for(request.user, org_slug)
+    model = selectors.own_model_get(tenant=tenant, slug=slug)
+    context = {
+        "tenant": tenant,
+        "row": model,
+        "kind": "model",
+        "entries": selectors.row_history(row=model),
+    }
+    return render(request, T + "history.html", context)
+
+
+# --- accelerators ----------------------------------------------------------------------
+
+
+@login_required
+def accelerators(request: HttpRequest, org_slug: str) -> HttpResponse:
+    tenant = tenant_for(request.user, org_slug)
+    context = {
+        "tenant": tenant,
+        "rows": selectors.own_accelerator_list(tenant=tenant),
+        "can_edit": tenant.can(Role.EDITOR),
+        "can_delete": tenant.can(Role.ADMIN),
+    }
+    return render(request, T + "accelerators.html", context)
+
+
+def _accelerator_form(
+    request: HttpRequest,
+    tenant: Tenant,
+    form: OwnAcceleratorForm,
+    accelerator: Accelerator | None,
+    status: int = 200,
+) -> HttpResponse:
+    context = {"tenant": tenant, "form": form, "accelerator": accelerator}
+    return render(request, T + "accelerator_form.html", context, status=status)
+
+
+@login_required
+def accelerator_new(request: HttpRequest, org_slug: str) -> HttpResponse:
+    tenant = tenant_for(request.user, org_slug, min_role=Role.EDITOR)
+    if request.method == "GET":
+        return _accelerator_form(request, tenant, OwnAcceleratorForm(), None)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["GET", "POST"])
+    form = OwnAcceleratorForm(request.POST)
+    if form.is_valid():
+        try:
+            row = services.own_accelerator_create(
+                tenant=tenant, user=request.user, values=form.cleaned_data
+            )
+        except ValidationError as exc:
+            _add_errors(form, exc)
+        else:
+            messages.success(request, _("Added “%(name)s”.") % {"name": row.name})
+            return redirect("owncatalog:accelerators", org_slug=org_slug)
+    return _accelerator_form(request, tenant, form, None, status=400)
+
+
+@login_required
+def accelerator_edit(request: HttpRequest, org_slug: str, slug: str) -> HttpResponse:
+    tenant = tenant_for(request.user, org_slug, min_role=Role.EDITOR)
+    row = selectors.own_accelerator_get(tenant=tenant, slug=slug)
+    if request.method == "GET":
+        return _accelerator_form(request, tenant, OwnAcceleratorForm(instance=row), row)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["GET", "POST"])
+    form = OwnAcceleratorForm(request.POST, instance=row)
+    if form.is_valid():
+        try:
+            services.own_accelerator_update(
+                tenant=tenant, user=request.user, accelerator=row, values=form.cleaned_data
+            )
+        except ValidationError as exc:
+            _add_errors(form, exc)
+        else:
+            messages.success(request, _("Saved “%(name)s”.") % {"name": row.name})
+            return redirect("owncatalog:accelerators", org_slug=org_slug)
+    return _accelerator_form(request, tenant, form, row, status=400)
+
+
+@login_required
+def accelerator_delete(request: HttpRequest, org_slug: str, slug: str) -> HttpResponse:
+    """GET: the confirm page (naming the machines that use it); POST: delete (admins)."""
+    tenant = tenant_for(request.user, org_slug, min_role=Role.ADMIN)
+    row = selectors.own_accelerator_get(tenant=tenant, slug=slug)
+    context: dict[str, Any] = {
+        "tenant": tenant,
+        "row": row,
+        "kind": "accelerator",
+        "machines": services.accelerator_machines(tenant=tenant, accelerator=row),
+    }
+    if request.method == "GET":
+        return render(request, T + "delete.html", context)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["GET", "POST"])
+    try:
+        services.own_accelerator_delete(tenant=tenant, user=request.user, accelerator=row)
+    except CatalogError as exc:
+        context["error"] = exc.message
+        return render(request, T + "delete.html", context, status=400)
+    messages.success(request, _("Deleted “%(name)s”.") % {"name": row.name})
+    return redirect("owncatalog:accelerators", org_slug=org_slug)
+
+
+@login_required
+def accelerator_history(request: HttpRequest, org_slug: str, slug: str) -> HttpResponse:
+    tenant = tenant_for(request.user, org_slug)
+    row = selectors.own_accelerator_get(tenant=tenant, slug=slug)
+    context = {
+        "tenant": tenant,
+        "row": row,
+        "kind": "accelerator",
+        "entries": selectors.row_history(row=row),
+    }
+    return render(request, T + "history.html", context)
