@@ -4,6 +4,7 @@ page shows fetched up front so query counts stay flat as the catalog grows."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
@@ -109,3 +110,25 @@ def visible_models(organizations: Sequence[Owner]) -> QuerySet[LLMModel]:
 def visible_accelerators(organizations: Sequence[Owner]) -> QuerySet[Accelerator]:
     """The public accelerators plus the given organisations' own."""
     return Accelerator.objects.visible_to(organizations)
+
+
+def visible_models_among(organization_keys: QuerySet[Any] | None) -> QuerySet[LLMModel]:
+    """visible_models for the organisations whose keys the subquery `organization_keys`
+    selects (the caller's memberships, as the web layer builds it; None: none): the
+    memberships are read inside the rows' own query, so a caller of no organisation costs
+    no extra query."""
+    if organization_keys is None:
+        return LLMModel.objects.all()
+    own = LLMModel.all_orgs.filter(organization__in=organization_keys)
+    return LLMModel.objects.public() | own
+
+
+def visible_accelerators_among(
+    organization_keys: QuerySet[Any] | None,
+) -> QuerySet[Accelerator]:
+    """visible_accelerators for the organisations `organization_keys` selects, in one
+    query with the rows (visible_models_among)."""
+    if organization_keys is None:
+        return Accelerator.objects.all()
+    own = Accelerator.all_orgs.filter(organization__in=organization_keys)
+    return Accelerator.objects.public() | own

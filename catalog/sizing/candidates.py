@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from django.db.models import QuerySet
 
 from catalog.models import Accelerator, LLMModel, QuantFormat, WeightsFamily
+from catalog.scoping import Owner
 from catalog.sizing.cache import remembered
 from catalog.sizing.specs import estimator_knows, published_context_tokens
 from estimator import recommend
@@ -43,6 +44,7 @@ CARD_FIELDS = (
     "architecture",
     "chips_per_board",
     "default_engine_id",
+    "organization_id",  # an organisation's own card is marked as such
 )
 MODEL_FIELDS = (
     "id",
@@ -56,6 +58,7 @@ MODEL_FIELDS = (
     "rope_scaling_max_context_tokens",
     "config",
     "updated",
+    "organization_id",  # an organisation's own model is marked as such
 )
 # Beyond 16 bits (F32) a GGUF doubles BF16's memory for no quality a reader could use.
 MAX_LADDER_BITS = 16.0
@@ -98,42 +101,68 @@ def ladder_down_to(ladder: Sequence[Rung], floor: str) -> list[str]:
     return names[: names.index(floor) + 1] if floor in names else names
 
 
-def _sizeable_cards() -> QuerySet[Accelerator]:
-    """Cards the estimator can size (memory and bandwidth known), with the fields tables read."""
-    return Accelerator.objects.filter(memory_gb__gt=0, bandwidth_gbps__gt=0).only(*CARD_FIELDS)
+def _sizeable_cards(organizations: Sequence[Owner] = ()) -> QuerySet[Accelerator]:
+    """Cards the estimator can size (memory and bandwidth known), with the fields tables
+    read: the public ones and the given organisations' own."""
+    cards = (
+        Accelerator.objects.visible_to(organizations)
+        if organizations
+        else Accelerator.objects.all()
+    )
+    return cards.filter(memory_gb__gt=0, bandwidth_gbps__gt=0).only(*CARD_FIELDS)
 
 
-def _config_models() -> QuerySet[LLMModel]:
+def _config_models(organizations: Sequence[Owner] = ()) -> QuerySet[LLMModel]:
     """Models with a config.json, with their measured file sizes prefetched (the sweep reads
-    them: sizing.measured_weights)."""
-    return LLMModel.objects.exclude(config={}).only(*MODEL_FIELDS).prefetch_related("weights")
+    them: sizing.measured_weights): the public ones and the given organisations' own."""
+    models = LLMModel.objects.visible_to(organizations) if organizations else LLMModel.objects.all()
+    return models.exclude(config={}).only(*MODEL_FIELDS).prefetch_related("weights")
 
 
-def sweep_accelerators() -> list[Accelerator]:
-    """Every card the estimator can size, in one query."""
-    return list(_sizeable_cards().order_by("id"))
+def sweep_accelerators(organizations: Sequence[Owner] = ()) -> list[Accelerator]:
+    """Every card the estimator can size, in one query: the public ones and the given
+    organisations' own (a page keys what it caches of them by those organisations)."""
+    return list(_sizeable_cards(organizations).order_by("id"))
 
 
-def card_vendors(read: Callable[[], list[Accelerator]] = sweep_accelerators) -> list[str]:
+def organization_keys(organizations: Sequence[Owner]) -> tuple[object, ...]:
+    """The part of a cache key that names whose own rows an entry holds: the organisations'
+    keys, () for the public catalog alone. Only a viewer of exactly those organisations
+    computes the same part, so an organisation's rows never reach anyone else's page."""
+    return tuple(sorted(o.pk for o in organizations))
+
+
+def card_vendors(
+    read: Callable[[], list[Accelerator]] = sweep_accelerators,
+    organizations: Sequence[Owner] = (),
+) -> list[str]:
     """The vendors of the sweep's cards (the explore filter's choices), cached per catalog
-    version: a warm page does not read every card. `read` lets a page that reads the cards
-    anyway on a miss read them once."""
-    return remembered("card-vendors", (), lambda: sorted({card.vendor for card in read()}))
+    version and viewer organisations (`read` must read their cards too): a warm page does
+    not read every card. `read` lets a page that reads the cards anyway on a miss read
+    them once."""
+    return remembered(
+        "card-vendors",
+        organization_keys(organizations),
+        lambda: sorted({card.vendor for card in read()}),
+    )
 
 
-def explore_model(*, slug: str) -> LLMModel:
-    """A model with a config.json; raises LLMModel.DoesNotExist."""
-    return _config_models().get(slug=slug)
+def explore_model(*, slug: str, organizations: Sequence[Owner] = ()) -> LLMModel:
+    """A model with a config.json, public or one of the organisations' own; raises
+    LLMModel.DoesNotExist."""
+    return _config_models(organizations).get(slug=slug)
 
 
-def explore_models() -> list[LLMModel]:
-    """Every model with a config.json, by family and name."""
-    return list(_config_models().order_by("family", "name"))
+def explore_models(organizations: Sequence[Owner] = ()) -> list[LLMModel]:
+    """Every model with a config.json, by family and name: the public ones and the given
+    organisations' own (two queries: the models, their weights)."""
+    return list(_config_models(organizations).order_by("family", "name"))
 
 
-def explore_accelerator(*, slug: str) -> Accelerator:
-    """A card the estimator can size; raises Accelerator.DoesNotExist."""
-    return _sizeable_cards().get(slug=slug)
+def explore_accelerator(*, slug: str, organizations: Sequence[Owner] = ()) -> Accelerator:
+    """A card the estimator can size, public or one of the organisations' own; raises
+    Accelerator.DoesNotExist."""
+    return _sizeable_cards(organizations).get(slug=slug)
 
 
 def offers_context(model: LLMModel, context_tokens: int) -> bool:

@@ -51,10 +51,12 @@ from catalog.models import (
     QuantFormat,
     Segment,
 )
+from catalog.selectors import visible_accelerators_among, visible_models_among
 from catalog.sizing.cache import UNREACHABLE, catalog_version
 from sizing_site.api import catalog_serializers as cs
 from sizing_site.api import schema
 from sizing_site.api.errors import json_object
+from sizing_site.tenancy.models import Membership
 
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
@@ -178,6 +180,8 @@ class CatalogView(RevalidatedReads, generics.GenericAPIView[Any]):
     patch_serializer_class: ClassVar[type[Serializer[Any]] | None] = None
     detail: ClassVar[bool] = False  # one row by slug, else a list
     table: ClassVar[type[Model]]
+    # The table has organisations' own rows (models, accelerators, a model's weights).
+    owned_rows: ClassVar[bool] = False
 
     # A conditional GET is answered before any row is read.
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -202,6 +206,20 @@ class CatalogView(RevalidatedReads, generics.GenericAPIView[Any]):
         patchable = cls.detail and cls.patch_serializer_class is not None
         if patchable and "patch" not in cls.http_method_names:
             cls.http_method_names = [*cls.http_method_names, "patch"]
+
+    def organization_keys(self) -> QuerySet[Any] | None:
+        """The caller's organisations (a token's only) as a subquery of their keys: their
+        own models and cards are listed beside the public catalog, and nobody else's. The
+        memberships are read inside the rows' query (no query of their own). None: an
+        anonymous caller, the public catalog only."""
+        user = self.request.user
+        if not user.is_authenticated:
+            return None
+        keys = Membership.objects.for_user(user)
+        limit = getattr(self.request.auth, "organization_id", None)
+        if limit is not None:
+            keys = keys.filter(organization_id=limit)
+        return keys.values("organization_id")
 
     def filter_queryset(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
         # Search and ordering are the lists' own: a detail address ignores them.
@@ -236,7 +254,13 @@ class CatalogView(RevalidatedReads, generics.GenericAPIView[Any]):
         if version == UNREACHABLE:
             return None
         staff = bool(getattr(request.user, "is_staff", False))
-        basis = f"{version}|{request.get_full_path()}|{staff}|{request.accepted_media_type}"
+        # A member's answer holds the organisations' own rows: the tag is the caller's own
+        # (user and token's organisation; reading the memberships would cost a query).
+        caller = ""
+        if self.owned_rows and request.user.is_authenticated:
+            caller = f"{request.user.pk}:{getattr(request.auth, 'organization_id', None)}"
+        media = request.accepted_media_type
+        basis = f"{version}|{request.get_full_path()}|{staff}|{media}|{caller}"
         return quote_etag(hashlib.sha256(basis.encode()).hexdigest()[:32])
 
 
@@ -315,6 +339,7 @@ def documented(
 
 class ModelRows(CatalogView):
     table = LLMModel
+    owned_rows = True
     search_fields = ["name", "family", "publisher", "hf_repo", "slug"]
     ORDERING: ClassVar[dict[str, str]] = {
         "name": "name",
@@ -329,7 +354,8 @@ class ModelRows(CatalogView):
 
     def get_queryset(self) -> QuerySet[LLMModel]:
         params = self.request.query_params
-        rows = LLMModel.objects.annotate(
+        rows = visible_models_among(self.organization_keys()).select_related("organization")
+        rows = rows.annotate(
             sort_params=_floor("params_total", -1, BigIntegerField()),
             sort_context=_floor("max_context_tokens", -1, BigIntegerField()),
             sort_release=Coalesce("release_date", Value(date.min)),
@@ -393,6 +419,7 @@ class WeightsListApi(CatalogView):
     (gguf/hf). Search: quant, repo."""
 
     table = ModelWeights
+    owned_rows = True
     serializer_class = cs.WeightsSerializer
     search_fields = ["quant", "repo"]
     ORDERING: ClassVar[dict[str, str]] = {
@@ -404,7 +431,8 @@ class WeightsListApi(CatalogView):
     TIEBREAK = "pk"
 
     def get_queryset(self) -> QuerySet[ModelWeights]:
-        model = get_object_or_404(LLMModel.objects.only("pk"), slug=self.kwargs["slug"])
+        models = visible_models_among(self.organization_keys()).only("pk")
+        model = get_object_or_404(models, slug=self.kwargs["slug"])
         rows = (
             ModelWeights.objects.filter(model=model)
             .select_related("model")
@@ -421,6 +449,7 @@ class WeightsListApi(CatalogView):
 
 class AcceleratorRows(CatalogView):
     table = Accelerator
+    owned_rows = True
     search_fields = ["name", "vendor", "slug", "aliases"]
     ORDERING: ClassVar[dict[str, str]] = {
         "name": "name",
@@ -437,7 +466,8 @@ class AcceleratorRows(CatalogView):
 
     def get_queryset(self) -> QuerySet[Accelerator]:
         params = self.request.query_params
-        rows = Accelerator.objects.select_related("default_engine").annotate(
+        rows = visible_accelerators_among(self.organization_keys())
+        rows = rows.select_related("default_engine", "organization").annotate(
             sort_memory=_floor("memory_gb"),
             sort_bandwidth=_floor("bandwidth_gbps"),
             sort_fp16=_floor("fp16_tflops"),

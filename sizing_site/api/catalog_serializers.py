@@ -35,6 +35,15 @@ class ModelSerializer(serializers.ModelSerializer[LLMModel]):
     architecture = serializers.ChoiceField(
         choices=Architecture.choices, allow_blank=True, read_only=True
     )
+    # An organisation's own row (its slug), seen by its members only; null: the public
+    # catalog. The list reads it with the row (select_related).
+    organization = serializers.CharField(
+        source="organization.slug",
+        read_only=True,
+        allow_null=True,
+        help_text="The slug of the organisation that added this row for its members "
+        "only; null for the public catalog.",
+    )
     moe = serializers.SerializerMethodField()
     layers = serializers.SerializerMethodField()
     experts = serializers.SerializerMethodField()
@@ -66,6 +75,7 @@ class ModelSerializer(serializers.ModelSerializer[LLMModel]):
             "rope_scaling_max_context_tokens",
             "modalities",
             "tasks",
+            "organization",
             *REFERENCE_FIELDS,
         )
         read_only_fields = fields
@@ -132,6 +142,14 @@ class WeightsSerializer(serializers.ModelSerializer[ModelWeights]):
 class AcceleratorSerializer(serializers.ModelSerializer[Accelerator]):
     # Declared for its "" (no segment known), as ModelSerializer.architecture is.
     segment = serializers.ChoiceField(choices=Segment.choices, allow_blank=True, read_only=True)
+    # As ModelSerializer.organization: an organisation's own row (its slug).
+    organization = serializers.CharField(
+        source="organization.slug",
+        read_only=True,
+        allow_null=True,
+        help_text="The slug of the organisation that added this row for its members "
+        "only; null for the public catalog.",
+    )
     default_engine = serializers.SerializerMethodField()
 
     class Meta:
@@ -162,6 +180,7 @@ class AcceleratorSerializer(serializers.ModelSerializer[Accelerator]):
             "price_date",
             "curated",
             "default_engine",
+            "organization",
             *REFERENCE_FIELDS,
         )
         read_only_fields = fields

@@ -22,9 +22,10 @@ import functools
 import hashlib
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from django.forms import Form
+from django.http import HttpRequest
 from django.urls import path
 from django.utils.http import quote_etag
 from django.utils.translation import get_language
@@ -57,6 +58,8 @@ from sizing_site.explore.forms import (
     ascii_count,
 )
 from sizing_site.explore.templatetags.explore import compare_error
+from sizing_site.tenancy.models import Organization
+from sizing_site.tenancy.selectors import viewer_organizations
 
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 1000
@@ -159,11 +162,19 @@ def _cost(cost: selectors.RowCost | None) -> dict[str, Any] | None:
     }
 
 
-def card_row(row: selectors.CardRow, *, ctx: int) -> dict[str, Any]:
+def owned_ref(row: LLMModel | Accelerator, owners: Mapping[int, str]) -> dict[str, Any]:
+    """row_data with the slug of the organisation whose own row it is (`owners`: the
+    caller's organisations by key), None for the public catalog."""
+    return {**row_data(row), "organization": owners.get(row.organization_id or 0)}
+
+
+def card_row(
+    row: selectors.CardRow, *, ctx: int, owners: Mapping[int, str] | None = None
+) -> dict[str, Any]:
     card = row.accelerator
     return {
         "accelerator": {
-            **row_data(card),
+            **owned_ref(card, owners or {}),
             "vendor": card.vendor,
             "memory_gib": card.capacity_gib,
             "bandwidth_gbps": card.bandwidth_gbps,
@@ -178,11 +189,13 @@ def card_row(row: selectors.CardRow, *, ctx: int) -> dict[str, Any]:
     }
 
 
-def model_row(row: selectors.ModelRow, *, ctx: int) -> dict[str, Any]:
+def model_row(
+    row: selectors.ModelRow, *, ctx: int, owners: Mapping[int, str] | None = None
+) -> dict[str, Any]:
     model = row.model
     return {
         "model": {
-            **row_data(model),
+            **owned_ref(model, owners or {}),
             "family": model.family,
             "params_total": model.params_total,
             "params_active": model.params_active,
@@ -201,6 +214,17 @@ class SweepView(CatalogView):
 
     filter_backends = []
     pagination_class = None  # type: ignore[assignment]
+    owned_rows = True  # a member's table holds the organisation's own rows
+
+    @functools.cached_property
+    def organizations(self) -> list[Organization]:
+        """The caller's organisations (a token's only): their own models and cards are
+        swept beside the public catalog, and nobody else's."""
+        return viewer_organizations(cast(HttpRequest, self.request))
+
+    @functools.cached_property
+    def owners(self) -> dict[int, str]:
+        return {o.pk: o.slug for o in self.organizations}
 
     def offers_key(self) -> tuple[object, ...]:
         """The cloud prices the table reads (they change without a catalog edit)."""
@@ -272,6 +296,19 @@ _REF: dict[str, Any] = {
     "properties": {"slug": {"type": "string"}, "name": {"type": "string"}},
     "required": ["slug", "name"],
 }
+_OWNED_REF: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        **_REF["properties"],
+        "organization": {
+            "type": "string",
+            "nullable": True,
+            "description": "The slug of the caller's organisation that added this row "
+            "for its members only; null for the public catalog.",
+        },
+    },
+    "required": ["slug", "name", "organization"],
+}
 _NUMBER = {"type": "number", "nullable": True}
 _SPEED = {
     "type": "object",
@@ -322,7 +359,7 @@ _CARD_ROW = {
         "accelerator": {
             "type": "object",
             "properties": {
-                **_REF["properties"],
+                **_OWNED_REF["properties"],
                 "vendor": {"type": "string"},
                 "memory_gib": _NUMBER,
                 "bandwidth_gbps": _NUMBER,
@@ -343,7 +380,7 @@ _MODEL_ROW = {
         "model": {
             "type": "object",
             "properties": {
-                **_REF["properties"],
+                **_OWNED_REF["properties"],
                 "family": {"type": "string"},
                 "params_total": {"type": "integer", "nullable": True},
                 "params_active": {"type": "integer", "nullable": True},
@@ -371,7 +408,7 @@ def _nullable(row: dict[str, Any]) -> dict[str, Any]:
 MODEL_CARDS = {
     "type": "object",
     "properties": {
-        "model": _REF,
+        "model": _OWNED_REF,
         "filters": _FILTERS,
         "quants": {"type": "array", "items": {"type": "string"}},
         **_PAGE,
@@ -404,7 +441,7 @@ MODEL_CARDS = {
 CARD_MODELS = {
     "type": "object",
     "properties": {
-        "accelerator": _REF,
+        "accelerator": _OWNED_REF,
         "filters": _FILTERS,
         "quants": {"type": "array", "items": {"type": "string"}},
         **_PAGE,
@@ -551,7 +588,9 @@ class ModelAcceleratorsApi(SweepView):
 
     def read(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         try:
-            model = candidates.explore_model(slug=kwargs["model_slug"])
+            model = candidates.explore_model(
+                slug=kwargs["model_slug"], organizations=self.organizations
+            )
         except LLMModel.DoesNotExist:
             raise exceptions.NotFound({"model": [_("No model with this slug.")]}) from None
         max_context = sizing.model_context_limit(model)
@@ -559,8 +598,9 @@ class ModelAcceleratorsApi(SweepView):
             message = _("The estimator cannot read this model's config.")
             raise exceptions.NotFound({"model": [message]})
         ladder = candidates.quant_ladder()
-        read_cards = functools.cache(candidates.sweep_accelerators)
-        vendors = candidates.card_vendors(read_cards)
+        organizations = self.organizations
+        read_cards = functools.cache(lambda: candidates.sweep_accelerators(organizations))
+        vendors = candidates.card_vendors(read_cards, organizations)
         params = request.query_params
         form = ModelCardsForm(params, ladder=ladder, max_context=max_context, vendors=vendors)
         errors = {} if form.is_valid() else form_errors(form)
@@ -578,7 +618,7 @@ class ModelAcceleratorsApi(SweepView):
                     quants=quants,
                     context_tokens=ctx,
                     offers=self.offers,
-                    powers=selectors.unit_powers(),
+                    powers=selectors.unit_powers(organizations=self.organizations),
                     matrix=hardware.support_matrix(),
                     **filters,
                 )
@@ -587,10 +627,10 @@ class ModelAcceleratorsApi(SweepView):
             rows, position = _page(table.rows, page=page, size=size)
 
             def one(row: selectors.CardRow | None) -> dict[str, Any] | None:
-                return card_row(row, ctx=ctx) if row is not None else None
+                return card_row(row, ctx=ctx, owners=self.owners) if row is not None else None
 
             return {
-                "model": row_data(model),
+                "model": owned_ref(model, self.owners),
                 "filters": {"ctx": ctx, "quality": form.cleaned_data["quality"], **filters},
                 "quants": quants,
                 **position,
@@ -609,12 +649,14 @@ class ModelAcceleratorsApi(SweepView):
                     "cheapest_buy": one(table.cheapest_buy),
                     "nearest_miss": one(table.nearest_miss),
                 },
-                "results": [card_row(row, ctx=ctx) for row in rows],
+                "results": [card_row(row, ctx=ctx, owners=self.owners) for row in rows],
             }
 
         # Kept as the page keeps its results part: per catalog version, cloud prices,
         # language and query.
-        key = (model.pk, selectors.offers_key(self.offers), *_query_key(form, page, size))
+        # Keyed by the caller's organisations: their own rows stay in their members' entry.
+        orgs = candidates.organization_keys(self.organizations)
+        key = (model.pk, selectors.offers_key(self.offers), orgs, *_query_key(form, page, size))
         return Response(remembered("api:sweeps-model", key, build))
 
 
@@ -628,7 +670,9 @@ class AcceleratorModelsApi(SweepView):
     @functools.cached_property
     def card(self) -> Accelerator:
         try:
-            return candidates.explore_accelerator(slug=self.kwargs["accelerator_slug"])
+            return candidates.explore_accelerator(
+                slug=self.kwargs["accelerator_slug"], organizations=self.organizations
+            )
         except Accelerator.DoesNotExist:
             message = _("No card with this slug.")
             raise exceptions.NotFound({"accelerator": [message]}) from None
@@ -660,20 +704,20 @@ class AcceleratorModelsApi(SweepView):
         def build() -> dict[str, Any]:
             table = selectors.card_model_table(
                 accelerator=card,
-                models=candidates.explore_models(),
+                models=candidates.explore_models(self.organizations),
                 quants=quants,
                 context_tokens=ctx,
                 offers=self.offers,
-                powers=selectors.unit_powers([card.pk]),
+                powers=selectors.unit_powers([card.pk], self.organizations),
                 **filters,
             )
             rows, position = _page(table.rows, page=page, size=size)
 
             def one(row: selectors.ModelRow | None) -> dict[str, Any] | None:
-                return model_row(row, ctx=ctx) if row is not None else None
+                return model_row(row, ctx=ctx, owners=self.owners) if row is not None else None
 
             return {
-                "accelerator": row_data(card),
+                "accelerator": owned_ref(card, self.owners),
                 "filters": {"ctx": ctx, "quality": form.cleaned_data["quality"], **filters},
                 "quants": quants,
                 **position,
@@ -691,10 +735,11 @@ class AcceleratorModelsApi(SweepView):
                     "largest_comfortable": one(table.largest_comfortable),
                     "fastest": one(table.fastest),
                 },
-                "results": [model_row(row, ctx=ctx) for row in rows],
+                "results": [model_row(row, ctx=ctx, owners=self.owners) for row in rows],
             }
 
-        key = (card.pk, self.offers.get(card.pk), *_query_key(form, page, size))
+        orgs = candidates.organization_keys(self.organizations)
+        key = (card.pk, self.offers.get(card.pk), orgs, *_query_key(form, page, size))
         return Response(remembered("api:sweeps-card", key, build))
 
 

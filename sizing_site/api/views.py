@@ -31,6 +31,7 @@ from sizing_site.api.serializers import (
 )
 from sizing_site.configurator import selectors
 from sizing_site.configurator.forms import ConfigureForm, RentBuyForm, field_for
+from sizing_site.configurator.viewer import public_first
 
 MAX_ITEMS = 100
 # The configurator's query parameters (ConfigureForm's fields), the setup of a shortcut.
@@ -101,9 +102,9 @@ class EstimateApi(APIView):
             if len(body) > MAX_ITEMS:
                 message = _("At most %(max)d items in one request.") % {"max": MAX_ITEMS}
                 return Response({"errors": {"items": [message]}}, status=400)
-            rows = _Rows()
+            rows = _Rows(request)
             return Response([_answer_item(item, rows)[0] for item in body])
-        data, code = _answer_item(body, _Rows())
+        data, code = _answer_item(body, _Rows(request))
         return Response(data, status=code)
 
 
@@ -111,16 +112,23 @@ class _Rows:
     """The catalog rows and offers one request reads, each once: a batch names the same
     model, card and GPU count many times."""
 
-    def __init__(self) -> None:
+    def __init__(self, request: Request) -> None:
+        self._request = request
         self._pairs: dict[tuple[str, str], tuple[LLMModel, Accelerator]] = {}
         self._offers: dict[tuple[int, int], CloudOffer | None] = {}
 
     def pair(self, model_slug: str, card_slug: str) -> tuple[LLMModel, Accelerator]:
-        """selectors.configuration_rows, remembered. Raises as it does."""
+        """selectors.configuration_rows, remembered: the public rows and the caller's
+        organisations' own (a token's organisation only); anyone else's are unknown slugs.
+        Raises as it does."""
         key = (model_slug, card_slug)
         if key not in self._pairs:
-            self._pairs[key] = selectors.configuration_rows(
-                model_slug=model_slug, accelerator_slug=card_slug
+            self._pairs[key] = public_first(
+                self._request,
+                lambda organizations: selectors.configuration_rows(
+                    model_slug=model_slug, accelerator_slug=card_slug, organizations=organizations
+                ),
+                (LLMModel.DoesNotExist, Accelerator.DoesNotExist),
             )
         return self._pairs[key]
 

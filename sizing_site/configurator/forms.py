@@ -17,6 +17,7 @@ from django.utils.translation import ngettext
 
 from catalog.hardware import EngineChoice
 from catalog.models import Accelerator, LLMModel
+from catalog.scoping import Owner
 from catalog.sizing import GGUF_QUANTS, Setup, fallback_quant, is_gguf
 from catalog.sizing.specs import LayerCounts, RopeContext, layer_counts, rope_context
 from estimator import cost
@@ -663,13 +664,18 @@ class ConfiguratorState:
 
 
 def configurator_state(
-    *, model_slug: str, accelerator_slug: str, query: Mapping[str, str]
+    *,
+    model_slug: str,
+    accelerator_slug: str,
+    query: Mapping[str, str],
+    organizations: Sequence[Owner] = (),
 ) -> ConfiguratorState:
     """The state a configurator address stands for, validated as the page validates it
-    (saved reports replay it). Raises StateError."""
+    (saved reports replay it, with the report's organisation for its own rows). Raises
+    StateError."""
     try:
         model, accelerator = selectors.configuration_rows(
-            model_slug=model_slug, accelerator_slug=accelerator_slug
+            model_slug=model_slug, accelerator_slug=accelerator_slug, organizations=organizations
         )
     except (LLMModel.DoesNotExist, Accelerator.DoesNotExist) as exc:
         raise StateError(_("unknown model or accelerator")) from exc

@@ -13,7 +13,9 @@ from django.db.models import Prefetch
 from django.utils.translation import get_language
 
 from catalog import hardware, sizing
+from catalog import selectors as catalog_selectors
 from catalog.models import Accelerator, LLMModel, ModelWeights, Segment
+from catalog.scoping import Owner
 from catalog.sizing.cache import remembered
 from catalog.sizing.candidates import default_floor, ladder_down_to, quant_ladder
 from catalog.sizing.requests import family_ladder, llama_like
@@ -32,11 +34,19 @@ GPU_STEPS = (1, 2, 4, 8)
 CACHE_SHAPE = 2
 
 
-def configuration_rows(*, model_slug: str, accelerator_slug: str) -> tuple[LLMModel, Accelerator]:
-    """Raises LLMModel.DoesNotExist or Accelerator.DoesNotExist."""
+def configuration_rows(
+    *, model_slug: str, accelerator_slug: str, organizations: Sequence[Owner] = ()
+) -> tuple[LLMModel, Accelerator]:
+    """The public rows, or the given organisations' own (the viewer's memberships: a
+    private slug is unknown to anyone else). This read comes before any cache lookup, and
+    every cache key below names the rows by primary key, so an organisation's rows are
+    never served from an entry another viewer could reach.
+    Raises LLMModel.DoesNotExist or Accelerator.DoesNotExist."""
     weights = Prefetch("weights", queryset=ModelWeights.objects.order_by("format", "quant"))
-    model = LLMModel.objects.prefetch_related(weights).get(slug=model_slug)
-    return model, Accelerator.objects.get(slug=accelerator_slug)
+    models = catalog_selectors.visible_models(organizations)
+    model = models.prefetch_related(weights).get(slug=model_slug)
+    card = catalog_selectors.visible_accelerators(organizations).get(slug=accelerator_slug)
+    return model, card
 
 
 def curated_accelerators() -> list[Accelerator]:

@@ -13,15 +13,24 @@ from estimator.api import RequestError
 from pricing import costs
 from sizing_site.configurator import selectors
 from sizing_site.configurator.forms import ConfigureForm, RentBuyForm, field_for
+from sizing_site.configurator.viewer import public_first
 
 TEMPLATE = "configurator/configure.html"
 
 
 @login_required
 def configure(request: HttpRequest, model_slug: str, accelerator_slug: str) -> HttpResponse:
+    # The viewer's organisations' own rows are found too; anyone else gets the 404 of an
+    # unknown slug, before any cache is read.
     try:
-        model, accelerator = selectors.configuration_rows(
-            model_slug=model_slug, accelerator_slug=accelerator_slug
+        model, accelerator = public_first(
+            request,
+            lambda organizations: selectors.configuration_rows(
+                model_slug=model_slug,
+                accelerator_slug=accelerator_slug,
+                organizations=organizations,
+            ),
+            (LLMModel.DoesNotExist, Accelerator.DoesNotExist),
         )
     except (LLMModel.DoesNotExist, Accelerator.DoesNotExist):
         raise Http404 from None

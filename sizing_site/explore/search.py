@@ -34,6 +34,7 @@ from functools import lru_cache
 from django.db.models import BooleanField, Case, Value, When
 
 from catalog.models import Accelerator, LLMModel
+from catalog.scoping import Owner
 from catalog.sizing.cache import remembered
 
 MIN_SCORE = 0.5  # an entry below this is not shown
@@ -72,6 +73,7 @@ class Entry:
     curated: bool = False
     memory_gib: float | None = None
     vendor: str = ""
+    own: bool = False  # an organisation's own row, found for its members only
 
     @property
     def label(self) -> str:
@@ -98,11 +100,18 @@ class SearchResults:
         return bool(self.models or self.cards or self.pairs)
 
 
-def build_index() -> tuple[list[Entry], list[Entry]]:
-    """Every model (flagged when it has no config.json) and every card the estimator can
-    size, in two queries."""
+def build_index(organizations: Sequence[Owner] = ()) -> tuple[list[Entry], list[Entry]]:
+    """Every public model (flagged when it has no config.json) and every public card the
+    estimator can size, in two queries; with `organizations`, only those organisations'
+    own rows instead (marked `own`), which no shared cache entry holds."""
+    model_rows = LLMModel.objects.all()
+    card_rows = Accelerator.objects.all()
+    if organizations:
+        model_rows = LLMModel.objects.visible_to(organizations).filter(organization__isnull=False)
+        card_rows = Accelerator.objects.visible_to(organizations).filter(organization__isnull=False)
+    own = bool(organizations)
     models = (
-        LLMModel.objects.annotate(
+        model_rows.annotate(
             blank=Case(
                 When(config={}, then=Value(True)), default=False, output_field=BooleanField()
             )
@@ -111,11 +120,11 @@ def build_index() -> tuple[list[Entry], list[Entry]]:
         .order_by("name")
     )
     model_entries = [
-        Entry("model", slug, name, (tokens(name),), sizeable=not blank)
+        Entry("model", slug, name, (tokens(name),), sizeable=not blank, own=own)
         for slug, name, blank in models
     ]
     cards = (
-        Accelerator.objects.filter(memory_gb__gt=0, bandwidth_gbps__gt=0)
+        card_rows.filter(memory_gb__gt=0, bandwidth_gbps__gt=0)
         .values_list("slug", "name", "vendor", "aliases", "curated", "memory_gib", "memory_gb")
         .order_by("-curated", "vendor", "name")
     )
@@ -128,14 +137,30 @@ def build_index() -> tuple[list[Entry], list[Entry]]:
         ]
         unique = tuple(dict.fromkeys(v for v in variants if v))
         card_entries.append(
-            Entry("card", slug, name, unique, curated=curated, memory_gib=gib or gb, vendor=vendor)
+            Entry(
+                "card",
+                slug,
+                name,
+                unique,
+                curated=curated,
+                memory_gib=gib or gb,
+                vendor=vendor,
+                own=own,
+            )
         )
     return model_entries, card_entries
 
 
-def index() -> tuple[list[Entry], list[Entry]]:
-    """build_index, kept per catalog version."""
-    return remembered("search-index", (), build_index)
+def index(organizations: Sequence[Owner] = ()) -> tuple[list[Entry], list[Entry]]:
+    """build_index of the public catalog, kept per catalog version; with `organizations`
+    (the viewer's), their own rows added after it, kept in an entry of their own keyed by
+    those organisations (only their members compute its key)."""
+    models, cards = remembered("search-index", (), build_index)
+    if not organizations:
+        return models, cards
+    keys = tuple(sorted(o.pk for o in organizations))
+    own_models, own_cards = remembered("search-index-own", keys, lambda: build_index(organizations))
+    return [*models, *own_models], [*cards, *own_cards]
 
 
 @lru_cache(maxsize=65536)
@@ -258,12 +283,13 @@ def find_pairs(
     return pairs, pairs[0] if clear else None
 
 
-def search_catalog(q: str, *, limit: int = 8) -> SearchResults:
-    """Models and cards matching `q`, and the pairs it names (module docstring)."""
+def search_catalog(q: str, *, limit: int = 8, organizations: Sequence[Owner] = ()) -> SearchResults:
+    """Models and cards matching `q`, and the pairs it names (module docstring): the
+    public catalog and the given organisations' own rows."""
     words = list(tokens(q))
     if not words:
         return SearchResults()
-    models, cards = index()
+    models, cards = index(organizations)
     content = [w for w in words if w not in SPLIT_WORDS] or words
     ranked_models, ranked_cards = ranked(content, models), ranked(content, cards)
     pairs, best_pair = find_pairs(words, models, cards) if len(words) > 1 else ([], None)

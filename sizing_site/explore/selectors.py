@@ -23,6 +23,7 @@ from django.utils.translation import gettext as _
 
 from catalog import hardware, sizing
 from catalog.models import Accelerator, LLMModel, MemoryKind
+from catalog.scoping import Owner
 from catalog.sizing import CardFit
 from catalog.sizing.candidates import (
     CARD_FIELDS,
@@ -119,10 +120,12 @@ def table_filters(
     return ladder_down_to(ladder, data.pop("quality")), data.pop("ctx"), data
 
 
-def unit_powers(card_ids: Iterable[int] | None = None) -> dict[int, float | None]:
-    """TDP (W) of the priced cards (of `card_ids`), one query: the owned cost needs it and
-    the sweep's card rows do not load it."""
-    cards = Accelerator.objects.filter(price_usd__gt=0)
+def unit_powers(
+    card_ids: Iterable[int] | None = None, organizations: Sequence[Owner] = ()
+) -> dict[int, float | None]:
+    """TDP (W) of the priced cards (of `card_ids`; public, and the `organizations`' own),
+    one query: the owned cost needs it and the sweep's card rows do not load it."""
+    cards = Accelerator.objects.visible_to(organizations).filter(price_usd__gt=0)
     if card_ids is not None:
         cards = cards.filter(pk__in=list(card_ids))
     return {pk: (float(tdp) if tdp else None) for pk, tdp in cards.values_list("pk", "tdp_w")}
@@ -572,10 +575,11 @@ def card_model_table(
     )
 
 
-def search(*, q: str, limit: int = 8) -> SearchResults:
+def search(*, q: str, limit: int = 8, organizations: Sequence[Owner] = ()) -> SearchResults:
     """Models and cards matching `q` by name, alias or fuzzily, and "MODEL on GPU" pairs
-    (sizing_site.explore.search); the name index is cached per catalog version."""
-    return search_catalog(q, limit=limit)
+    (sizing_site.explore.search); the public name index is cached per catalog version, the
+    `organizations`' own rows are read afresh."""
+    return search_catalog(q, limit=limit, organizations=organizations)
 
 
 # Pairs people ask about first: (model slug, accelerator slug, context tokens). Each pair

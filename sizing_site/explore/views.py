@@ -22,6 +22,7 @@ from catalog.sizing.cache import remembered
 from estimator.api import RequestError
 from estimator.cost import HOST_ALLOWANCE_USD, HOST_POWER_W
 from pricing.costs import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
+from sizing_site.configurator.viewer import page_viewer
 from sizing_site.explore import selectors
 from sizing_site.explore.faq import OUTLOOK_CONTEXTS, ModelFaq
 from sizing_site.explore.forms import (
@@ -108,16 +109,21 @@ def _respond(
 
 @login_required
 def model_gpus(request: HttpRequest, model_slug: str) -> HttpResponse:
+    # A model or card an organisation added for itself is its members' alone: anyone
+    # else gets the 404 of an unknown slug, and the cached part is keyed by those rows.
+    viewer = page_viewer(request)
     try:
-        model = candidates.explore_model(slug=model_slug)
+        model = candidates.explore_model(slug=model_slug, organizations=viewer.organizations)
     except LLMModel.DoesNotExist:
         raise Http404 from None
     max_context = sizing.model_context_limit(model)
     if max_context is None:  # a config the estimator cannot read: nothing to size
         raise Http404
     ladder = candidates.quant_ladder()
-    read_cards = functools.cache(candidates.sweep_accelerators)  # once, and only if needed
-    vendors = candidates.card_vendors(read_cards)
+    # Once, and only if needed: the public cards and the viewer's organisations' own,
+    # marked in the table.
+    read_cards = functools.cache(lambda: candidates.sweep_accelerators(viewer.organizations))
+    vendors = candidates.card_vendors(read_cards, viewer.organizations)
     form = ModelCardsForm(request.GET, ladder=ladder, max_context=max_context, vendors=vendors)
     offers = selectors.cheapest_offers()
 
@@ -126,7 +132,7 @@ def model_gpus(request: HttpRequest, model_slug: str) -> HttpResponse:
         table, faq = None, []
         if form.is_valid():
             quants, ctx, data = selectors.table_filters(form.cleaned_data, ladder=ladder)
-            powers = selectors.unit_powers()
+            powers = selectors.unit_powers(organizations=viewer.organizations)
             matrix = hardware.support_matrix()
             try:
                 table = selectors.model_card_table(
@@ -178,14 +184,21 @@ def model_gpus(request: HttpRequest, model_slug: str) -> HttpResponse:
         }
 
     template = "explore/model_gpus.html"
-    part = _results_part(request, template, (model.pk, selectors.offers_key(offers)), build)
-    return _respond(request, template, {"model": model, "form": form}, part)
+    # Keyed by the viewer's organisations: their own cards stay in their members' entry.
+    orgs = candidates.organization_keys(viewer.organizations)
+    key = (model.pk, selectors.offers_key(offers), orgs)
+    part = _results_part(request, template, key, build)
+    context = {**viewer.context, "model": model, "form": form}
+    return _respond(request, template, context, part)
 
 
 @login_required
 def gpu_models(request: HttpRequest, accelerator_slug: str) -> HttpResponse:
+    viewer = page_viewer(request)  # as on model_gpus: own rows for their members only
     try:
-        card = candidates.explore_accelerator(slug=accelerator_slug)
+        card = candidates.explore_accelerator(
+            slug=accelerator_slug, organizations=viewer.organizations
+        )
     except Accelerator.DoesNotExist:
         raise Http404 from None
     form = CardModelsForm(request.GET, ladder=candidates.quant_ladder())
@@ -198,11 +211,11 @@ def gpu_models(request: HttpRequest, accelerator_slug: str) -> HttpResponse:
             quants, ctx, data = selectors.table_filters(form.cleaned_data, ladder=form.ladder)
             table = selectors.card_model_table(
                 accelerator=card,
-                models=candidates.explore_models(),
+                models=candidates.explore_models(viewer.organizations),
                 quants=quants,
                 context_tokens=ctx,
                 offers=offers,
-                powers=selectors.unit_powers([card.pk]),
+                powers=selectors.unit_powers([card.pk], viewer.organizations),
                 **data,
             )
         groups = table.groups if table else []
@@ -221,8 +234,9 @@ def gpu_models(request: HttpRequest, accelerator_slug: str) -> HttpResponse:
         }
 
     template = "explore/gpu_models.html"
-    part = _results_part(request, template, (card.pk, offer), build)
-    return _respond(request, template, {"card": card, "form": form}, part)
+    key = (card.pk, offer, candidates.organization_keys(viewer.organizations))
+    part = _results_part(request, template, key, build)
+    return _respond(request, template, {**viewer.context, "card": card, "form": form}, part)
 
 
 @login_required
@@ -236,7 +250,10 @@ def search(request: HttpRequest) -> HttpResponse:
     """Suggestions (HTMX) or the results page; a full-page search that names one model and
     one card clearly ("llama 70b on 4090") opens the configurator for that pair."""
     form = SearchForm(request.GET)
-    results = selectors.search(q=form.cleaned_data["q"]) if form.is_valid() else None
+    viewer = page_viewer(request)
+    results = None
+    if form.is_valid():
+        results = selectors.search(q=form.cleaned_data["q"], organizations=viewer.organizations)
     htmx = getattr(request, "htmx", False)
     if results is not None and results.best_pair is not None and not htmx:
         pair = results.best_pair
@@ -245,7 +262,7 @@ def search(request: HttpRequest) -> HttpResponse:
         )
         if url:
             return redirect(url)
-    context = {"form": form, "results": results}
+    context = {**viewer.context, "form": form, "results": results}
     template = _template(request, "explore/search.html", "suggestions")
     return render(request, template, context, status=400 if form.errors else 200)
 

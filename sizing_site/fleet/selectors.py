@@ -31,6 +31,7 @@ from django.db.models import QuerySet
 
 from catalog import hardware, sizing
 from catalog.models import Accelerator, LLMModel
+from catalog.scoping import Owner
 from catalog.sizing import Setup, Sizing
 from catalog.sizing.cache import remembered
 from catalog.sizing.candidates import explore_models, offers_context
@@ -285,11 +286,15 @@ def fleet_tables(
     context_tokens: int,
     q: str = "",
     models: Sequence[LLMModel] | None = None,
+    organizations: Sequence[Owner] = (),
 ) -> list[MachineTable]:
     """Each machine with the explore models that fit on its cards (see the module's
     docstring), largest model first; `q` filters models by name or family as the card
-    page does. Machines must have their accelerator loaded (machine_list)."""
-    models = explore_models() if models is None else models
+    page does. Machines must have their accelerator loaded (machine_list). Without
+    `models`, the public ones and `organizations`' own (the tenant's: its rows are
+    marked on the page); their keys are part of each machine's cache entry."""
+    if models is None:
+        models = explore_models(organizations)
     eligible = [m for m in models if offers_context(m, context_tokens)]
     by_pk = {m.pk: m for m in eligible}
     needle = q.casefold()

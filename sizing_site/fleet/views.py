@@ -41,7 +41,11 @@ def fleet(request: HttpRequest, org_slug: str) -> HttpResponse:
     if form.is_valid():
         quants, ctx, data = explore.table_filters(form.cleaned_data, ladder=form.ladder)
         tables = selectors.fleet_tables(
-            machines=list(page.object_list), quants=quants, context_tokens=ctx, q=data["q"]
+            machines=list(page.object_list),
+            quants=quants,
+            context_tokens=ctx,
+            q=data["q"],
+            organizations=[tenant.organization],
         )
     context = {
         "tenant": tenant,
@@ -70,10 +74,10 @@ def _form_page(
 def machine_new(request: HttpRequest, org_slug: str) -> HttpResponse:
     tenant = tenant_for(request.user, org_slug, min_role=Role.EDITOR)
     if request.method == "GET":
-        return _form_page(request, tenant, MachineForm(), None)
+        return _form_page(request, tenant, MachineForm(organization=tenant.organization), None)
     if request.method != "POST":
         return HttpResponseNotAllowed(["GET", "POST"])
-    form = MachineForm(request.POST)
+    form = MachineForm(request.POST, organization=tenant.organization)
     if not form.is_valid():
         # Everything the user typed comes back, the errors beside it.
         return _form_page(request, tenant, form, None, status=400)
@@ -87,10 +91,11 @@ def machine_edit(request: HttpRequest, org_slug: str, code: UUID) -> HttpRespons
     tenant = tenant_for(request.user, org_slug, min_role=Role.EDITOR)
     machine = selectors.machine_get(tenant=tenant, code=code)
     if request.method == "GET":
-        return _form_page(request, tenant, MachineForm(instance=machine), machine)
+        form = MachineForm(instance=machine, organization=tenant.organization)
+        return _form_page(request, tenant, form, machine)
     if request.method != "POST":
         return HttpResponseNotAllowed(["GET", "POST"])
-    form = MachineForm(request.POST, instance=machine)
+    form = MachineForm(request.POST, instance=machine, organization=tenant.organization)
     if not form.is_valid():
         return _form_page(request, tenant, form, machine, status=400)
     services.machine_update(

@@ -48,9 +48,9 @@ from sizing_site.configurator.forms import (
 from sizing_site.reports import selectors, services
 from sizing_site.reports.forms import NameForm, SaveForm, ShareForm
 from sizing_site.reports.models import SavedConfiguration, ShareLink
-from sizing_site.tenancy.access import get_owned_or_404
+from sizing_site.tenancy.access import Tenant, get_owned_or_404
 from sizing_site.tenancy.api import TenantApiView
-from sizing_site.tenancy.models import Role
+from sizing_site.tenancy.models import Organization, Role
 
 TAGS = ["configurations"]
 PAGE_SIZE = 50
@@ -84,24 +84,35 @@ def _tags(data: dict[str, Any]) -> str:
 # --- the workflow's inputs -----------------------------------------------------------
 
 
-def _state(*, model_slug: str, accelerator_slug: str, query: dict[str, str]) -> ConfiguratorState:
-    """`configurator_state` (the save page's path); when it refuses, the reason under the
-    field it belongs to: an unknown slug is a 404 naming it, a setup field the page's
-    ConfigureForm rejects is a 400 naming that field."""
+def _state(
+    *, model_slug: str, accelerator_slug: str, query: dict[str, str], tenant: Tenant
+) -> ConfiguratorState:
+    """`configurator_state` (the save page's path) over the public catalog and the
+    tenant's own rows; when it refuses, the reason under the field it belongs to: an
+    unknown slug (another organisation's own row too) is a 404 naming it, a setup field
+    the page's ConfigureForm rejects is a 400 naming that field."""
+    organizations = [tenant.organization]
     try:
         return configurator_state(
-            model_slug=model_slug, accelerator_slug=accelerator_slug, query=query
+            model_slug=model_slug,
+            accelerator_slug=accelerator_slug,
+            query=query,
+            organizations=organizations,
         )
     except StateError as exc:
-        raise _state_refusal(model_slug, accelerator_slug, query, str(exc)) from None
+        raise _state_refusal(model_slug, accelerator_slug, query, str(exc), organizations) from None
 
 
 def _state_refusal(
-    model_slug: str, accelerator_slug: str, query: dict[str, str], message: str
+    model_slug: str,
+    accelerator_slug: str,
+    query: dict[str, str],
+    message: str,
+    organizations: list[Organization],
 ) -> Refused:
     try:
         model, accelerator = configurator.configuration_rows(
-            model_slug=model_slug, accelerator_slug=accelerator_slug
+            model_slug=model_slug, accelerator_slug=accelerator_slug, organizations=organizations
         )
     except LLMModel.DoesNotExist:
         return Refused({"model": [_("No model with this slug.")]}, status.HTTP_404_NOT_FOUND)
@@ -479,6 +490,7 @@ class ConfigurationListApi(ReportsApiView):
             model_slug=clean["model"],
             accelerator_slug=clean["accelerator"],
             query=dict(parse_qsl(clean["query"])),
+            tenant=self.tenant,
         )
         try:
             saved = services.saved_configuration_create(
@@ -549,6 +561,7 @@ class ConfigurationRecomputeApi(ReportsApiView):
                 model_slug=configuration.model_slug,
                 accelerator_slug=configuration.accelerator_slug,
                 query=configuration.query,
+                organizations=[self.tenant.organization],
             )
         except StateError:
             state = None

@@ -124,6 +124,11 @@ def configuration_snapshot(*, state: ConfiguratorState) -> Frozen:
             },
         },
         "measured_weights_bytes": sized.measured_weights_bytes,
+        # Rows the organisation added for itself, marked as its own on the report.
+        "own": {
+            "model": model.organization_id is not None,
+            "accelerator": accelerator.organization_id is not None,
+        },
         "computed_at": timezone.now().isoformat(),
     }
     query = state.query | {"quant": sized.setup.quant}

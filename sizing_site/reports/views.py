@@ -87,6 +87,7 @@ def configuration_save(request: HttpRequest, org_slug: str) -> HttpResponse:
                 model_slug=data["model"],
                 accelerator_slug=data["accelerator"],
                 query=dict(parse_qsl(data["query"])),
+                organizations=[tenant.organization],  # the org's own rows too
             )
             saved = services.saved_configuration_create(
                 tenant=tenant,
@@ -134,6 +135,7 @@ def recompute(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
             model_slug=configuration.model_slug,
             accelerator_slug=configuration.accelerator_slug,
             query=configuration.query,
+            organizations=[tenant.organization],  # the org's own rows too
         )
     except StateError:
         state = None
