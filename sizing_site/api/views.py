@@ -31,7 +31,7 @@ from sizing_site.api.serializers import (
 )
 from sizing_site.configurator import selectors
 from sizing_site.configurator.forms import ConfigureForm, RentBuyForm, field_for
-from sizing_site.configurator.viewer import public_first
+from sizing_site.tenancy.viewer import public_first
 
 MAX_ITEMS = 100
 # The configurator's query parameters (ConfigureForm's fields), the setup of a shortcut.

@@ -13,7 +13,7 @@ from estimator.api import RequestError
 from pricing import costs
 from sizing_site.configurator import selectors
 from sizing_site.configurator.forms import ConfigureForm, RentBuyForm, field_for
-from sizing_site.configurator.viewer import public_first
+from sizing_site.tenancy.viewer import public_first
 
 TEMPLATE = "configurator/configure.html"
 

@@ -22,7 +22,6 @@ from catalog.sizing.cache import remembered
 from estimator.api import RequestError
 from estimator.cost import HOST_ALLOWANCE_USD, HOST_POWER_W
 from pricing.costs import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
-from sizing_site.configurator.viewer import page_viewer
 from sizing_site.explore import selectors
 from sizing_site.explore.faq import OUTLOOK_CONTEXTS, ModelFaq
 from sizing_site.explore.forms import (
@@ -38,6 +37,7 @@ from sizing_site.explore.forms import (
 )
 from sizing_site.explore.selectors import HIGH_CONFIDENCE_MAX_RATIO, MEDIUM_CONFIDENCE_MAX_RATIO
 from sizing_site.explore.templatetags.explore import configure_url
+from sizing_site.tenancy.viewer import page_viewer
 
 PAGE_SIZE = 50
 GROUP_PAGE_SIZE = 30  # model families per page of the card page
