@@ -22,7 +22,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from catalog.models import Accelerator
+from catalog.models import Accelerator, LLMModel
+from catalog.services.configs import model_apply_config
 from sizing_site.env import env_bool
 from sizing_site.fleet.models import Interconnect, InventoryMachine
 from sizing_site.tenancy.models import Membership, Organization, Role
@@ -31,6 +32,11 @@ from sizing_site.tenancy.models import Membership, Organization, Role
 # the browser walk can open its edit, delete and history pages.
 DEMO_MACHINE_CODE = uuid.UUID("5eed0000-f1ee-4000-8000-000000000001")
 DEMO_MACHINE_CARD = "nvidia-geforce-rtx-4090"
+# The demo org's own catalog entries (issue 16): a fine-tune of a public model (its
+# config.json) and an in-house card (a public card's figures under the org's name).
+DEMO_OWN_MODEL = "demo-support-assistant-8b"
+DEMO_OWN_MODEL_BASE = "llama-3-1-8b-instruct"
+DEMO_OWN_CARD = "demo-lab-rtx-4090"
 
 
 class Command(BaseCommand):
@@ -102,6 +108,7 @@ class Command(BaseCommand):
                     "created_by": demo,
                 },
             )
+        _seed_own_entries(org)
         admin = User._default_manager.filter(username="admin").first()
         if admin is not None:
             return _known_password(admin, password_file)
@@ -112,6 +119,31 @@ class Command(BaseCommand):
         if password_file is not None:
             _write_private(password_file, password)
         return password
+
+
+def _seed_own_entries(org: Organization) -> None:
+    """The demo org's own model and card, when the public rows they copy are loaded."""
+    base = LLMModel.objects.filter(slug=DEMO_OWN_MODEL_BASE).first()
+    if base is not None and not LLMModel.all_orgs.filter(slug=DEMO_OWN_MODEL).exists():
+        model = LLMModel(
+            organization=org,
+            name="Support assistant 8B (Llama 3.1 fine-tune)",
+            slug=DEMO_OWN_MODEL,
+            family=base.family,
+            hf_repo=base.hf_repo,
+            notes="Demo entry: a LoRA-merged fine-tune keeps its base model's config.json.",
+            sources={"config": f"config.json of {base.hf_repo} (the base model)"},
+        )
+        model_apply_config(model=model, config=base.config)
+        model.save()
+    card = Accelerator.objects.filter(slug=DEMO_MACHINE_CARD).first()
+    if card is not None and not Accelerator.all_orgs.filter(slug=DEMO_OWN_CARD).exists():
+        card.pk = None
+        card._state.adding = True
+        card.slug, card.organization, card.curated = DEMO_OWN_CARD, org, False
+        card.name = "Lab RTX 4090 (in-house)"
+        card.notes = "Demo entry: the public RTX 4090's figures, with their sources."
+        card.save()
 
 
 def _write_private(path: Path, password: str) -> None:
