@@ -11,7 +11,8 @@ Two halves (docs/capacity.md):
 
 `plan` joins them: for each candidate the fewest replicas that meet TTFT p95 and the per-user
 speed, then cost, then the rankings. Per candidate the work is arithmetic on a precomputed
-curve, so 100,000 candidates plan in well under a second (benchmarks/capacity_bench.py).
+curve, and candidates whose bounds keep them out of every ranking are not sized at all
+(`_plan_pruned`; benchmarks/capacity_bench.py).
 Times in seconds, speeds in tokens per second, money in USD, a month is 730 h (cost.py).
 """
 
@@ -49,13 +50,18 @@ class ReplicaCurve:
     `decode_tokens_per_s.estimate`; max_sequences: sequences of the context that fit
     (`max_concurrent_sequences`, 0 if the model does not fit); prefill_tokens_per_s and
     ttft_s: `prefill_tokens_per_s.estimate` and `ttft_s.estimate` (no-load TTFT: prompt /
-    prefill + one decode step + the engine's floor).
+    prefill + one decode step + the engine's floor). long_prefill_tokens_per_s and
+    long_ttft_s: the same at the long prompt (`Load.long_prompt_tokens`), None when the curve
+    was built without one (the planner then takes the long prompt at the typical prefill
+    rate: long_ttft = ttft + (long prompt - prompt) / prefill rate).
     """
 
     points: tuple[tuple[int, float], ...]
     max_sequences: int
     prefill_tokens_per_s: float
     ttft_s: float
+    long_prefill_tokens_per_s: float | None = None
+    long_ttft_s: float | None = None
     # 1 / speed at each point: the interpolation runs on step times (per_user_tokens_per_s)
     steps: tuple[float, ...] = field(init=False, repr=False, compare=False)
     # the largest (step(n + 1) - step(n)) / step(n) on the curve: bounds the sizing search
@@ -76,13 +82,21 @@ class Load:
     """The offered load: `users` (closed loop: each user sends a request, reads the answer
     for think_s, sends the next) or `requests_per_minute` (open loop, Poisson arrivals).
     think_s 0 means every user always has a request in flight, so every user needs a slot.
-    prompt_tokens and output_tokens must be those the curves were built with."""
+    prompt_tokens and output_tokens must be those the curves were built with.
+
+    The long case: a share `long_share` (0 to 1) of the requests have `long_prompt_tokens`
+    and `long_output_tokens` (None: output_tokens) instead. The service time and the
+    prefill load are the mix of the two cases, and TTFT p95 must hold for the long requests
+    too (docs/capacity.md, "The long case"). long_share 0 is the typical case alone."""
 
     users: int | None = None
     requests_per_minute: float | None = None
     think_s: float = 0.0
     prompt_tokens: int
     output_tokens: int
+    long_prompt_tokens: int | None = None
+    long_output_tokens: int | None = None
+    long_share: float = 0.0
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -111,7 +125,8 @@ class Candidate:
     cards_available: None for cloud offers and cards to buy, the inventory otherwise.
     rent_usd_per_card_hour: a cloud price. purchase_usd_per_card: a price to buy (None for
     hardware already owned: its purchase is sunk). power_w_per_card: the TDP, for the energy
-    of owned hardware."""
+    of owned hardware. electricity_usd_per_kwh: this candidate's own electricity price (an
+    inventory machine's), None for the horizon's; it prices the energy of owning only."""
 
     label: str
     curve: ReplicaCurve
@@ -122,6 +137,7 @@ class Candidate:
     rent_usd_per_card_hour: float | None = None
     purchase_usd_per_card: float | None = None
     power_w_per_card: float | None = None
+    electricity_usd_per_kwh: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -137,7 +153,10 @@ class Plan:
     all slots busy and that share taken out (the guaranteed floor, >= the target);
     mean_tokens_per_s_per_user: the same at the mean occupancy a / R. monthly_usd: the lower
     of rent and owning (None: no price). break_even_months: buying vs renting the same
-    cards (cost.rent_vs_buy), when both prices are given.
+    cards (cost.rent_vs_buy), when both prices are given. ttft_p50_s / ttft_p95_s are the
+    typical request's; long_ttft_p50_s / long_ttft_p95_s the long request's (its own
+    no-load TTFT + the same wait), None without a long case. service_time_s and
+    arrival_rate_per_s are over the mix of both cases.
     """
 
     label: str
@@ -161,6 +180,8 @@ class Plan:
     monthly_owned_usd: float | None
     break_even_months: float | None
     monthly_usd: float | None
+    long_ttft_p50_s: float | None = None
+    long_ttft_p95_s: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -209,12 +230,17 @@ _Costs = tuple[float | None, float | None, float | None, float]
 
 
 def replica_curve(
-    request: Mapping[str, Any], *, sequences: Sequence[int] = DEFAULT_LADDER
+    request: Mapping[str, Any],
+    *,
+    sequences: Sequence[int] = DEFAULT_LADDER,
+    long_prompt_tokens: int | None = None,
 ) -> ReplicaCurve:
     """Build a replica's curve with `estimator.api.estimate`, varying only
     `workload.concurrent_sequences` over the ladder up to the KV limit (which is added as
-    the last point). Raises RequestError for a bad request, and for a device without
-    `fp16_tflops` (no TTFT without a prefill rate)."""
+    the last point). With `long_prompt_tokens`, one more estimate at that prompt (one
+    sequence) gives the long case's prefill rate and no-load TTFT. Raises RequestError for
+    a bad request, and for a device without `fp16_tflops` (no TTFT without a prefill
+    rate)."""
     base = _estimate_at(request, 1)
     if base["ttft_s"] is None:
         raise RequestError("device.fp16_tflops", "is required to plan TTFT")
@@ -223,11 +249,20 @@ def replica_curve(
     ladder = sorted({n for n in sequences if 1 <= n <= limit} | ({1, limit} if limit else set()))
     results = {n: base if n == 1 else _estimate_at(request, n) for n in ladder}
     points = tuple((n, float(results[n]["decode_tokens_per_s"]["estimate"])) for n in ladder)
+    long_prefill = long_ttft = None
+    if long_prompt_tokens is not None:
+        workload = {**request.get("workload", {}), "prompt_tokens": long_prompt_tokens}
+        long = _estimate_at({**request, "workload": workload}, 1)
+        if long["ttft_s"] is not None:
+            long_prefill = float(long["prefill_tokens_per_s"]["estimate"])
+            long_ttft = float(long["ttft_s"]["estimate"])
     return ReplicaCurve(
         points=points,
         max_sequences=limit,
         prefill_tokens_per_s=float(base["prefill_tokens_per_s"]["estimate"]),
         ttft_s=float(base["ttft_s"]["estimate"]),
+        long_prefill_tokens_per_s=long_prefill,
+        long_ttft_s=long_ttft,
     )
 
 
@@ -374,12 +409,30 @@ def plan(
     candidates: Sequence[Candidate],
     horizon: Horizon | None = None,
     limit: int = 10,
+    prune: bool = True,
 ) -> PlanResult:
     """Size every candidate (`_size`), price it, rank the plans; with no plan, the nearest
     miss. Raises RequestError naming the field for bad input, and `candidates` when the
-    model fits on none of them."""
+    model fits on none of them. prune False sizes every candidate exactly (the reference
+    the pruned path is tested against, tests/estimator/test_capacity_speed.py); the result
+    is the same."""
     _validate(load, service, candidates)
     horizon = horizon or Horizon()
+    if prune and limit > 0:
+        pruned = _plan_pruned(load, service, candidates, horizon, limit)
+        if pruned is not None:
+            return pruned
+    return _plan_reference(load, service, candidates, horizon, limit)
+
+
+def _plan_reference(
+    load: Load,
+    service: ServiceLevel,
+    candidates: Sequence[Candidate],
+    horizon: Horizon,
+    limit: int,
+) -> PlanResult:
+    """Every candidate sized exactly (`_size`), in order."""
     prices: dict[tuple[Any, ...], _Costs] = {}
     erlang = _ErlangTables()
     # Plans are built only for what is returned; for the rest, flat tuples of ranking keys
@@ -395,7 +448,8 @@ def plan(
             misses.append(outcome)
             continue
         key = (candidate.tensor_parallel, candidate.rent_usd_per_card_hour,
-               candidate.purchase_usd_per_card, candidate.power_w_per_card)  # fmt: skip
+               candidate.purchase_usd_per_card, candidate.power_w_per_card,
+               candidate.electricity_usd_per_kwh)  # fmt: skip
         costs = prices.get(key) or _replica_costs(candidate, horizon, prices)
         replicas = outcome.serving + spare
         row = (costs[3] * replicas, replicas * candidate.tensor_parallel, index)
@@ -413,7 +467,7 @@ def plan(
         candidate = candidates[index]
         sized = _size(candidate, load, service, erlang)
         assert isinstance(sized, _Sizing)  # it was sized before
-        return _priced(candidate, sized, service, horizon, prices)
+        return _priced(candidate, sized, service, horizon, prices, load)
 
     cheapest = [build(row[2]) for row in heapq.nsmallest(limit, by_cost)]
     misses.sort(key=lambda miss: miss.shortfall)
@@ -427,6 +481,237 @@ def plan(
     )
 
 
+def _plan_pruned(
+    load: Load,
+    service: ServiceLevel,
+    candidates: Sequence[Candidate],
+    horizon: Horizon,
+    limit: int,
+) -> PlanResult | None:
+    """`plan` without sizing the candidates that cannot enter any ranking (docs/capacity.md,
+    "Performance"). A first pass takes, per candidate, a lower bound on the serving
+    replicas (stability with every slot at the curve's last point, and the prefill share):
+    R_lb, so cost >= per-replica cost x (R_lb + spares) and cards >= (R_lb + spares) x TP;
+    and TTFT p95 >= the no-load TTFT. The second tightens R_lb to `_size`'s own start (the
+    slots that keep the target speed) and bounds the utilisation from below by a_low /
+    (R_ub x slots at R_ub) (see the loop). A candidate is sized exactly (`_size`) only when
+    one of its bounds, with its tie-breakers, is below the current `limit`-th cheapest,
+    fastest or most-headroom key. None when no candidate meets the level: the caller then
+    runs the reference, for the misses."""
+    target = service.tokens_per_s_per_user
+    target_step = 1 / target
+    spare = service.spare_replicas
+    users, think, prompt = load.users, load.think_s, load.prompt_tokens
+    rpm_rate = (load.requests_per_minute or 0.0) / 60
+    typical = load.long_share == 0 or load.long_prompt_tokens is None
+    output = load.output_tokens
+    prices: dict[tuple[Any, ...], _Costs] = {}
+    # (cost, cards, index, no-load TTFT, a_min, rate, mean no-load TTFT, mean output,
+    # prefill_s, R_prefill, R_lb, cost per replica, TP, TTFT budget for the wait)
+    bounds: list[tuple[float, int, int, float, float, float, float, float, float, int, int,
+                       float, int, float]] = []  # fmt: skip
+    append = bounds.append
+    for index, candidate in enumerate(candidates):
+        curve = candidate.curve
+        points = curve.points
+        if curve.max_sequences == 0 or not points or curve.steps[0] > target_step:
+            continue  # a miss: fit or speed
+        if typical:
+            ttft = worst = curve.ttft_s
+            out: float = output
+            rate = users / (ttft + out / target + think) if users is not None else rpm_rate
+            prefill_s = rate * prompt / curve.prefill_tokens_per_s
+        else:
+            mix = _mix(curve, load)
+            ttft, worst, out = mix.ttft_s, mix.worst_ttft_s, mix.output_tokens
+            rate = _arrival_rate_per_s(load, ttft + out / target)
+            prefill_s = _prefill_s(rate, load, mix, curve)
+        if service.ttft_p95_s - worst < 0:
+            continue  # a miss: TTFT
+        fastest = target * (1 + curve.step_growth)
+        last_speed = points[-1][1]
+        if last_speed > fastest:
+            fastest = last_speed
+        offered_min = rate * (ttft + out / fastest)
+        share_max = 1 - target / points[0][1]
+        if share_max <= 0:
+            share_max = 1e-12
+        by_prefill = int(prefill_s / share_max) + 1
+        first = int(offered_min / points[-1][0]) + 1  # slots <= the last point's sequences
+        if by_prefill > first:
+            first = by_prefill
+        if candidate.cards_available is not None and first > _allowed_replicas(candidate, service):
+            continue  # a miss: inventory
+        tp = candidate.tensor_parallel
+        key = (tp, candidate.rent_usd_per_card_hour, candidate.purchase_usd_per_card,
+               candidate.power_w_per_card, candidate.electricity_usd_per_kwh)  # fmt: skip
+        costs = prices.get(key) or _replica_costs(candidate, horizon, prices)
+        replicas = first + spare
+        append((costs[3] * replicas, replicas * tp, index, curve.ttft_s, offered_min,
+                rate, ttft, out, prefill_s, by_prefill, first, costs[3], tp,
+                service.ttft_p95_s - worst))  # fmt: skip
+    if not bounds:
+        return None
+
+    erlang = _ErlangTables()
+    cheapest: list[tuple[float, int, int]] = []  # the `limit` cheapest rows, negated (max-heap)
+    kth = (math.inf, math.inf, math.inf)  # the limit-th cheapest row, once there are limit
+    fastest_key: tuple[float, float, float, int] = (math.inf, math.inf, 0, -1)
+    roomiest_key: tuple[float, float, float, int] = (math.inf, math.inf, 0, -1)
+    done: set[int] = set()
+
+    def size(index: int) -> None:
+        nonlocal kth, fastest_key, roomiest_key
+        if index in done:
+            return
+        done.add(index)
+        candidate = candidates[index]
+        outcome = _size(candidate, load, service, erlang)
+        if isinstance(outcome, NearMiss):
+            return
+        costs = _replica_costs(candidate, horizon, prices)
+        replicas = outcome.serving + spare
+        row = (costs[3] * replicas, replicas * candidate.tensor_parallel, index)
+        if len(cheapest) < limit:
+            heapq.heappush(cheapest, (-row[0], -row[1], -index))
+            if len(cheapest) == limit:
+                worst_row = cheapest[0]
+                kth = (-worst_row[0], -worst_row[1], -worst_row[2])
+        elif row < kth:
+            heapq.heapreplace(cheapest, (-row[0], -row[1], -index))
+            worst_row = cheapest[0]
+            kth = (-worst_row[0], -worst_row[1], -worst_row[2])
+        p95 = candidate.curve.ttft_s + outcome.wait_p95_s
+        if (p95, *row) < fastest_key:
+            fastest_key = (p95, *row)
+        utilisation = outcome.offered / (outcome.serving * outcome.slots)
+        if (utilisation, *row) < roomiest_key:
+            roomiest_key = (utilisation, *row)
+
+    # Seeds, so that the bounds bite early: the cheapest by bound, the lowest no-load TTFT.
+    for entry in heapq.nsmallest(limit, bounds):
+        size(entry[2])
+    size(min(bounds, key=lambda e: (e[3], e[2]))[2])
+    for entry in bounds:
+        cost, cards, index, ttft, offered_min, rate, mean_ttft, out, prefill_s = entry[:9]
+        if (cost, cards, index) <= kth or (ttft, cost, cards, index) <= fastest_key:
+            size(index)
+            continue
+        by_prefill, cheap_first, per_replica, tp, budget = entry[9:]
+        curve = candidates[index].curve
+        # The exact R_lb of `_size`, at the slots that keep the target speed: a tighter cost.
+        most = _slots_and_step(curve, target)[0]
+        first = int(offered_min / most) + 1
+        if by_prefill > first:
+            first = by_prefill
+        if first > cheap_first:
+            cards = (first + spare) * tp
+            cost = per_replica * (first + spare)
+            if (cost, cards, index) <= kth or (ttft, cost, cards, index) <= fastest_key:
+                size(index)
+                continue
+        # Headroom: utilisation = a / (R x slots at R) >= a_low / (R_ub x slots at R_ub)
+        # (a >= a_low, R <= R_ub, the slots never fall as R grows). R_ub: the fewest
+        # replicas R that meet the level is R_lb or R - 1 fails, and a failing R - 1 has
+        # fewer servers c than B: c <= a_min (unstable), or wait p95 = S ln(C / 0.05) / (c
+        # - a) > budget with C <= 1, S <= S_max (speed >= target), a <= a_max (rounded up
+        # <= 0.2 %), so c < a_max + S_max ln 20 / budget; closed loop, also c < users
+        # (with every user a slot nobody waits), and without think time that alone. The
+        # slots at R - 1 >= R0 >= R_lb are at least those at R0, s0, so R - 1 < B / s0:
+        # R_ub = max(R0, ceil(B / s0)), for R0 = ceil(B / the target's slots) and halfway
+        # to that R_ub. When s0 is the last point's (KV-limited), the speed at R - 1 is at
+        # least (1 - prefill_s / R0) x its speed: a smaller S_max and B.
+        if budget <= 0:
+            size(index)
+            continue
+        failing = (rate, mean_ttft, out, budget, users, think, offered_min)
+        start = math.ceil(_failing_servers(*failing, target) / most)
+        if start < first:
+            start = first
+        upper = _replicas_above(curve, target, prefill_s, start, failing)
+        if (offered_min * (1 - 1e-6) / (upper * most), cost, cards, index) > roomiest_key:
+            continue
+        middle = (start + upper) // 2
+        if start < middle < upper:
+            other = _replicas_above(curve, target, prefill_s, middle, failing)
+            if other < upper:
+                upper = other
+        last_n, last_speed = curve.points[-1]
+        # The slots at R_ub; the speed at R <= R_ub stays under target x (1 + growth) below
+        # the last point (`_size`), and at it under (1 - prefill_s / R_ub) x its speed.
+        top = _slots_and_step(curve, target / (1 - prefill_s / upper))[0]
+        fast = target * (1 + curve.step_growth)
+        if top >= last_n:
+            kv_fast = (1 - prefill_s / upper) * last_speed * (1 + 1e-9)
+            if kv_fast > fast:
+                fast = kv_fast
+        offered_low = rate * (mean_ttft + out / fast)
+        if (offered_low * (1 - 1e-6) / (upper * top), cost, cards, index) > roomiest_key:
+            continue
+        size(index)
+
+    if not cheapest:
+        return None
+
+    def build(index: int) -> Plan:
+        candidate = candidates[index]
+        sized = _size(candidate, load, service, erlang)
+        assert isinstance(sized, _Sizing)  # it was sized before
+        return _priced(candidate, sized, service, horizon, prices, load)
+
+    rows = sorted((-c, -n, -i) for c, n, i in cheapest)
+    plans = [build(row[2]) for row in rows]
+    return PlanResult(
+        plans=tuple(plans),
+        cheapest=plans[0],
+        fastest=build(fastest_key[3]),
+        most_headroom=build(roomiest_key[3]),
+        nearest_miss=None,
+        misses=(),
+    )
+
+
+def _failing_servers(
+    rate: float,
+    mean_ttft: float,
+    out: float,
+    budget: float,
+    users: int | None,
+    think: float,
+    offered_min: float,
+    speed_low: float,
+) -> float:
+    """B of `_plan_pruned`: more servers than any failing replica count has, when every
+    user decodes at speed_low or faster there."""
+    service_max = mean_ttft + out / (speed_low * (1 - 1e-6))
+    bound = rate * service_max * 1.003 + service_max * 3.0 / budget
+    if users is not None and (think == 0 or users < bound):
+        bound = users
+    return bound if bound > offered_min else offered_min + 1
+
+
+def _replicas_above(
+    curve: ReplicaCurve,
+    target: float,
+    prefill_s: float,
+    start: int,
+    failing: tuple[float, float, float, float, int | None, float, float],
+) -> int:
+    """R_ub = max(R0, ceil(B / s0)) of `_plan_pruned` for R0 = start >= the search's
+    first replica count: no fewer than the fewest replicas that meet the level. A large
+    number when no slot keeps the speed at start."""
+    share = prefill_s / start
+    slots = _slots_and_step(curve, target / (1 - share))[0]
+    if slots < 1:
+        return MAX_REPLICAS * 1000
+    bound = _failing_servers(*failing, target)
+    last_n, last_speed = curve.points[-1]
+    if slots >= last_n and (1 - share) * last_speed > target:  # KV-limited from start on
+        bound = min(bound, _failing_servers(*failing, (1 - share) * last_speed))
+    upper = math.ceil(bound / slots * (1 + 1e-9))
+    return upper if upper > start else start
+
+
 def _validate(load: Load, service: ServiceLevel, candidates: Sequence[Candidate]) -> None:
     if (load.users is None) == (load.requests_per_minute is None):
         raise RequestError("load.users", "give users or requests_per_minute, not both")
@@ -438,6 +723,14 @@ def _validate(load: Load, service: ServiceLevel, candidates: Sequence[Candidate]
         raise RequestError("load.think_s", "must not be negative")
     for name in ("prompt_tokens", "output_tokens"):
         if getattr(load, name) < 1:
+            raise RequestError(f"load.{name}", "must be at least 1")
+    if not 0 <= load.long_share <= 1:
+        raise RequestError("load.long_share", "must be between 0 and 1")
+    if load.long_share > 0 and load.long_prompt_tokens is None:
+        raise RequestError("load.long_prompt_tokens", "is required for a long share")
+    for name in ("long_prompt_tokens", "long_output_tokens"):
+        value = getattr(load, name)
+        if value is not None and value < 1:
             raise RequestError(f"load.{name}", "must be at least 1")
     if not (service.ttft_p95_s > 0 and math.isfinite(service.ttft_p95_s)):
         raise RequestError("service.ttft_p95_s", "must be a positive number of seconds")
@@ -503,21 +796,22 @@ def _size(
         best = curve.points[0][1]
         fix = (("service.tokens_per_s_per_user", best),)
         return _miss(candidate, "service.tokens_per_s_per_user", target, best, fix)
-    budget_s = service.ttft_p95_s - curve.ttft_s
+    mix = _mix(curve, load)
+    budget_s = service.ttft_p95_s - mix.worst_ttft_s
     if budget_s < 0:
-        fix = (("service.ttft_p95_s", curve.ttft_s),)
-        return _miss(candidate, "service.ttft_p95_s", service.ttft_p95_s, curve.ttft_s, fix)
-    rate = _arrival_rate_per_s(load, curve.ttft_s + load.output_tokens / target)
+        fix = (("service.ttft_p95_s", mix.worst_ttft_s),)
+        return _miss(candidate, "service.ttft_p95_s", service.ttft_p95_s, mix.worst_ttft_s, fix)
+    rate = _arrival_rate_per_s(load, mix.ttft_s + mix.output_tokens / target)
     # Lower bounds on R (no max() calls: this runs for every candidate): prefill
     # share p = prefill_s / R below 1 - target / one sequence's speed (or no slot reaches the
     # target), and stability, R x slots > a. The speed at the chosen slots stays below
     # target x (1 + the largest relative growth of the step per added sequence), or is the
     # KV-limited last point's: a bound on S, so on a.
-    prefill_s = rate * load.prompt_tokens / curve.prefill_tokens_per_s
+    prefill_s = _prefill_s(rate, load, mix, curve)
     fastest = target * (1 + curve.step_growth)
     if curve.points[-1][1] > fastest:
         fastest = curve.points[-1][1]
-    offered_min = rate * (curve.ttft_s + load.output_tokens / fastest)
+    offered_min = rate * (mix.ttft_s + mix.output_tokens / fastest)
     share_max = 1 - target / curve.points[0][1]
     if share_max <= 0:
         share_max = 1e-12  # exactly at the target: any prefill share is too much
@@ -534,7 +828,7 @@ def _size(
         slots, step_s = _slots_and_step(curve, target / (1 - share))
         if serving * slots <= offered_min:
             return None  # unstable: the quick test before the full evaluation
-        sized = _at_replicas(curve, load, rate, serving, share, slots, step_s, erlang)
+        sized = _at_replicas(mix, load, rate, serving, share, slots, step_s, erlang)
         return sized if sized is not None and sized.wait_p95_s <= budget_s else None
 
     # More replicas never hurt (less prefill per replica, more slots, more servers), so the
@@ -550,7 +844,7 @@ def _size(
         if found is None:
             failing, step = probe, step * 2
     if found is None:
-        return _replica_miss(candidate, load, service, rate, erlang)
+        return _replica_miss(candidate, load, service, rate, erlang, mix)
     while found.serving - failing > 1:
         middle = (failing + found.serving) // 2
         better = meets(middle)
@@ -559,6 +853,50 @@ def _size(
         else:
             found = better
     return found
+
+
+class _Mix(NamedTuple):
+    """One candidate's request mix: the mean no-load TTFT and output over the typical and
+    long cases, a long request's prefill seconds on one replica and its no-load TTFT (the
+    typical's without a long case), and the larger of the two no-load TTFTs."""
+
+    ttft_s: float
+    output_tokens: float
+    long_prefill_s: float
+    long_ttft_s: float
+    worst_ttft_s: float
+
+
+def _mix(curve: ReplicaCurve, load: Load) -> _Mix:
+    """The typical case alone (long_share 0) keeps the typical figures exactly; else
+    mean TTFT = (1 - q) ttft + q long_ttft and mean output = (1 - q) out + q long_out."""
+    q = load.long_share
+    if q == 0 or load.long_prompt_tokens is None:
+        return _Mix(curve.ttft_s, load.output_tokens, 0.0, curve.ttft_s, curve.ttft_s)
+    long_prompt = load.long_prompt_tokens
+    long_output = load.long_output_tokens or load.output_tokens
+    long_prefill_rate = curve.long_prefill_tokens_per_s or curve.prefill_tokens_per_s
+    long_ttft = curve.long_ttft_s
+    if long_ttft is None:
+        long_ttft = curve.ttft_s + (long_prompt - load.prompt_tokens) / curve.prefill_tokens_per_s
+    return _Mix(
+        ttft_s=(1 - q) * curve.ttft_s + q * long_ttft,
+        output_tokens=(1 - q) * load.output_tokens + q * long_output,
+        long_prefill_s=long_prompt / long_prefill_rate,
+        long_ttft_s=long_ttft,
+        worst_ttft_s=max(curve.ttft_s, long_ttft),
+    )
+
+
+def _prefill_s(rate: float, load: Load, mix: _Mix, curve: ReplicaCurve) -> float:
+    """Replica-seconds of prefill a second: rate x prompt / prefill rate; with a long case
+    rate x ((1 - q) prompt / prefill rate + q long prompt / long prefill rate)."""
+    if load.long_share == 0 or load.long_prompt_tokens is None:
+        return rate * load.prompt_tokens / curve.prefill_tokens_per_s
+    q = load.long_share
+    return rate * (
+        (1 - q) * load.prompt_tokens / curve.prefill_tokens_per_s + q * mix.long_prefill_s
+    )
 
 
 def _arrival_rate_per_s(load: Load, service_s: float) -> float:
@@ -571,7 +909,7 @@ def _arrival_rate_per_s(load: Load, service_s: float) -> float:
 
 
 def _at_replicas(
-    curve: ReplicaCurve,
+    mix: _Mix,
     load: Load,
     rate: float,
     serving: int,
@@ -588,7 +926,7 @@ def _at_replicas(
     output / speed; a = rate x S over c = R x slots servers (M/M/c). None when it cannot
     work (a >= c, or a closed loop without think time and fewer slots than users)."""
     speed = (1 - share) / step_s
-    service_s = curve.ttft_s + load.output_tokens / speed
+    service_s = mix.ttft_s + mix.output_tokens / speed
     offered = _round_up(rate * service_s)
     servers = serving * slots
     if load.users is not None and servers >= load.users:  # nobody ever waits for a slot
@@ -621,6 +959,7 @@ def _replica_miss(
     service: ServiceLevel,
     rate: float,
     erlang: _ErlangTables,
+    mix: _Mix,
 ) -> NearMiss:
     """Past the inventory: the cards that would do (searched without the limit) and, where
     the inventory can run the load at all, the TTFT p95 it reaches. Past MAX_REPLICAS: a
@@ -634,13 +973,13 @@ def _replica_miss(
     needed = (sized.serving + service.spare_replicas) * candidate.tensor_parallel
     fixes: list[tuple[str, float]] = [("cards_available", needed)]
     allowed = _allowed_replicas(candidate, service)
-    share = rate * load.prompt_tokens / (max(allowed, 1) * candidate.curve.prefill_tokens_per_s)
+    share = _prefill_s(rate, load, mix, candidate.curve) / max(allowed, 1)
     target = service.tokens_per_s_per_user / (1 - share) if share < 1 else math.inf
     slots, step_s = _slots_and_step(candidate.curve, target)
     if allowed > 0 and slots > 0:
-        reached = _at_replicas(candidate.curve, load, rate, allowed, share, slots, step_s, erlang)
+        reached = _at_replicas(mix, load, rate, allowed, share, slots, step_s, erlang)
         if reached is not None:
-            fixes.append(("service.ttft_p95_s", candidate.curve.ttft_s + reached.wait_p95_s))
+            fixes.append(("service.ttft_p95_s", mix.worst_ttft_s + reached.wait_p95_s))
     return _miss(candidate, "cards_available", needed, candidate.cards_available, tuple(fixes))
 
 
@@ -654,6 +993,7 @@ def _priced(
     service: ServiceLevel,
     horizon: Horizon,
     cache: dict[tuple[Any, ...], _Costs],
+    load: Load,
 ) -> Plan:
     replicas = sized.serving + service.spare_replicas
     rent, owned, break_even, _ = _replica_costs(candidate, horizon, cache)
@@ -661,6 +1001,7 @@ def _priced(
     owned_total = owned * replicas if owned is not None else None
     priced = [x for x in (rent_total, owned_total) if x is not None]
     servers = sized.serving * sized.slots
+    long_ttft = _mix(candidate.curve, load).long_ttft_s if load.long_share > 0 else None
     mean_occupancy = min(sized.slots, max(1.0, sized.offered / sized.serving))
     return Plan(
         label=candidate.label,
@@ -685,6 +1026,8 @@ def _priced(
         monthly_owned_usd=owned_total,
         break_even_months=break_even,
         monthly_usd=min(priced) if priced else None,
+        long_ttft_p50_s=long_ttft + sized.wait_p50_s if long_ttft is not None else None,
+        long_ttft_p95_s=long_ttft + sized.wait_p95_s if long_ttft is not None else None,
     )
 
 
@@ -697,7 +1040,8 @@ def _replica_costs(
     owning (cost.rent_vs_buy: energy of cards x TDP + host, plus the purchase of cards +
     the host allowance over horizon.months; energy only for hardware already owned), and
     the break-even months of buying vs renting (both prices needed), and the lower of rent and
-    owning (inf without a price). Cached per call by
+    owning (inf without a price). The energy is priced at the candidate's own
+    electricity_usd_per_kwh, or the horizon's when it has none. Cached per call by
     price, not per candidate: many quants share one card."""
     tp = candidate.tensor_parallel
     key = (
@@ -705,6 +1049,7 @@ def _replica_costs(
         candidate.rent_usd_per_card_hour,
         candidate.purchase_usd_per_card,
         candidate.power_w_per_card,
+        candidate.electricity_usd_per_kwh,
     )
     if key in cache:
         return cache[key]
@@ -719,7 +1064,11 @@ def _replica_costs(
         ownership = Ownership(
             purchase_usd=system_purchase_usd(candidate.purchase_usd_per_card, tp) or 0.0,
             power_w=system_power_w(candidate.power_w_per_card, tp) or 0.0,
-            electricity_usd_per_kwh=horizon.electricity_usd_per_kwh,
+            electricity_usd_per_kwh=(
+                horizon.electricity_usd_per_kwh
+                if candidate.electricity_usd_per_kwh is None
+                else candidate.electricity_usd_per_kwh
+            ),
             pue=horizon.pue,
             utilization=horizon.utilisation,
             amortization_months=horizon.months if candidate.purchase_usd_per_card else None,

@@ -3,13 +3,14 @@ go through it, so a value is refused with the same message under the same name."
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from catalog.models import LLMModel
+from catalog.scoping import Owner
 from catalog.sizing import model_context_limit
 from estimator import capacity
 from sizing_site.planner import selectors
@@ -27,8 +28,11 @@ DEFAULTS: dict[str, str] = {
     "horizon_months": "36",
     "utilisation_percent": "100",
 }
+# The long case (docs/capacity.md): optional; a long prompt without a share takes this one.
+LONG_FIELDS = ("long_prompt_tokens", "long_output_tokens", "long_share_percent")
+DEFAULT_LONG_SHARE_PERCENT = 10.0
 FIELDS = frozenset(
-    {"model", "users", "requests_per_minute", *DEFAULTS},
+    {"model", "users", "requests_per_minute", *DEFAULTS, *LONG_FIELDS},
 )
 MAX_CONTEXT_TOKENS = 10_000_000
 
@@ -61,6 +65,27 @@ class PlanForm(forms.Form):
     tokens_per_s_per_user = forms.FloatField(
         label=_("Tokens per second per user"), min_value=0.1, max_value=10_000
     )
+    long_prompt_tokens = forms.IntegerField(
+        label=_("Long case: prompt tokens"),
+        required=False,
+        min_value=1,
+        max_value=MAX_CONTEXT_TOKENS,
+        help_text=_("Optional: a share of the requests with a long prompt."),
+    )
+    long_output_tokens = forms.IntegerField(
+        label=_("Long case: output tokens"),
+        required=False,
+        min_value=1,
+        max_value=MAX_CONTEXT_TOKENS,
+        help_text=_("Blank: the typical output."),
+    )
+    long_share_percent = forms.FloatField(
+        label=_("Long case: share of requests (%)"),
+        required=False,
+        min_value=0,
+        max_value=100,
+        help_text=_("Blank: 10 % when a long prompt is given."),
+    )
     n_plus_one = forms.BooleanField(label=_("N+1: one spare replica"), required=False)
     horizon_months = forms.IntegerField(
         label=_("Months to own the cards"), min_value=1, max_value=120
@@ -70,18 +95,24 @@ class PlanForm(forms.Form):
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # The tenant's organisation: its own models are found too (from_data's argument).
+        self.organizations: Sequence[Owner] = kwargs.pop("organizations", ())
         super().__init__(*args, **kwargs)
         self.planner_model: LLMModel | None = None
 
     @classmethod
-    def from_data(cls, data: Mapping[str, str]) -> PlanForm:
-        """A bound form, the fields left out at their defaults."""
-        return cls({**DEFAULTS, **{k: v for k, v in data.items() if k in FIELDS}})
+    def from_data(cls, data: Mapping[str, str], organizations: Sequence[Owner] = ()) -> PlanForm:
+        """A bound form, the fields left out at their defaults; `organizations`' own models
+        are found too."""
+        bound = {**DEFAULTS, **{k: v for k, v in data.items() if k in FIELDS}}
+        return cls(bound, organizations=organizations)
 
     def clean_model(self) -> str:
         slug = self.cleaned_data["model"]
         try:
-            self.planner_model = selectors.planner_model(slug=slug)
+            self.planner_model = selectors.planner_model(
+                slug=slug, organizations=self.organizations
+            )
         except LLMModel.DoesNotExist:
             raise forms.ValidationError(_("No model with this slug."), code="unknown") from None
         return str(slug)
@@ -117,7 +148,30 @@ class PlanForm(forms.Form):
             self.add_error(
                 "context_tokens", _("The prompt and the output must fit in the context.")
             )
+        self._clean_long(data)
         return data
+
+    def _clean_long(self, data: dict[str, Any]) -> None:
+        """The long case needs its prompt, and its prompt and output must fit the context."""
+        long_prompt = data.get("long_prompt_tokens")
+        if long_prompt is None:
+            for name in ("long_output_tokens", "long_share_percent"):
+                if data.get(name) is not None and name not in self.errors:
+                    self.add_error(name, _("Give the long case's prompt tokens too."))
+            return
+        context, output = data.get("context_tokens"), data.get("output_tokens")
+        long_output = data.get("long_output_tokens") or output
+        if (
+            context is not None
+            and long_output is not None
+            and long_prompt + long_output > context
+            and "context_tokens" not in self.errors
+        ):
+            self.add_error(
+                "long_prompt_tokens",
+                _("The long prompt and its output must fit in the context (%(context)s tokens).")
+                % {"context": context},
+            )
 
     # --- the planner's inputs (valid form only) ---------------------------------------
 
@@ -127,7 +181,16 @@ class PlanForm(forms.Form):
             context_tokens=data["context_tokens"],
             prompt_tokens=data["prompt_tokens"],
             output_tokens=data["output_tokens"],
+            long_prompt_tokens=data.get("long_prompt_tokens"),
         )
+
+    def long_share(self) -> float:
+        """The share of long requests, 0 to 1 (0 without a long prompt)."""
+        data = self.cleaned_data
+        if data.get("long_prompt_tokens") is None:
+            return 0.0
+        percent = data.get("long_share_percent")
+        return (DEFAULT_LONG_SHARE_PERCENT if percent is None else percent) / 100
 
     def load(self) -> capacity.Load:
         data = self.cleaned_data
@@ -137,6 +200,9 @@ class PlanForm(forms.Form):
             think_s=data["think_s"],
             prompt_tokens=data["prompt_tokens"],
             output_tokens=data["output_tokens"],
+            long_prompt_tokens=data.get("long_prompt_tokens"),
+            long_output_tokens=data.get("long_output_tokens"),
+            long_share=self.long_share(),
         )
 
     def service(self) -> capacity.ServiceLevel:

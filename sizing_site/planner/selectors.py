@@ -4,8 +4,8 @@ Three sources of cards (docs/capacity.md; the pure planner is estimator.capacity
 
 - the organization's inventory (sizing_site.fleet.selectors.machine_list, through its
   Tenant): each machine's cards, at most `card_count`, the purchase sunk, so owning costs
-  only its power (effective_power_w a card, scaled by the machine's electricity price
-  over the horizon's, as capacity.Candidate has no electricity of its own); a machine
+  only its power (effective_power_w a card, at the machine's own electricity price,
+  capacity.Candidate.electricity_usd_per_kwh, the horizon's when it has none); a machine
   with an internal hourly rate is rented at that rate over its cards instead;
 - cards to buy: curated catalog accelerators with a purchase price (not a base
   configuration's, catalog.hardware.base_configuration_price) and their TDP;
@@ -69,6 +69,7 @@ class CurveInputs:
     context_tokens: int
     prompt_tokens: int
     output_tokens: int
+    long_prompt_tokens: int | None = None  # the long case's prompt (its TTFT and prefill)
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class CardSource:
     rent_usd_per_card_hour: float | None = None
     purchase_usd_per_card: float | None = None
     power_w_per_card: float | None = None
+    electricity_usd_per_kwh: float | None = None
     provider: str = ""
     sku: str = ""
     region: str = ""
@@ -114,16 +116,17 @@ class CandidateSet:
     refused: tuple[str, str] | None
 
 
-def planner_model(*, slug: str) -> LLMModel:
-    """A model the planner can size (a config.json, measured sizes prefetched); raises
-    LLMModel.DoesNotExist."""
-    return explore_model(slug=slug)
+def planner_model(*, slug: str, organizations: Sequence[Owner] = ()) -> LLMModel:
+    """A model the planner can size (a config.json, measured sizes prefetched), public or
+    one of `organizations`' own (the tenant's); raises LLMModel.DoesNotExist."""
+    return explore_model(slug=slug, organizations=organizations)
 
 
-def planner_model_choices() -> list[tuple[str, str]]:
-    """(slug, name) of every model with a config.json, by name: the form's choices."""
-    rows = LLMModel.objects.exclude(config={}).order_by("name").values_list("slug", "name")
-    return list(rows)
+def planner_model_choices(organizations: Sequence[Owner] = ()) -> list[tuple[str, str]]:
+    """(slug, name) of every model with a config.json, by name: the form's choices; the
+    public catalog and `organizations`' own models."""
+    models = LLMModel.objects.visible_to(organizations).exclude(config={})
+    return list(models.order_by("name").values_list("slug", "name"))
 
 
 def _plannable(card: Accelerator) -> bool:
@@ -151,23 +154,23 @@ def buy_sources() -> list[CardSource]:
 def inventory_sources(*, tenant: Tenant, horizon: capacity.Horizon) -> list[CardSource]:
     """The organization's machines with a card the planner can size. Owned: the purchase
     is sunk (capacity.Candidate without a purchase price), its power a card is the
-    machine's effective_power_w over its cards, scaled by its electricity price over the
-    horizon's (the horizon's when it has none). With an internal hourly rate: that rate
-    over its cards, rented, and no power."""
+    machine's effective_power_w over its cards, priced at the machine's own electricity
+    price (None: the horizon's). With an internal hourly rate: that rate over its cards,
+    rented, and no power. `horizon` is kept for the callers; the price no longer scales
+    the power."""
     sources = []
     for machine in machine_list(tenant=tenant):
         card = machine.accelerator
         if not _plannable(card):
             continue
-        rent = power = None
+        rent = power = electricity = None
         internal = machine.internal_usd_per_hour is not None
         if internal:
             rent = float(machine.internal_usd_per_hour or 0) / machine.card_count
         elif machine.effective_power_w:
             power = machine.effective_power_w / machine.card_count
-            price = machine.electricity_usd_per_kwh
-            if price is not None and horizon.electricity_usd_per_kwh > 0:
-                power *= float(price) / horizon.electricity_usd_per_kwh
+            if machine.electricity_usd_per_kwh is not None:
+                electricity = float(machine.electricity_usd_per_kwh)
         sources.append(
             CardSource(
                 kind=INVENTORY,
@@ -176,6 +179,7 @@ def inventory_sources(*, tenant: Tenant, horizon: capacity.Horizon) -> list[Card
                 label=machine.name,
                 rent_usd_per_card_hour=rent,
                 power_w_per_card=power,
+                electricity_usd_per_kwh=electricity,
                 cards_available=machine.card_count,
                 machine=str(machine.code),
                 internal_rate=internal,
@@ -314,6 +318,7 @@ def candidate_set(
                 rent_usd_per_card_hour=source.rent_usd_per_card_hour,
                 purchase_usd_per_card=source.purchase_usd_per_card,
                 power_w_per_card=source.power_w_per_card,
+                electricity_usd_per_kwh=source.electricity_usd_per_kwh,
             )
         )
     return CandidateSet(tuple(candidates), by_label, len(candidates), left_out, refused)
@@ -334,7 +339,8 @@ def source_label(source: CardSource) -> str:
     return _("%(card)s: %(offer)s") % names
 
 
-# A cached curve: (quant, points, max_sequences, prefill tok/s, no-load TTFT), or the
+# A cached curve: (quant, points, max_sequences, prefill tok/s, no-load TTFT, and the two
+# at the long prompt or None), or the
 # estimator's refusal (field, message).
 _Cached = tuple[Any, ...]
 
@@ -362,6 +368,7 @@ def replica_curve_for(
         inputs.context_tokens,
         inputs.prompt_tokens,
         inputs.output_tokens,
+        inputs.long_prompt_tokens,
     )
     cached: _Cached = remembered(
         "planner-curve",
@@ -370,9 +377,14 @@ def replica_curve_for(
     )
     if cached[0] is None:
         return RequestError(cached[1], cached[2])
-    resolved, points, max_sequences, prefill, ttft = cached
+    resolved, points, max_sequences, prefill, ttft, long_prefill, long_ttft = cached
     curve = capacity.ReplicaCurve(
-        points=points, max_sequences=max_sequences, prefill_tokens_per_s=prefill, ttft_s=ttft
+        points=points,
+        max_sequences=max_sequences,
+        prefill_tokens_per_s=prefill,
+        ttft_s=ttft,
+        long_prefill_tokens_per_s=long_prefill,
+        long_ttft_s=long_ttft,
     )
     return resolved, curve
 
@@ -402,7 +414,9 @@ def _curve(
         request = sizing_request(
             model=model, accelerator=card, setup=setup, measured=measured_weights(model)
         )
-        curve = capacity.replica_curve(request_to_dict(request))
+        curve = capacity.replica_curve(
+            request_to_dict(request), long_prompt_tokens=inputs.long_prompt_tokens
+        )
     except RequestError as exc:
         return (None, exc.field, exc.message)
     except ValueError as exc:  # a quant the estimator cannot size for this model
@@ -413,6 +427,8 @@ def _curve(
         curve.max_sequences,
         curve.prefill_tokens_per_s,
         curve.ttft_s,
+        curve.long_prefill_tokens_per_s,
+        curve.long_ttft_s,
     )
 
 
@@ -423,6 +439,9 @@ FORM_FIELDS = {
     "load.think_s": "think_s",
     "load.prompt_tokens": "prompt_tokens",
     "load.output_tokens": "output_tokens",
+    "load.long_prompt_tokens": "long_prompt_tokens",
+    "load.long_output_tokens": "long_output_tokens",
+    "load.long_share": "long_share_percent",
     "service.ttft_p95_s": "ttft_p95_s",
     "service.tokens_per_s_per_user": "tokens_per_s_per_user",
     "service.spare_replicas": "n_plus_one",

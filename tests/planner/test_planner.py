@@ -458,9 +458,15 @@ class InventoryCandidatesTest(PlannerTestCase):
         assert ours and all(c.rent_usd_per_card_hour == 1.5 for c in ours)
         assert all(c.power_w_per_card is None for c in ours)
         InventoryMachine.all_tenants.filter(pk=self.ours.pk).update(internal_usd_per_hour=None)
-        # owned at 0.30 USD/kWh, twice the horizon's 0.15: twice the power at its price
+        # owned at 0.30 USD/kWh: the real 350 W a card (1,400 W over 4) at its own price;
+        # a TP 1 replica's energy a month: (350 + 150 host) W x 730 h = 365 kWh x 0.30
+        # = 109.50 USD (at the horizon's 0.15 it would be 54.75)
         found = self.candidates(self.org_a)
-        assert {c.power_w_per_card for c in found.candidates if c.label == OURS} == {700.0}
+        mine = [c for c in found.candidates if c.label == OURS]
+        assert {c.power_w_per_card for c in mine} == {350.0}
+        assert {c.electricity_usd_per_kwh for c in mine} == {0.3}
+        tp1 = next(c for c in mine if c.tensor_parallel == 1)
+        assert capacity._replica_costs(tp1, capacity.Horizon(), {})[1] == pytest.approx(109.5)
 
 
 class WhatIfTest(PlannerTestCase):
