@@ -5,6 +5,7 @@ worker, on PostgreSQL and Redis, driven over real sockets on 127.0.0.1.
         [--threads 4] [--warm-wait-s 120] [--cold-cards 20] [--memory-cards 0] [--root DIR]
     python benchmarks/load.py hold [--keepalive 200] [--half-open 50] [--hold-s 20] [--restart]
     python benchmarks/load.py api [--quick] [--clients 8] [--requests 240]
+    python benchmarks/load.py planner [--quick] [--clients 8] [--requests 240]
 
 Both modes create a scratch database (rightsize_bench, dropped at the end) on the local
 PostgreSQL, empty Redis database 9 (cache and Celery queue; emptied again at the end), run
@@ -44,6 +45,13 @@ token of the bench user, p50 of the API as a multiple of the results part's; the
 client posts a batch of 100 distinct setups that nothing sized before 11 times: the first
 (cold: the sizing cache has none of them) and the p50 and max of the rest. The API's
 throttles are raised for the run (server_env).
+
+planner (issue 16): seed_demo's organization `demo` (its inventory machine, 2 x RTX 4090)
+with the bench user as an admin; the trivial view, then the issue's worked example (qwen3-32b,
+200 users, 30 s think time, 1,000 / 400 tokens at 8,192 context, TTFT p95 <= 1.5 s, >= 30
+tok/s each, N+1) POSTed to /api/v1/o/demo/plans/ with an API token, and the planner page
+/en/o/demo/planner/ with the same query, by the logged-in clients: p50/p95 and p50 as a
+multiple of the trivial view's. The curves come from the sizing cache after the warm-up.
 
 hold: `--keepalive` clients each keep a connection open and send a request every second,
 while `--half-open` clients send half a request and hold (reconnecting when dropped), for
@@ -863,6 +871,75 @@ def api_mode(args: argparse.Namespace, env: dict[str, str], port: int, server: S
     return 1 if failed else 0
 
 
+PLANNER_ORG = "demo"
+PLANNER_EXAMPLE = {"model": "qwen3-32b", "users": 200, "n_plus_one": True}
+PLANNER_QUERY = "model=qwen3-32b&users=200&n_plus_one=on"
+
+
+def join_demo_org(root: Path, env: dict[str, str]) -> None:
+    """seed_demo (the demo organization and its inventory machine), the bench user an admin."""
+    manage(root, env, "seed_demo", "--allow-production")
+    code = (
+        "from django.contrib.auth.models import User; "
+        "from sizing_site.tenancy.models import Membership, Organization, Role; "
+        f"Membership.all_tenants.get_or_create(user=User.objects.get(username={USER!r}), "
+        f"organization=Organization.objects.get(slug={PLANNER_ORG!r}), "
+        "defaults={'role': Role.ADMIN})"
+    )
+    manage(root, env, "shell", "-c", code)
+
+
+def planner_mode(args: argparse.Namespace, env: dict[str, str], port: int, server: Server) -> int:
+    """Issue 16's planner on the production server: the worked example through the API and
+    the planner page, against the trivial view."""
+    log = server.log.with_name(server.log.stem + "-celery.log")
+    join_demo_org(args.root, env)
+    with celery_worker(args.root, env, log) as worker:
+        print(
+            f"gunicorn: {server.conf['workers']} workers x {server.conf['threads']} threads; "
+            f"{os.cpu_count()} cores"
+        )
+        print_load()
+        warm_up(worker, args.warm_wait_s, "after load_catalog")
+        bearer = {"Authorization": f"Bearer {api_token(args.root, env)}"}
+        json_headers = {**bearer, "Content-Type": "application/json"}
+        clients = [logged_in_client(port) for _ in range(args.clients)]
+        api = f"/api/v1/o/{PLANNER_ORG}/plans/"
+        page = f"/en/o/{PLANNER_ORG}/planner/?{PLANNER_QUERY}"
+        body = json.dumps(PLANNER_EXAMPLE)
+        # The first plan builds the curves (cold); the rows below are warm.
+        started = time.perf_counter()
+        code, text = clients[0].request("POST", api, body, **json_headers)
+        cold = time.perf_counter() - started
+        failed = 0 if code == 200 else 1
+        cheapest = (json.loads(text).get("cheapest") or {}) if code == 200 else {}
+        print(
+            f"first plan (cold curves): {cold * 1000:.0f} ms, answered {code}; cheapest: "
+            f"{cheapest.get('label')} TP{cheapest.get('tensor_parallel')} x "
+            f"{cheapest.get('replicas')} replicas, {cheapest.get('monthly_usd')} USD/month"
+        )
+        rows = [
+            Page("trivial view (/health/live/)", ("/health/live/",)),
+            Page("API plan, worked example", (api,), json_headers, None, (body,)),
+            Page("planner page, same query", (page,)),
+        ]
+        print(f"{args.requests} requests per row from {len(clients)} clients")
+        print(f"  {'row':<40} {'req/s':>7} {'p50 ms':>7} {'p95 ms':>7} {'p50/triv':>9}")
+        results: list[PageResult] = []
+        for row in rows:
+            result = measure(clients, row, args.requests)
+            results.append(result)
+            failed += result.errors
+            print(
+                f"  {row.name:<40} {result.rate:7.1f} {result.p50_ms:7.1f} {result.p95_ms:7.1f} "
+                f"{result.p50_ms / results[0].p50_ms:8.1f}x" + describe_failures(result.failures)
+            )
+    print_load()
+    if failed:
+        print(f"{failed} requests not answered 200")
+    return 1 if failed else 0
+
+
 def connection_count() -> int:
     sql = f"select count(*) from pg_stat_activity where datname = '{DB}'"
     return int(psql(sql))
@@ -960,7 +1037,7 @@ def hold_mode(args: argparse.Namespace, port: int, conf: dict[str, object]) -> i
 
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("mode", choices=["pages", "hold", "api"])
+    parser.add_argument("mode", choices=["pages", "hold", "api", "planner"])
     parser.add_argument("--quick", action="store_true", help="a shorter run: smaller defaults")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--requests", type=int, help="per page (default 240, --quick 80)")
@@ -997,6 +1074,8 @@ def main() -> int:
                     return pages_mode(args, env, port, server)
                 if args.mode == "api":
                     return api_mode(args, env, port, server)
+                if args.mode == "planner":
+                    return planner_mode(args, env, port, server)
                 return hold_mode(args, port, server.conf)
         finally:
             psql(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
