@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.urls import URLPattern, path
+from django.urls import URLPattern, URLResolver, include, path
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -49,6 +49,17 @@ class PlanInput(serializers.Serializer[Any]):
     output_tokens = serializers.IntegerField(required=False, min_value=1)
     context_tokens = serializers.IntegerField(required=False, min_value=1)
     ttft_p95_s = serializers.FloatField(required=False, help_text="TTFT p95 in seconds.")
+    long_prompt_tokens = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, help_text="The long case's prompt."
+    )
+    long_output_tokens = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, help_text="Its output (null: typical)."
+    )
+    long_share_percent = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        help_text="Share of requests that are long, 0-100 (null: 10 with a long prompt).",
+    )
     tokens_per_s_per_user = serializers.FloatField(required=False)
     n_plus_one = serializers.BooleanField(required=False, help_text="One spare replica.")
     horizon_months = serializers.IntegerField(required=False, min_value=1, max_value=120)
@@ -91,6 +102,12 @@ class PlanOutput(serializers.Serializer[Any]):
     wait_probability = serializers.FloatField()
     ttft_p50_s = serializers.FloatField()
     ttft_p95_s = serializers.FloatField()
+    long_ttft_p50_s = serializers.FloatField(
+        allow_null=True, help_text="The long case's TTFT p50 (null without one)."
+    )
+    long_ttft_p95_s = serializers.FloatField(
+        allow_null=True, help_text="The long case's TTFT p95 (null without one)."
+    )
     tokens_per_s_per_user = serializers.FloatField()
     mean_tokens_per_s_per_user = serializers.FloatField()
     prefill_busy_share = serializers.FloatField()
@@ -298,7 +315,7 @@ class PlanApi(TenantApiView):
     )
     def post(self, request: Request, org_slug: str) -> Response:
         body = json_object(request.data, FIELDS)
-        form = PlanForm.from_data(_form_data(body))
+        form = PlanForm.from_data(_form_data(body), organizations=[self.tenant.organization])
         if not form.is_valid():
             if form.has_error("model", code="unknown"):
                 raise Refused({"model": [_("No model with this slug.")]}, status.HTTP_404_NOT_FOUND)
@@ -322,6 +339,8 @@ class PlanApi(TenantApiView):
         return Response(answer)
 
 
-urlpatterns: list[URLPattern] = [
+urlpatterns: list[URLPattern | URLResolver] = [
     path("o/<slug:org_slug>/plans/", PlanApi.as_view(), name="plans"),
+    # Saved plans (issue 16, "Where it is saved"): o/<org_slug>/plans/saved/...
+    path("", include("sizing_site.planner.saved_api")),
 ]

@@ -18,6 +18,7 @@ from sizing_site.planner.forms import DEFAULTS, PlanForm
 from sizing_site.planner.output import planned_data, what_if_chart
 from sizing_site.planner.whatif import what_if
 from sizing_site.tenancy.access import tenant_for
+from sizing_site.tenancy.models import Role
 
 INITIAL = {**DEFAULTS, "users": "200", "n_plus_one": True}
 
@@ -27,7 +28,7 @@ def plan(request: HttpRequest, org_slug: str) -> HttpResponse:
     tenant = tenant_for(request.user, org_slug)
     answer = chart = None
     if "model" in request.GET:
-        form = PlanForm.from_data(request.GET)
+        form = PlanForm.from_data(request.GET, organizations=[tenant.organization])
         if form.is_valid():
             try:
                 planned = form.plan(tenant=tenant)
@@ -49,9 +50,16 @@ def plan(request: HttpRequest, org_slug: str) -> HttpResponse:
                     chart = what_if_chart(answer["what_if"])
     else:
         form = PlanForm(initial=INITIAL)
-    choices = [("", "—"), *selectors.planner_model_choices()]
+    choices = [("", "—"), *selectors.planner_model_choices([tenant.organization])]
     form.fields["model"].widget = forms.Select(choices=choices)
-    context = {"tenant": tenant, "form": form, "answer": answer, "chart": chart}
+    context = {
+        "tenant": tenant,
+        "form": form,
+        "answer": answer,
+        "chart": chart,
+        # Editors save a plan (sizing_site.planner.saved): the form posts the inputs only.
+        "can_save": answer is not None and not form.errors and tenant.can(Role.EDITOR),
+    }
     return render(
         request, "planner/plan.html", context, status=400 if form.is_bound and form.errors else 200
     )
