@@ -307,11 +307,29 @@ def create_share_link(page: Page, server: Server, report: str) -> str:
     return urlsplit(href).path
 
 
+def save_plan(page: Page, server: Server) -> tuple[str, str]:
+    """Save a capacity plan from the planner page and share it; the saved plan's report
+    path and its public page's path."""
+    page.goto(server.at(f"/en/o/{ORG}/planner/?model={MODEL}&users=50"), wait_until="networkidle")
+    form = page.locator("form#save-plan")
+    form.locator("input[name=name]").fill("Walk: 50 users of Llama 3.1 8B")
+    form.locator("button[type=submit]").first.click()
+    page.wait_for_url(re.compile(rf"/en/o/{ORG}/planner/saved/[0-9a-f-]{{36}}/$"))
+    report = urlsplit(page.url).path
+    page.locator('form[action$="/share/"] button[type=submit]').click()
+    page.wait_for_url(re.compile(rf"/en/o/{ORG}/planner/saved/[0-9a-f-]{{36}}/$"))
+    href = page.locator('main a[href*="/s/plan/"]').first.get_attribute("href")
+    assert href and "/s/plan/" in href, page.url
+    return report, urlsplit(href).path
+
+
 @dataclass(frozen=True)
 class Saved:
     report: str  # /en/o/demo/reports/<code>/
     other: str  # a second saved configuration's report
     shared: str  # /en/r/<token>/
+    plan: str  # /en/o/demo/planner/saved/<code>/
+    shared_plan: str  # /en/s/plan/<token>/
 
     @property
     def codes(self) -> tuple[str, str]:
@@ -320,14 +338,16 @@ class Saved:
 
 @pytest.fixture(scope="package")
 def saved(browser: Browser, server: Server, demo_state: Path) -> Saved:
-    """Two saved configurations and a share link of the first, for the pages that show them."""
+    """Two saved configurations and a share link of the first, and a saved capacity plan
+    with its share link, for the pages that show them."""
     context = browser.new_context(storage_state=str(demo_state))
     page = context.new_page()
     report = save_configuration(page, server, "Walk: Llama 3.1 8B on 2 x RTX 4090", "?gpus=2")
     other = save_configuration(page, server, "Walk: Llama 3.1 8B on one RTX 4090", "?ctx=32768")
     shared = create_share_link(page, server, report)
+    plan, shared_plan = save_plan(page, server)
     context.close()
-    return Saved(report, other, shared)
+    return Saved(report, other, shared, plan, shared_plan)
 
 
 # --- What a page did wrong ------------------------------------------------------------

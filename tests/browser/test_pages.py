@@ -17,7 +17,11 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 from playwright.sync_api import Page
 
-from sizing_site.core.management.commands.seed_demo import DEMO_MACHINE_CODE
+from sizing_site.core.management.commands.seed_demo import (
+    DEMO_MACHINE_CODE,
+    DEMO_OWN_CARD,
+    DEMO_OWN_MODEL,
+)
 from tests.browser.conftest import (
     CARD,
     CARD_2,
@@ -79,6 +83,23 @@ PAGES: dict[str, tuple[str, str]] = {
     "org-fleet-delete": ("demo", f"o/{ORG}/fleet/machines/{DEMO_MACHINE}/delete/"),
     "org-fleet-history": ("demo", f"o/{ORG}/fleet/machines/{DEMO_MACHINE}/history/"),
     "org-planner": ("demo", f"o/{ORG}/planner/?model={MODEL}&users=200&n_plus_one=on"),
+    "org-saved-plans": ("demo", f"o/{ORG}/planner/saved/"),
+    "org-saved-plan": ("demo", "{plan}"),
+    "shared-plan": ("anonymous", "{shared_plan}"),
+    "org-own-models": ("demo", f"o/{ORG}/own/models/"),
+    "org-own-model-new": ("demo", f"o/{ORG}/own/models/new/"),
+    "org-own-model-edit": ("demo", f"o/{ORG}/own/models/{DEMO_OWN_MODEL}/edit/"),
+    "org-own-model-delete": ("demo", f"o/{ORG}/own/models/{DEMO_OWN_MODEL}/delete/"),
+    "org-own-model-history": ("demo", f"o/{ORG}/own/models/{DEMO_OWN_MODEL}/history/"),
+    "org-own-accelerators": ("demo", f"o/{ORG}/own/accelerators/"),
+    "org-own-accelerator-new": ("demo", f"o/{ORG}/own/accelerators/new/"),
+    "org-own-accelerator-edit": ("demo", f"o/{ORG}/own/accelerators/{DEMO_OWN_CARD}/edit/"),
+    "org-own-accelerator-delete": ("demo", f"o/{ORG}/own/accelerators/{DEMO_OWN_CARD}/delete/"),
+    "org-own-accelerator-history": (
+        "demo",
+        f"o/{ORG}/own/accelerators/{DEMO_OWN_CARD}/history/",
+    ),
+    "own-model-on-own-card": ("demo", f"models/{DEMO_OWN_MODEL}/on/{DEMO_OWN_CARD}/"),
     "staff-gguf-upload": ("staff", "models/import/gguf/"),
     "staff-config-import": ("staff", "models/import/config/"),
     # Outside the language prefix (a path from the root): the API's Swagger UI.
@@ -101,6 +122,8 @@ def page_path(name: str, language: str, saved: Saved) -> str:
         report=saved.report.removeprefix("/en/"),
         other=saved.other.removeprefix("/en/"),
         shared=saved.shared.removeprefix("/en/"),
+        plan=saved.plan.removeprefix("/en/"),
+        shared_plan=saved.shared_plan.removeprefix("/en/"),
         code=code,
         code2=code2,
     )
@@ -143,6 +166,19 @@ def test_the_walk_covers_every_page_url_name() -> None:
         "fleet:delete",
         "fleet:history",
         "planner:plan",
+        "planner:saved",
+        "planner:saved-report",
+        "planner:shared",
+        "owncatalog:models",
+        "owncatalog:model-new",
+        "owncatalog:model-edit",
+        "owncatalog:model-delete",
+        "owncatalog:model-history",
+        "owncatalog:accelerators",
+        "owncatalog:accelerator-new",
+        "owncatalog:accelerator-edit",
+        "owncatalog:accelerator-delete",
+        "owncatalog:accelerator-history",
         "catalog:gguf-upload",
         "catalog:config-import",
     }
@@ -171,6 +207,12 @@ def test_the_walk_covers_every_page_url_name() -> None:
         "tenancy:invitation-revoke",
         "tenancy:invitation-accept",
         "tenancy:invitation-decline",
+        "planner:save",
+        "planner:saved-recompute",
+        "planner:saved-rename",
+        "planner:saved-delete",
+        "planner:saved-share",
+        "planner:saved-revoke",
     }
 
     def names(patterns: list[URLPattern | URLResolver], prefix: str = "") -> set[str]:
