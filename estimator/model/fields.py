@@ -10,9 +10,24 @@ from estimator.model.spec import ConfigError, RopeScaling
 
 Config = Mapping[str, Any]
 
+# Larger than any size a real config states (2^53: the largest integer a JSON float
+# holds exactly), so an absurd value is refused before any arithmetic on it.
+MAX_CONFIG_INT = 2**53
+# The deepest model published has a few hundred layers; the estimator walks the layers one
+# by one, so a config claiming 2^40 would keep a worker busy for hours.
+MAX_LAYERS = 10_000
 
-def get_int(config: Config, key: str, default: int | None = None, *, minimum: int = 1) -> int:
-    """config[key] as an int >= minimum; `default` when absent or null; ConfigError otherwise.
+
+def get_int(
+    config: Config,
+    key: str,
+    default: int | None = None,
+    *,
+    minimum: int = 1,
+    maximum: int = MAX_CONFIG_INT,
+) -> int:
+    """config[key] as an int in [minimum, maximum]; `default` when absent or null;
+    ConfigError otherwise.
 
     Floats with an integral value (1024.0) are accepted because some exporters write them.
     """
@@ -31,6 +46,8 @@ def get_int(config: Config, key: str, default: int | None = None, *, minimum: in
         raise ConfigError(key, f"must be an integer, got {type(value).__name__}")
     if value < minimum:
         raise ConfigError(key, f"must be >= {minimum}, got {value}")
+    if value > maximum:
+        raise ConfigError(key, f"must be <= {maximum}, got {value}")
     return value
 
 

@@ -11,7 +11,7 @@ of the tower (class tokens, gated MLPs, temporal patches are approximated).
 
 from __future__ import annotations
 
-from estimator.model.fields import Config, get_int, get_sub
+from estimator.model.fields import MAX_LAYERS, Config, get_int, get_sub
 from estimator.model.spec import Tensor
 
 CHANNELS = 3
@@ -27,7 +27,9 @@ def _vit_tensors(vc: Config) -> tuple[list[Tensor], int]:
     # Qwen2-VL names the encoder width embed_dim and uses hidden_size for the output.
     width_key = "embed_dim" if "embed_dim" in vc else "hidden_size"
     width = get_int(vc, width_key, 768)
-    layers = get_int(vc, "num_hidden_layers", 0, minimum=0) or get_int(vc, "depth", 12)
+    layers = get_int(vc, "num_hidden_layers", 0, minimum=0, maximum=MAX_LAYERS) or get_int(
+        vc, "depth", 12, maximum=MAX_LAYERS
+    )
     ffn = get_int(vc, "intermediate_size", 0, minimum=0) or width * 4
     patch = get_int(vc, "patch_size", 14)
     image = get_int(vc, "image_size", 224)

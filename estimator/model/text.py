@@ -5,7 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from estimator.model.blocks import BlockPlan, block_tensors, global_tensors, layer_spec
-from estimator.model.fields import Config, get_bool, get_int, get_opt_int, get_rope_scaling
+from estimator.model.fields import (
+    MAX_LAYERS,
+    Config,
+    get_bool,
+    get_int,
+    get_opt_int,
+    get_rope_scaling,
+)
 from estimator.model.spec import ConfigError, MLASpec, ModelSpec, RopeScaling, Tensor
 
 
@@ -57,7 +64,7 @@ def read_common(cfg: Config, d: Defaults) -> Common:
     return Common(
         hidden=hidden,
         vocab=get_int(cfg, "vocab_size", d.vocab_size),
-        n_layers=get_int(cfg, "num_hidden_layers", d.num_hidden_layers),
+        n_layers=get_int(cfg, "num_hidden_layers", d.num_hidden_layers, maximum=MAX_LAYERS),
         n_heads=n_heads,
         n_kv_heads=n_kv,
         head_dim=head_dim,
