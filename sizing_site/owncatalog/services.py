@@ -7,6 +7,7 @@ ValidationError (by field)."""
 
 from __future__ import annotations
 
+import math
 import secrets
 from collections.abc import Mapping
 from typing import IO, Any
@@ -137,7 +138,10 @@ def gguf_config(header: GGUFHeader) -> dict[str, Any]:
         value = meta.get(f"{arch}.{key}")
         if isinstance(value, bool) or not isinstance(value, int | float):
             return None
-        return int(value)
+        # A count must be a positive whole number: NaN, infinity or 2.5 layers is missing.
+        if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+            return None
+        return int(value) if value > 0 else None
 
     required = {
         "num_hidden_layers": "block_count",
@@ -180,11 +184,12 @@ def gguf_config(header: GGUFHeader) -> dict[str, Any]:
     elif "num_experts" in config and "moe_intermediate_size" not in config:
         config["moe_intermediate_size"] = config.get("intermediate_size")
     config["tie_word_embeddings"] = "output.weight" not in tensors
+    # Only finite, positive floats: NaN or infinity cannot be stored as JSON.
     eps = meta.get(f"{arch}.attention.layer_norm_rms_epsilon")
-    if isinstance(eps, float):
+    if isinstance(eps, float) and math.isfinite(eps) and eps > 0:
         config["rms_norm_eps"] = eps
     theta = meta.get(f"{arch}.rope.freq_base")
-    if isinstance(theta, float):
+    if isinstance(theta, float) and math.isfinite(theta) and theta > 0:
         config["rope_theta"] = theta
     return config
 

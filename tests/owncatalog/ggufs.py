@@ -73,3 +73,26 @@ def write_qwen3moe_gguf(path: Path) -> Path:
     writer.write_tensors_to_file()
     writer.close()
     return path
+
+
+def hostile_llama_gguf(path: Path, *, block_count: object, eps: float = 1e-5) -> Path:
+    """The tiny Llama's metadata with a hostile layer count (a uint64 2^40, a float
+    infinity or NaN) or epsilon, as a crafted file could carry them."""
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_file_type(Q4_K_M)
+    if isinstance(block_count, float):
+        writer.add_float32("llama.block_count", block_count)
+    else:
+        writer.add_uint64("llama.block_count", int(block_count))  # type: ignore[call-overload]
+    writer.add_embedding_length(WIDTH)
+    writer.add_feed_forward_length(FFN)
+    writer.add_head_count(HEADS)
+    writer.add_head_count_kv(KV_HEADS)
+    writer.add_float32("llama.attention.layer_norm_rms_epsilon", eps)
+    raw = np.zeros(quant_shape_to_byte_shape((VOCAB, WIDTH), Q.Q8_0), dtype=np.uint8)
+    writer.add_tensor("token_embd.weight", raw, raw_dtype=Q.Q8_0)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path

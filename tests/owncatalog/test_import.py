@@ -168,3 +168,36 @@ class GGUFImport(OwnCase):
         assert (model.params_total, model.params_active) == (ggufs.MOE_PARAMS, ggufs.MOE_ACTIVE)
         # No general.file_type: the type holding the most matrix bytes.
         assert model.weights.get().quant == "Q8_0"
+
+
+class HostileHeaders(OwnCase):
+    """Crafted GGUF metadata is refused with a message, quickly (the reviewer's cases: a
+    2^40-layer header kept a worker busy for minutes; NaN or infinity gave a 500)."""
+
+    def load(self, **kwargs: object) -> LLMModel:
+        with tempfile.TemporaryDirectory() as tmp:
+            data = ggufs.hostile_llama_gguf(Path(tmp) / "h.gguf", **kwargs).read_bytes()  # type: ignore[arg-type]
+        return services.own_model_import_gguf(
+            tenant=self.tenant(self.dave),
+            user=self.dave,
+            name="Hostile",
+            stream=io.BytesIO(data),
+            file_name="h.gguf",
+            file_size=len(data),
+        )
+
+    def test_absurd_or_non_finite_layer_counts_are_refused(self) -> None:
+        for block_count, words in (
+            (2**40, "must be <= 10000"),  # the estimator's ceiling on layers
+            (float("inf"), "llama.block_count"),  # not a count: "has no llama.block_count"
+            (float("nan"), "llama.block_count"),
+            (2.5, "llama.block_count"),
+        ):
+            with pytest.raises(CatalogError) as caught:
+                self.load(block_count=block_count)
+            assert words in caught.value.message, (block_count, caught.value.message)
+
+    def test_a_non_finite_epsilon_is_left_out_not_stored(self) -> None:
+        model = self.load(block_count=2, eps=float("nan"))
+        assert "rms_norm_eps" not in model.config
+        assert model.config["num_hidden_layers"] == 2
