@@ -13,6 +13,7 @@ from estimator.capacity import (
     ReplicaCurve,
     ServiceLevel,
     plan,
+    slots_at,
 )
 
 
@@ -140,3 +141,78 @@ def test_pruning_keeps_the_rankings_of_a_larger_pool() -> None:
     assert pruned.cheapest is not None and pruned.cheapest.label == "card-0"
     prices = [p.monthly_usd or 0 for p in pruned.plans]
     assert prices == sorted(prices) and len(prices) == 10
+
+
+@st.composite
+def irregular_curves(draw: st.DrawFn) -> ReplicaCurve:
+    """A replica whose per-user speed need not fall as sequences are added (the step times
+    do not rise everywhere): the planner's curve lookups scan these instead of bisecting."""
+    limit = draw(st.integers(1, 600))
+    ladder = sorted({n for n in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512) if n <= limit} | {limit})
+    speeds = draw(st.lists(st.floats(5, 200), min_size=len(ladder), max_size=len(ladder)))
+    prefill = draw(st.floats(500, 50_000))
+    return ReplicaCurve(
+        points=tuple(zip(ladder, speeds, strict=True)),
+        max_sequences=limit,
+        prefill_tokens_per_s=prefill,
+        ttft_s=draw(st.floats(0.02, 1.0)),
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(irregular_curves() | curves(), min_size=1, max_size=10),
+    loads(),
+    st.floats(0.2, 5),
+    st.floats(5, 80),
+    st.sampled_from([0, 1]),
+)
+def test_pruning_matches_sizing_on_irregular_curves(
+    pool: list[ReplicaCurve], load: Load, ttft: float, speed: float, spare: int
+) -> None:
+    service = ServiceLevel(ttft_p95_s=ttft, tokens_per_s_per_user=speed, spare_replicas=spare)
+    candidates = [
+        Candidate(
+            label=f"c{i}",
+            curve=curve,
+            tensor_parallel=1 + i % 3,
+            rent_usd_per_card_hour=1.0 + (i % 4) / 4,
+        )
+        for i, curve in enumerate(pool)
+    ]
+    try:
+        reference = plan(load=load, service=service, candidates=candidates, prune=False)
+    except Exception as error:
+        try:
+            plan(load=load, service=service, candidates=candidates)
+        except Exception as pruned_error:
+            assert (type(pruned_error), str(pruned_error)) == (type(error), str(error))
+            return
+        raise AssertionError("the pruned plan did not refuse") from error
+    assert plan(load=load, service=service, candidates=candidates, limit=3) == plan(
+        load=load, service=service, candidates=candidates, limit=3, prune=False
+    )
+    assert plan(load=load, service=service, candidates=candidates) == reference
+
+
+def test_a_curve_whose_speed_rises_is_looked_up_by_scanning() -> None:
+    # Speeds 40, 25, 50, 20 tok/s at 1, 2, 4, 8 sequences: steps 25, 40, 20, 50 ms do not
+    # rise everywhere, so no bisection (which would land between 4 and 8). At 30 tok/s
+    # (33.3 ms) the first step above it is 2's (40 ms): between 1 (25 ms) and 2, slope 15
+    # ms a sequence, 1 + int(8.33 / 15) = 1 slot. At 60 tok/s (16.7 ms) not even one.
+    # At 20 tok/s (50 ms) no step is above: all 8.
+    curve = ReplicaCurve(
+        points=((1, 40.0), (2, 25.0), (4, 50.0), (8, 20.0)), max_sequences=8,
+        prefill_tokens_per_s=10_000, ttft_s=0.1,
+    )  # fmt: skip
+    assert not curve.rising
+    assert slots_at(curve, 30.0) == 1
+    assert slots_at(curve, 60.0) == 0
+    assert slots_at(curve, 20.0) == 8
+    rising = ReplicaCurve(
+        points=((1, 40.0), (2, 30.0), (4, 25.0)), max_sequences=4,
+        prefill_tokens_per_s=10_000, ttft_s=0.1,
+    )  # fmt: skip
+    # steps 25, 33.3, 40 ms; at 28 tok/s (35.7 ms): between 2 and 4, slope 3.33 ms a
+    # sequence, 2 + int(2.38 / 3.33) = 2 slots.
+    assert rising.rising and slots_at(rising, 28.0) == 2
