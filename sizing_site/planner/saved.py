@@ -16,7 +16,7 @@ from uuid import UUID
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.dateparse import parse_datetime
@@ -30,6 +30,7 @@ from sizing_site.planner.models import NAME_MAX, NOTES_MAX, PlanShareLink, Saved
 from sizing_site.reports.forms import ShareForm
 from sizing_site.reports.selectors import public_links_allowed
 from sizing_site.tenancy.access import Tenant, get_owned_or_404, tenant_for
+from sizing_site.tenancy.http import post_only, post_tenant
 from sizing_site.tenancy.models import Role
 
 REPORT = "planner/saved_report.html"
@@ -44,29 +45,6 @@ class SavePlanForm(forms.Form):
 
 class RenamePlanForm(forms.Form):
     name = forms.CharField(label=gettext_lazy("Name"), max_length=NAME_MAX, strip=True)
-
-
-class _NotAllowed(Exception):
-    pass
-
-
-def _post_tenant(request: HttpRequest, org_slug: str, role: str = Role.EDITOR) -> Tenant:
-    # Tenant first, method second: outsiders get the same 404 whatever the method.
-    tenant = tenant_for(request.user, org_slug, min_role=role)
-    if request.method != "POST":
-        raise _NotAllowed
-    return tenant
-
-
-def post_only(view: Any) -> Any:
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        try:
-            response: HttpResponse = view(request, *args, **kwargs)
-        except _NotAllowed:
-            return HttpResponseNotAllowed(["POST"])
-        return response
-
-    return login_required(wrapped)
 
 
 # --- what the report shows -----------------------------------------------------------
@@ -174,7 +152,7 @@ def saved_list(request: HttpRequest, org_slug: str) -> HttpResponse:
 def save(request: HttpRequest, org_slug: str) -> HttpResponse:
     """Save the planner page's inputs (posted as the page's query has them): planned again
     here, never from posted figures. Refusals go back to the planner with the inputs."""
-    tenant = _post_tenant(request, org_slug)
+    tenant = post_tenant(request, org_slug)
     data = {name: str(request.POST[name]) for name in request.POST if name in FIELDS}
     back = reverse("planner:plan", args=[org_slug]) + "?" + urlencode(data)
     form = SavePlanForm(request.POST)
@@ -209,7 +187,7 @@ def report(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
 
 @post_only
 def recompute(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
-    tenant = _post_tenant(request, org_slug)
+    tenant = post_tenant(request, org_slug)
     plan = get_owned_or_404(tenant, SavedPlan, code)
     try:
         services.saved_plan_recompute(tenant=tenant, user=request.user, plan=plan)
@@ -226,7 +204,7 @@ def recompute(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
 
 @post_only
 def rename(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
-    tenant = _post_tenant(request, org_slug)
+    tenant = post_tenant(request, org_slug)
     plan = get_owned_or_404(tenant, SavedPlan, code)
     form = RenamePlanForm(request.POST)
     if not form.is_valid():
@@ -239,7 +217,7 @@ def rename(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
 
 @post_only
 def delete(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
-    tenant = _post_tenant(request, org_slug, role=Role.ADMIN)
+    tenant = post_tenant(request, org_slug, role=Role.ADMIN)
     plan = get_owned_or_404(tenant, SavedPlan, code)
     name = plan.name
     services.saved_plan_delete(tenant=tenant, user=request.user, plan=plan)
@@ -249,7 +227,7 @@ def delete(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
 
 @post_only
 def share(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
-    tenant = _post_tenant(request, org_slug)
+    tenant = post_tenant(request, org_slug)
     plan = get_owned_or_404(tenant, SavedPlan, code)
     form = ShareForm(request.POST)
     if not public_links_allowed(tenant=tenant):
@@ -266,7 +244,7 @@ def share(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
 @post_only
 def revoke(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
     """Revoke a plan's share link (`code`: the link's); back to its plan's report."""
-    tenant = _post_tenant(request, org_slug)
+    tenant = post_tenant(request, org_slug)
     link = get_owned_or_404(tenant, PlanShareLink, code)
     # Editors revoke their own links, admins any: PermissionDenied (403) otherwise.
     services.plan_share_link_revoke(tenant=tenant, user=request.user, link=link)

@@ -21,6 +21,7 @@ from sizing_site.reports import selectors, services
 from sizing_site.reports.forms import NameForm, PolicyForm, SaveForm, ShareForm
 from sizing_site.reports.models import SavedConfiguration, ShareLink
 from sizing_site.tenancy.access import Tenant, get_owned_or_404, tenant_for
+from sizing_site.tenancy.http import post_only, post_tenant
 from sizing_site.tenancy.models import Role
 
 LIST = "reports/list.html"
@@ -28,29 +29,6 @@ REPORT = "reports/report.html"
 # The last deleted configuration, kept in the deleting user's session for the undo.
 UNDO_KEY = "reports_undo"
 UNDO_FOR = timedelta(hours=1)
-
-
-def _post_tenant(request: HttpRequest, org_slug: str, role: str = Role.EDITOR) -> Tenant:
-    # Tenant first, method second: outsiders get the same 404 whatever the method.
-    tenant = tenant_for(request.user, org_slug, min_role=role)
-    if request.method != "POST":
-        raise _NotAllowed
-    return tenant
-
-
-class _NotAllowed(Exception):
-    pass
-
-
-def post_only(view: Any) -> Any:
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        try:
-            response: HttpResponse = view(request, *args, **kwargs)
-        except _NotAllowed:
-            return HttpResponseNotAllowed(["POST"])
-        return response
-
-    return login_required(wrapped)
 
 
 @login_required
@@ -78,7 +56,7 @@ def configuration_list(request: HttpRequest, org_slug: str) -> HttpResponse:
 
 @post_only
 def configuration_save(request: HttpRequest, org_slug: str) -> HttpResponse:
-    tenant = _post_tenant(request, org_slug)
+    tenant = post_tenant(request, org_slug)
     form = SaveForm(request.POST)
     if form.is_valid():
         data = form.cleaned_data
@@ -183,7 +161,7 @@ def export_csv(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
 
 @post_only
 def configuration_rename(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
-    tenant = _post_tenant(request, org_slug)
+    tenant = post_tenant(request, org_slug)
     configuration = get_owned_or_404(tenant, SavedConfiguration, code)
     form = NameForm(request.POST)
     if not form.is_valid():
@@ -200,7 +178,7 @@ def configuration_rename(request: HttpRequest, org_slug: str, code: UUID) -> Htt
 
 @post_only
 def configuration_duplicate(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
-    tenant = _post_tenant(request, org_slug)
+    tenant = post_tenant(request, org_slug)
     configuration = get_owned_or_404(tenant, SavedConfiguration, code)
     copy = services.saved_configuration_duplicate(
         tenant=tenant, user=request.user, configuration=configuration
@@ -248,7 +226,7 @@ def _undo(request: HttpRequest, tenant: Tenant) -> dict[str, Any] | None:
 
 @post_only
 def configuration_restore(request: HttpRequest, org_slug: str) -> HttpResponse:
-    tenant = _post_tenant(request, org_slug)
+    tenant = post_tenant(request, org_slug)
     trash = _undo(request, tenant)
     if trash is None:
         messages.error(request, _("There is nothing to undo any more."))
@@ -274,7 +252,7 @@ def compare(request: HttpRequest, org_slug: str) -> HttpResponse:
 
 @post_only
 def share_create(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
-    tenant = _post_tenant(request, org_slug)
+    tenant = post_tenant(request, org_slug)
     configuration = get_owned_or_404(tenant, SavedConfiguration, code)
     form = ShareForm(request.POST)
     if not selectors.public_links_allowed(tenant=tenant):
@@ -307,7 +285,7 @@ def links(request: HttpRequest, org_slug: str) -> HttpResponse:
 
 @post_only
 def share_revoke(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
-    tenant = _post_tenant(request, org_slug)
+    tenant = post_tenant(request, org_slug)
     link = get_owned_or_404(tenant, ShareLink, code)
     services.share_link_revoke(tenant=tenant, user=request.user, link=link)
     messages.success(request, _("Share link revoked."))
@@ -316,7 +294,7 @@ def share_revoke(request: HttpRequest, org_slug: str, code: UUID) -> HttpRespons
 
 @post_only
 def share_policy(request: HttpRequest, org_slug: str) -> HttpResponse:
-    tenant = _post_tenant(request, org_slug, role=Role.ADMIN)
+    tenant = post_tenant(request, org_slug, role=Role.ADMIN)
     form = PolicyForm(request.POST)
     form.is_valid()  # a checkbox: absent means off
     services.share_policy_update(
