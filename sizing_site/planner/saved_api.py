@@ -12,13 +12,10 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
-from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.urls import URLPattern, path, reverse
-from django.utils import timezone
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
@@ -35,8 +32,7 @@ from sizing_site.planner.api import PlanAnswer, PlanInput, _form_data
 from sizing_site.planner.forms import FIELDS
 from sizing_site.planner.models import NAME_MAX, NOTES_MAX, PlanShareLink, SavedPlan
 from sizing_site.planner.saved import SavePlanForm
-from sizing_site.reports.forms import ShareForm
-from sizing_site.reports.selectors import public_links_allowed
+from sizing_site.reports.share_api import MAX_SHARE_DAYS, new_link_expiry, revoked
 from sizing_site.tenancy.access import get_owned_or_404
 from sizing_site.tenancy.api import TenantApiView
 from sizing_site.tenancy.models import Role
@@ -45,7 +41,6 @@ TAGS = ["saved plans"]
 ORG = "o/<slug:org_slug>/plans/saved/"
 ONE = ORG + "<uuid:code>/"
 SAVE_FIELDS = FIELDS | {"name", "notes"}
-MAX_SHARE_DAYS = 3650
 
 
 # --- schema --------------------------------------------------------------------------
@@ -210,22 +205,6 @@ def _refused(exc: services.PlanRefused) -> Refused:
     if exc.unknown_model:
         return Refused({"model": [_("No model with this slug.")]}, status.HTTP_404_NOT_FOUND)
     return Refused(exc.errors)
-
-
-def _share_expiry(data: dict[str, Any]) -> Any:
-    """ShareForm's input: "expires_at" (ISO 8601) as sent, or "expires_in_days" from now."""
-    if "expires_at" in data and "expires_in_days" in data:
-        raise Refused({"expires_in_days": [_("Send either expires_at or expires_in_days.")]})
-    days = data.get("expires_in_days")
-    if days is None:
-        value = data.get("expires_at")
-        if value is not None and not isinstance(value, str):
-            raise Refused({"expires_at": [_("Expected a date and time (ISO 8601).")]})
-        return value or ""
-    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_SHARE_DAYS:
-        message = _("Expected a whole number of days from 1 to %(max)d.") % {"max": MAX_SHARE_DAYS}
-        raise Refused({"expires_in_days": [message]})
-    return timezone.now() + timedelta(days=days)
 
 
 # --- views ---------------------------------------------------------------------------
@@ -419,17 +398,11 @@ class SavedPlanShareApi(SavedPlanApiView):
     )
     def post(self, request: Request, org_slug: str, code: UUID) -> Response:
         plan = self.plan(code)
-        body = json_object(request.data, frozenset({"expires_at", "expires_in_days"}))
-        form = ShareForm({"expires_at": _share_expiry(body)})
-        if not public_links_allowed(tenant=self.tenant):
-            form.add_error(None, _("Public share links are turned off for this organization."))
-        if form.errors or not form.is_valid():
-            raise Refused(form_errors(form))
         link = services.plan_share_link_create(
             tenant=self.tenant,
             user=request.user,
             plan=plan,
-            expires_at=form.cleaned_data["expires_at"],
+            expires_at=new_link_expiry(request, self.tenant),
         )
         return Response(_link(request, link), status=status.HTTP_201_CREATED)
 
@@ -451,13 +424,11 @@ class SavedPlanShareLinkApi(SavedPlanApiView):
     )
     def delete(self, request: Request, org_slug: str, code: UUID) -> Response:
         link = get_owned_or_404(self.tenant, PlanShareLink, code)
-        try:
-            services.plan_share_link_revoke(tenant=self.tenant, user=request.user, link=link)
-        except DjangoPermissionDenied:
-            raise exceptions.PermissionDenied(
-                _("Only an admin may revoke someone else's link.")
-            ) from None
-        return Response(status=status.HTTP_204_NO_CONTENT)
+        return revoked(
+            lambda: services.plan_share_link_revoke(
+                tenant=self.tenant, user=request.user, link=link
+            )
+        )
 
 
 urlpatterns: list[URLPattern] = [

@@ -7,15 +7,13 @@ org's activity log (reports.ActivityEntry)."""
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import Max, Q, QuerySet
-from django.http import Http404
+from django.db.models import Max, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -27,7 +25,9 @@ from sizing_site.planner.forms import PlanForm
 from sizing_site.planner.models import PlanShareLink, SavedPlan
 from sizing_site.planner.output import planned_data
 from sizing_site.planner.whatif import what_if
-from sizing_site.reports.models import Action, ActivityEntry, SharePolicy
+from sizing_site.reports.models import Action, ActivityEntry
+from sizing_site.reports.selectors import live_links_q, live_shared_link
+from sizing_site.reports.services import new_share_link, revoke_share_link
 from sizing_site.tenancy.access import Tenant
 from sizing_site.tenancy.models import Role
 
@@ -167,14 +167,7 @@ def saved_plan_delete(*, tenant: Tenant, user: Any, plan: SavedPlan) -> None:
 def plan_share_link_create(
     *, tenant: Tenant, user: Any, plan: SavedPlan, expires_at: datetime | None
 ) -> PlanShareLink:
-    # 32 random bytes: 256 bits, far past guessing.
-    link = PlanShareLink.all_tenants.create(
-        organization=tenant.organization,
-        plan=plan,
-        token=secrets.token_urlsafe(32),
-        created_by=user,
-        expires_at=expires_at,
-    )
+    link = new_share_link(PlanShareLink, tenant=tenant, user=user, expires_at=expires_at, plan=plan)
     _log(tenant=tenant, actor=user, action=Action.SHARED, plan_name=plan.name)
     return link
 
@@ -182,11 +175,7 @@ def plan_share_link_create(
 @transaction.atomic
 def plan_share_link_revoke(*, tenant: Tenant, user: Any, link: PlanShareLink) -> PlanShareLink:
     """Editors revoke their own links; admins any link of the org."""
-    if link.created_by_id != user.pk and not tenant.can(Role.ADMIN):
-        raise PermissionDenied
-    if link.revoked_at is None:
-        link.revoked_at = timezone.now()
-        link.save(update_fields=["revoked_at"])
+    if revoke_share_link(tenant=tenant, user=user, link=link):
         _log(tenant=tenant, actor=user, action=Action.REVOKED, plan_name=link.plan.name)
     return link
 
@@ -202,30 +191,14 @@ def saved_plan_list(*, tenant: Tenant) -> QuerySet[SavedPlan]:
 
 def live_share_links(*, tenant: Tenant, plan: SavedPlan) -> QuerySet[PlanShareLink]:
     """The plan's links that still open: not revoked, not expired."""
-    now = timezone.now()
     return (
-        tenant.scoped(PlanShareLink)
-        .filter(plan=plan, revoked_at__isnull=True)
-        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-        .select_related("created_by")
+        tenant.scoped(PlanShareLink).filter(live_links_q(), plan=plan).select_related("created_by")
     )
 
 
 def shared_plan(*, token: str) -> SavedPlan:
     """The plan behind a live token; 404 for unknown, revoked or expired tokens and for
-    every token of an org that turned public links off.
-
-    The token is the only credential here, so this is the one lookup not scoped by a
-    Tenant: it looks inside all orgs' links, then scopes the policy to the link's org."""
-    link = (
-        PlanShareLink.all_tenants.select_related("plan", "organization")
-        .filter(token=token, revoked_at__isnull=True)
-        .first()
-    )
-    if link is None or (link.expires_at is not None and link.expires_at <= timezone.now()):
-        raise Http404
-    policy = SharePolicy.objects.for_organization(link.organization).first()
-    if policy is not None and not policy.public_links:
-        raise Http404
+    every token of an org that turned public links off."""
+    link = live_shared_link(PlanShareLink, token=token, subject="plan")
     plan: SavedPlan = link.plan
     return plan

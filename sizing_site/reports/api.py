@@ -15,15 +15,12 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 from uuid import UUID
 
-from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.db.models import QuerySet
 from django.urls import URLPattern, path, reverse
-from django.utils import timezone
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -46,8 +43,9 @@ from sizing_site.configurator.forms import (
     configurator_state,
 )
 from sizing_site.reports import selectors, services
-from sizing_site.reports.forms import NameForm, SaveForm, ShareForm
+from sizing_site.reports.forms import NameForm, SaveForm
 from sizing_site.reports.models import SavedConfiguration, ShareLink
+from sizing_site.reports.share_api import MAX_SHARE_DAYS, new_link_expiry, revoked
 from sizing_site.tenancy.access import Tenant, get_owned_or_404
 from sizing_site.tenancy.api import TenantApiView
 from sizing_site.tenancy.models import Organization, Role
@@ -56,7 +54,6 @@ TAGS = ["configurations"]
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
 SAVE_FIELDS = frozenset({"name", "notes", "tags", "model", "accelerator"}) | SETUP_FIELDS
-MAX_SHARE_DAYS = 3650
 
 
 # --- errors --------------------------------------------------------------------------
@@ -135,22 +132,6 @@ def _state_refusal(
 def _setup_query(data: dict[str, Any]) -> dict[str, str]:
     """The setup fields as the configurator's query parameters (as /api/v1/estimate/)."""
     return setup_query(data)
-
-
-def _share_expiry(data: dict[str, Any]) -> Any:
-    """ShareForm's input: "expires_at" (ISO 8601) as sent, or "expires_in_days" from now."""
-    if "expires_at" in data and "expires_in_days" in data:
-        raise Refused({"expires_in_days": [_("Send either expires_at or expires_in_days.")]})
-    days = data.get("expires_in_days")
-    if days is None:
-        value = data.get("expires_at")
-        if value is not None and not isinstance(value, str):
-            raise Refused({"expires_at": [_("Expected a date and time (ISO 8601).")]})
-        return value or ""
-    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_SHARE_DAYS:
-        message = _("Expected a whole number of days from 1 to %(max)d.") % {"max": MAX_SHARE_DAYS}
-        raise Refused({"expires_in_days": [message]})
-    return timezone.now() + timedelta(days=days)
 
 
 # --- output --------------------------------------------------------------------------
@@ -627,17 +608,11 @@ class ShareLinkCreateApi(ReportsApiView):
     )
     def post(self, request: Request, org_slug: str, code: UUID) -> Response:
         configuration = self.configuration(code)
-        data = json_object(request.data, frozenset({"expires_at", "expires_in_days"}))
-        form = ShareForm({"expires_at": _share_expiry(data)})
-        if not selectors.public_links_allowed(tenant=self.tenant):
-            form.add_error(None, _("Public share links are turned off for this organization."))
-        if form.errors or not form.is_valid():
-            raise Refused(form_errors(form))
         link = services.share_link_create(
             tenant=self.tenant,
             user=request.user,
             configuration=configuration,
-            expires_at=form.cleaned_data["expires_at"],
+            expires_at=new_link_expiry(request, self.tenant),
         )
         return Response(_link(request, link), status=status.HTTP_201_CREATED)
 
@@ -686,13 +661,9 @@ class ShareLinkDetailApi(ReportsApiView):
     )
     def delete(self, request: Request, org_slug: str, code: UUID) -> Response:
         link = self.link(code)
-        try:
-            services.share_link_revoke(tenant=self.tenant, user=request.user, link=link)
-        except DjangoPermissionDenied:
-            raise exceptions.PermissionDenied(
-                _("Only an admin may revoke someone else's link.")
-            ) from None
-        return Response(status=status.HTTP_204_NO_CONTENT)
+        return revoked(
+            lambda: services.share_link_revoke(tenant=self.tenant, user=request.user, link=link)
+        )
 
 
 class ActivityApi(ReportsApiView):

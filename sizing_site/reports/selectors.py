@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db.models import Q, QuerySet
 from django.http import Http404
@@ -20,6 +20,10 @@ from sizing_site.configurator.forms import ConfiguratorState, StateError
 from sizing_site.explore import selectors as explore
 from sizing_site.reports.models import ActivityEntry, SavedConfiguration, ShareLink, SharePolicy
 from sizing_site.tenancy.access import Tenant
+from sizing_site.tenancy.models import TenantOwned
+
+# A share link model: ShareLink, or the planner's PlanShareLink.
+L = TypeVar("L", bound=TenantOwned)
 
 SORTS = {
     "new": "-created",
@@ -224,13 +228,18 @@ def catalog_changes(*, saved: dict[str, Any], today: dict[str, Any]) -> list[dic
     ]
 
 
+def live_links_q() -> Q:
+    """Share links that still open (configurations' and plans' alike): not revoked, not
+    expired."""
+    now = timezone.now()
+    return Q(revoked_at__isnull=True) & (Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+
+
 def share_link_list(*, tenant: Tenant) -> QuerySet[ShareLink]:
     """The org's active links (not revoked, not expired), one query."""
-    now = timezone.now()
     return (
         tenant.scoped(ShareLink)
-        .filter(revoked_at__isnull=True)
-        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+        .filter(live_links_q())
         .select_related("configuration", "created_by")
     )
 
@@ -240,14 +249,16 @@ def public_links_allowed(*, tenant: Tenant) -> bool:
     return policy is None or policy.public_links
 
 
-def shared_configuration(*, token: str) -> SavedConfiguration:
-    """The configuration behind a live token; 404 for unknown, revoked or expired tokens
-    and for every token of an org that turned public links off.
+def live_shared_link(model: type[L], *, token: str, subject: str) -> L:
+    """The live link (of `model`: ShareLink or the planner's PlanShareLink) behind a
+    token, its `subject` and organization joined; 404 for unknown, revoked or expired
+    tokens and for every token of an org that turned public links off.
 
     The token is the only credential here, so this is the one lookup not scoped by a
     Tenant: it looks inside all orgs' links, then scopes the policy to the link's org."""
-    link = (
-        ShareLink.all_tenants.select_related("configuration", "organization")
+    manager: Any = model.all_tenants
+    link: Any = (
+        manager.select_related(subject, "organization")
         .filter(token=token, revoked_at__isnull=True)
         .first()
     )
@@ -256,6 +267,14 @@ def shared_configuration(*, token: str) -> SavedConfiguration:
     policy = SharePolicy.objects.for_organization(link.organization).first()
     if policy is not None and not policy.public_links:
         raise Http404
+    found: L = link
+    return found
+
+
+def shared_configuration(*, token: str) -> SavedConfiguration:
+    """The configuration behind a live token; 404 for unknown, revoked or expired tokens
+    and for every token of an org that turned public links off."""
+    link = live_shared_link(ShareLink, token=token, subject="configuration")
     configuration: SavedConfiguration = link.configuration
     return configuration
 

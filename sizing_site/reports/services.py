@@ -6,7 +6,7 @@ from __future__ import annotations
 import secrets
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
@@ -24,7 +24,40 @@ from sizing_site.reports.models import (
     SharePolicy,
 )
 from sizing_site.tenancy.access import Tenant
-from sizing_site.tenancy.models import Role
+from sizing_site.tenancy.models import Role, TenantOwned
+
+# A share link model: ShareLink, or the planner's PlanShareLink.
+L = TypeVar("L", bound=TenantOwned)
+
+
+def new_share_link(
+    model: type[L], *, tenant: Tenant, user: Any, expires_at: datetime | None, **subject: Any
+) -> L:
+    """A new share link of `model` (ShareLink, or the planner's PlanShareLink) to
+    `subject` (its configuration= or plan=), with a fresh token."""
+    manager: Any = model.all_tenants
+    link: L = manager.create(
+        organization=tenant.organization,
+        # 32 random bytes: 256 bits, far past guessing.
+        token=secrets.token_urlsafe(32),
+        created_by=user,
+        expires_at=expires_at,
+        **subject,
+    )
+    return link
+
+
+def revoke_share_link(*, tenant: Tenant, user: Any, link: Any) -> bool:
+    """Revoke a share link (a ShareLink or the planner's PlanShareLink): editors revoke
+    their own links; admins any link of the org. True when this call revoked it, False
+    when it was revoked already."""
+    if link.created_by_id != user.pk and not tenant.can(Role.ADMIN):
+        raise PermissionDenied
+    if link.revoked_at is not None:
+        return False
+    link.revoked_at = timezone.now()
+    link.save(update_fields=["revoked_at"])
+    return True
 
 
 def _log(*, tenant: Tenant, actor: Any, action: str, subject: str) -> None:
@@ -166,13 +199,8 @@ def share_link_create(
     configuration: SavedConfiguration,
     expires_at: datetime | None,
 ) -> ShareLink:
-    # 32 random bytes: 256 bits, far past guessing.
-    link = ShareLink.all_tenants.create(
-        organization=tenant.organization,
-        configuration=configuration,
-        token=secrets.token_urlsafe(32),
-        created_by=user,
-        expires_at=expires_at,
+    link = new_share_link(
+        ShareLink, tenant=tenant, user=user, expires_at=expires_at, configuration=configuration
     )
     _log(tenant=tenant, actor=user, action=Action.SHARED, subject=configuration.name)
     return link
@@ -181,11 +209,7 @@ def share_link_create(
 @transaction.atomic
 def share_link_revoke(*, tenant: Tenant, user: Any, link: ShareLink) -> ShareLink:
     """Editors revoke their own links; admins any link of the org."""
-    if link.created_by_id != user.pk and not tenant.can(Role.ADMIN):
-        raise PermissionDenied
-    if link.revoked_at is None:
-        link.revoked_at = timezone.now()
-        link.save(update_fields=["revoked_at"])
+    if revoke_share_link(tenant=tenant, user=user, link=link):
         _log(tenant=tenant, actor=user, action=Action.REVOKED, subject=link.configuration.name)
     return link
 

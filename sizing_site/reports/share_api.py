@@ -1,0 +1,64 @@
+"""What the share-link APIs of saved configurations (reports.api) and saved plans
+(planner.saved_api) have in common: a new link's expiry from the JSON body, checked by the
+share form and the org's sharing policy, and the revoke rule's 403."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from rest_framework import exceptions, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from sizing_site.api.errors import Refused, form_errors, json_object
+from sizing_site.reports.forms import ShareForm
+from sizing_site.reports.selectors import public_links_allowed
+from sizing_site.tenancy.access import Tenant
+
+MAX_SHARE_DAYS = 3650
+
+
+def share_expiry(data: dict[str, Any]) -> Any:
+    """ShareForm's input: "expires_at" (ISO 8601) as sent, or "expires_in_days" from now."""
+    if "expires_at" in data and "expires_in_days" in data:
+        raise Refused({"expires_in_days": [_("Send either expires_at or expires_in_days.")]})
+    days = data.get("expires_in_days")
+    if days is None:
+        value = data.get("expires_at")
+        if value is not None and not isinstance(value, str):
+            raise Refused({"expires_at": [_("Expected a date and time (ISO 8601).")]})
+        return value or ""
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_SHARE_DAYS:
+        message = _("Expected a whole number of days from 1 to %(max)d.") % {"max": MAX_SHARE_DAYS}
+        raise Refused({"expires_in_days": [message]})
+    return timezone.now() + timedelta(days=days)
+
+
+def new_link_expiry(request: Request, tenant: Tenant) -> datetime | None:
+    """A new share link's expiry from the request's JSON body (None: never); a 400 with
+    the field named for a bad one, or with "detail" when the org turned public links off."""
+    data = json_object(request.data, frozenset({"expires_at", "expires_in_days"}))
+    form = ShareForm({"expires_at": share_expiry(data)})
+    if not public_links_allowed(tenant=tenant):
+        form.add_error(None, _("Public share links are turned off for this organization."))
+    if form.errors or not form.is_valid():
+        raise Refused(form_errors(form))
+    expires_at: datetime | None = form.cleaned_data["expires_at"]
+    return expires_at
+
+
+def revoked(revoke: Callable[[], object]) -> Response:
+    """Call a share link's revoke service: 204, or 403 for an editor revoking someone
+    else's link (editors revoke their own links, admins any)."""
+    try:
+        revoke()
+    except DjangoPermissionDenied:
+        raise exceptions.PermissionDenied(
+            _("Only an admin may revoke someone else's link.")
+        ) from None
+    return Response(status=status.HTTP_204_NO_CONTENT)
