@@ -18,9 +18,8 @@ from uuid import UUID
 
 from django.urls import URLPattern, path
 from django.utils.translation import gettext as _
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import exceptions, serializers, status
-from rest_framework.permissions import SAFE_METHODS
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -28,13 +27,11 @@ from catalog.sizing import candidates
 from sizing_site.api import schema
 from sizing_site.api.errors import Refused, form_errors, json_object
 from sizing_site.api.pagination import NumberedPages
-from sizing_site.api.parsers import JsonBodyParser
 from sizing_site.explore import selectors as explore
 from sizing_site.fleet import selectors, services
 from sizing_site.fleet.forms import MACHINE_FIELDS, FleetForm, MachineForm
 from sizing_site.fleet.models import Interconnect, InventoryMachine
-from sizing_site.tenancy.api import TenantApiView
-from sizing_site.tenancy.models import Role
+from sizing_site.tenancy.role_api import RoleApiView, role_responses
 
 TAGS = ["fleet"]
 ALLOWED = frozenset(MACHINE_FIELDS)
@@ -190,40 +187,13 @@ class FleetOutput(serializers.Serializer[Any]):
 
 # --- views ---------------------------------------------------------------------------
 
-FORBIDDEN_READ = schema.errors("Not logged in (no session or token).")
-FORBIDDEN_WRITE = schema.errors(
-    "Not logged in, a read-only token, or a role too low (editors write, admins delete)."
-)
+
+_responses = role_responses
 
 
-def _responses(ok: int, body: Any, *, write: bool = False, bad: str = "") -> dict[int, Any]:
-    responses: dict[int, Any] = {
-        ok: body if ok != status.HTTP_204_NO_CONTENT else OpenApiResponse(description=body),
-        401: schema.BAD_TOKEN,
-        403: FORBIDDEN_WRITE if write else FORBIDDEN_READ,
-        404: schema.NOT_A_MEMBER,
-    }
-    if bad:
-        responses[400] = schema.errors(bad)
-    return responses
-
-
-class FleetApiView(TenantApiView):
+class FleetApiView(RoleApiView):
     """Reads for viewers; writes need an editor, DELETE an admin: 403 otherwise. The
     tenant is resolved first, so a non-member gets 404 whatever the method."""
-
-    parser_classes = [JsonBodyParser]
-
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)
-        if request.method == "DELETE":
-            needed = Role.ADMIN
-        elif request.method in SAFE_METHODS:
-            needed = Role.VIEWER
-        else:
-            needed = Role.EDITOR
-        if not self.tenant.can(needed):
-            raise exceptions.PermissionDenied
 
 
 class InventoryListApi(FleetApiView):

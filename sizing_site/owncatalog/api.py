@@ -21,9 +21,8 @@ from django.core.exceptions import ValidationError
 from django.urls import URLPattern, path
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import exceptions, serializers, status
-from rest_framework.permissions import SAFE_METHODS
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -33,11 +32,9 @@ from catalog.services.configs import config_parse_text
 from sizing_site.api import schema
 from sizing_site.api.errors import Refused, form_errors, json_object, text
 from sizing_site.api.pagination import NumberedPages
-from sizing_site.api.parsers import JsonBodyParser
 from sizing_site.owncatalog import selectors, services
 from sizing_site.owncatalog.forms import OwnAcceleratorForm, OwnModelEditForm
-from sizing_site.tenancy.api import TenantApiView
-from sizing_site.tenancy.models import Role
+from sizing_site.tenancy.role_api import RoleApiView, role_responses
 
 TAGS = ["own catalog"]
 MODEL_ALLOWED = frozenset({"name", "config", "config_text", "hf_repo", "notes"})
@@ -217,44 +214,18 @@ def _accelerator_valid(data: dict[str, str], row: Accelerator | None = None) -> 
 
 # --- views ---------------------------------------------------------------------------
 
-FORBIDDEN_READ = schema.errors("Not logged in (no session or token).")
-FORBIDDEN_WRITE = schema.errors(
-    "Not logged in, a read-only token, or a role too low (editors write, admins delete)."
-)
 PAGE_PARAMETERS = [
     OpenApiParameter("page", OpenApiTypes.INT, description="Page number, from 1."),
     OpenApiParameter("page_size", OpenApiTypes.INT, description="Rows a page (50, at most 200)."),
 ]
 
 
-def _responses(ok: int, body: Any, *, write: bool = False, bad: str = "") -> dict[int, Any]:
-    responses: dict[int, Any] = {
-        ok: body if ok != status.HTTP_204_NO_CONTENT else OpenApiResponse(description=body),
-        401: schema.BAD_TOKEN,
-        403: FORBIDDEN_WRITE if write else FORBIDDEN_READ,
-        404: schema.NOT_A_MEMBER,
-    }
-    if bad:
-        responses[400] = schema.errors(bad)
-    return responses
+_responses = role_responses
 
 
-class OwnCatalogApiView(TenantApiView):
+class OwnCatalogApiView(RoleApiView):
     """Reads for viewers; writes need an editor, DELETE an admin: 403 otherwise. The
     tenant is resolved first, so a non-member gets 404 whatever the method."""
-
-    parser_classes = [JsonBodyParser]
-
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)
-        if request.method == "DELETE":
-            needed = Role.ADMIN
-        elif request.method in SAFE_METHODS:
-            needed = Role.VIEWER
-        else:
-            needed = Role.EDITOR
-        if not self.tenant.can(needed):
-            raise exceptions.PermissionDenied
 
 
 class OwnModelListApi(OwnCatalogApiView):

@@ -5,6 +5,7 @@ the method."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
@@ -48,6 +49,39 @@ def _add_errors(
         return
     for field, errors in services.validation_errors(exc).items():
         form.add_error(field if field in form.fields else None, errors)
+
+
+def _saved(
+    request: HttpRequest,
+    form: forms.BaseForm,
+    save: Callable[[], LLMModel | Accelerator],
+    message: str,
+    to: str,
+    org_slug: str,
+) -> HttpResponse | None:
+    """Run `save` (a service call) for a valid form: a redirect to the list `to` with
+    `message` naming the saved row, or None to show the form again (its errors added)."""
+    if not form.is_valid():
+        return None
+    try:
+        row = save()
+    except ValidationError as exc:
+        _add_errors(form, exc)
+        return None
+    messages.success(request, message % {"name": row.name})
+    return redirect(to, org_slug=org_slug)
+
+
+def _history(
+    request: HttpRequest, tenant: Tenant, row: LLMModel | Accelerator, kind: str
+) -> HttpResponse:
+    context = {
+        "tenant": tenant,
+        "row": row,
+        "kind": kind,
+        "entries": selectors.row_history(row=row),
+    }
+    return render(request, T + "history.html", context)
 
 
 # --- models ----------------------------------------------------------------------------
@@ -137,16 +171,18 @@ def model_edit(request: HttpRequest, org_slug: str, slug: str) -> HttpResponse:
     if request.method != "POST":
         return HttpResponseNotAllowed(["GET", "POST"])
     form = OwnModelEditForm(request.POST)
-    if form.is_valid():
-        try:
-            services.own_model_update(
-                tenant=tenant, user=request.user, model=model, values=form.cleaned_data
-            )
-        except ValidationError as exc:
-            _add_errors(form, exc)
-        else:
-            messages.success(request, _("Saved “%(name)s”.") % {"name": model.name})
-            return redirect("owncatalog:models", org_slug=org_slug)
+    done = _saved(
+        request,
+        form,
+        lambda: services.own_model_update(
+            tenant=tenant, user=request.user, model=model, values=form.cleaned_data
+        ),
+        _("Saved “%(name)s”."),
+        "owncatalog:models",
+        org_slug,
+    )
+    if done is not None:
+        return done
     return _model_form(request, tenant, form, model, status=400)
 
 
@@ -168,14 +204,7 @@ def model_delete(request: HttpRequest, org_slug: str, slug: str) -> HttpResponse
 @login_required
 def model_history(request: HttpRequest, org_slug: str, slug: str) -> HttpResponse:
     tenant = tenant_for(request.user, org_slug)
-    model = selectors.own_model_get(tenant=tenant, slug=slug)
-    context = {
-        "tenant": tenant,
-        "row": model,
-        "kind": "model",
-        "entries": selectors.row_history(row=model),
-    }
-    return render(request, T + "history.html", context)
+    return _history(request, tenant, selectors.own_model_get(tenant=tenant, slug=slug), "model")
 
 
 # --- accelerators ----------------------------------------------------------------------
@@ -212,16 +241,18 @@ def accelerator_new(request: HttpRequest, org_slug: str) -> HttpResponse:
     if request.method != "POST":
         return HttpResponseNotAllowed(["GET", "POST"])
     form = OwnAcceleratorForm(request.POST)
-    if form.is_valid():
-        try:
-            row = services.own_accelerator_create(
-                tenant=tenant, user=request.user, values=form.cleaned_data
-            )
-        except ValidationError as exc:
-            _add_errors(form, exc)
-        else:
-            messages.success(request, _("Added “%(name)s”.") % {"name": row.name})
-            return redirect("owncatalog:accelerators", org_slug=org_slug)
+    done = _saved(
+        request,
+        form,
+        lambda: services.own_accelerator_create(
+            tenant=tenant, user=request.user, values=form.cleaned_data
+        ),
+        _("Added “%(name)s”."),
+        "owncatalog:accelerators",
+        org_slug,
+    )
+    if done is not None:
+        return done
     return _accelerator_form(request, tenant, form, None, status=400)
 
 
@@ -234,16 +265,18 @@ def accelerator_edit(request: HttpRequest, org_slug: str, slug: str) -> HttpResp
     if request.method != "POST":
         return HttpResponseNotAllowed(["GET", "POST"])
     form = OwnAcceleratorForm(request.POST, instance=row)
-    if form.is_valid():
-        try:
-            services.own_accelerator_update(
-                tenant=tenant, user=request.user, accelerator=row, values=form.cleaned_data
-            )
-        except ValidationError as exc:
-            _add_errors(form, exc)
-        else:
-            messages.success(request, _("Saved “%(name)s”.") % {"name": row.name})
-            return redirect("owncatalog:accelerators", org_slug=org_slug)
+    done = _saved(
+        request,
+        form,
+        lambda: services.own_accelerator_update(
+            tenant=tenant, user=request.user, accelerator=row, values=form.cleaned_data
+        ),
+        _("Saved “%(name)s”."),
+        "owncatalog:accelerators",
+        org_slug,
+    )
+    if done is not None:
+        return done
     return _accelerator_form(request, tenant, form, row, status=400)
 
 
@@ -275,10 +308,4 @@ def accelerator_delete(request: HttpRequest, org_slug: str, slug: str) -> HttpRe
 def accelerator_history(request: HttpRequest, org_slug: str, slug: str) -> HttpResponse:
     tenant = tenant_for(request.user, org_slug)
     row = selectors.own_accelerator_get(tenant=tenant, slug=slug)
-    context = {
-        "tenant": tenant,
-        "row": row,
-        "kind": "accelerator",
-        "entries": selectors.row_history(row=row),
-    }
-    return render(request, T + "history.html", context)
+    return _history(request, tenant, row, "accelerator")
