@@ -36,7 +36,7 @@ from catalog import hardware
 from catalog.models import Accelerator, LLMModel
 from catalog.scoping import Owner
 from catalog.sizing import Setup, can_size_accelerator, measured_weights, sizing_request
-from catalog.sizing.cache import remembered
+from catalog.sizing.cache import remembered, remembered_many
 from catalog.sizing.candidates import explore_model
 from catalog.sizing.requests import llama_like
 from catalog.sizing.workflows import default_quant
@@ -294,10 +294,12 @@ def candidate_set(
     by_label: dict[str, CardSource] = {}
     refused: tuple[str, str] | None = None
     seen: set[tuple[str, str, str, int]] = set()
-    for source, choice, quant, tp in kept:
-        built = replica_curve_for(
-            model=model, card=source.accelerator, choice=choice, quant=quant, tp=tp, inputs=inputs
-        )
+    curves = replica_curves_for(
+        model=model,
+        wanted=[(source.accelerator, choice, quant, tp) for source, choice, quant, tp in kept],
+        inputs=inputs,
+    )
+    for (source, choice, _quant, tp), built in zip(kept, curves, strict=True):
         if isinstance(built, RequestError):
             refused = refused or (built.field, built.message)
             continue
@@ -345,6 +347,46 @@ def source_label(source: CardSource) -> str:
 _Cached = tuple[Any, ...]
 
 
+def _curve_parts(
+    *,
+    model: LLMModel,
+    card: Accelerator,
+    choice: hardware.EngineChoice,
+    quant: str,
+    tp: int,
+    inputs: CurveInputs,
+) -> tuple[object, ...]:
+    """What a replica curve is computed from besides catalog data: its cache key's parts
+    (the catalog version is in the key)."""
+    return (
+        model.pk,
+        card.pk,
+        choice.engine,
+        choice.backend,
+        quant,
+        tp,
+        inputs.context_tokens,
+        inputs.prompt_tokens,
+        inputs.output_tokens,
+        inputs.long_prompt_tokens,
+    )
+
+
+def _from_cached(cached: _Cached) -> tuple[str, capacity.ReplicaCurve] | RequestError:
+    if cached[0] is None:
+        return RequestError(cached[1], cached[2])
+    resolved, points, max_sequences, prefill, ttft, long_prefill, long_ttft = cached
+    curve = capacity.ReplicaCurve(
+        points=points,
+        max_sequences=max_sequences,
+        prefill_tokens_per_s=prefill,
+        ttft_s=ttft,
+        long_prefill_tokens_per_s=long_prefill,
+        long_ttft_s=long_ttft,
+    )
+    return resolved, curve
+
+
 def replica_curve_for(
     *,
     model: LLMModel,
@@ -358,35 +400,42 @@ def replica_curve_for(
     (quant "": the least-compressed that fits, as the configurator picks it), from the
     shared sizing cache (kept per catalog version, model, card, engine, quant, TP and
     workload); or the estimator's refusal."""
-    parts = (
-        model.pk,
-        card.pk,
-        choice.engine,
-        choice.backend,
-        quant,
-        tp,
-        inputs.context_tokens,
-        inputs.prompt_tokens,
-        inputs.output_tokens,
-        inputs.long_prompt_tokens,
-    )
+    parts = _curve_parts(model=model, card=card, choice=choice, quant=quant, tp=tp, inputs=inputs)
     cached: _Cached = remembered(
         "planner-curve",
         parts,
         lambda: _curve(model=model, card=card, choice=choice, quant=quant, tp=tp, inputs=inputs),
     )
-    if cached[0] is None:
-        return RequestError(cached[1], cached[2])
-    resolved, points, max_sequences, prefill, ttft, long_prefill, long_ttft = cached
-    curve = capacity.ReplicaCurve(
-        points=points,
-        max_sequences=max_sequences,
-        prefill_tokens_per_s=prefill,
-        ttft_s=ttft,
-        long_prefill_tokens_per_s=long_prefill,
-        long_ttft_s=long_ttft,
-    )
-    return resolved, curve
+    return _from_cached(cached)
+
+
+def replica_curves_for(
+    *,
+    model: LLMModel,
+    wanted: Sequence[tuple[Accelerator, hardware.EngineChoice, str, int]],
+    inputs: CurveInputs,
+) -> list[tuple[str, capacity.ReplicaCurve] | RequestError]:
+    """replica_curve_for for each (card, engine choice, quant, TP) of `wanted`, in order,
+    with one cache read for all of them (remembered_many)."""
+    by_parts = {
+        _curve_parts(model=model, card=card, choice=choice, quant=quant, tp=tp, inputs=inputs): (
+            card,
+            choice,
+            quant,
+            tp,
+        )
+        for card, choice, quant, tp in wanted
+    }
+
+    def compute(parts: tuple[object, ...]) -> _Cached:
+        card, choice, quant, tp = by_parts[parts]
+        return _curve(model=model, card=card, choice=choice, quant=quant, tp=tp, inputs=inputs)
+
+    parts_list = [
+        _curve_parts(model=model, card=card, choice=choice, quant=quant, tp=tp, inputs=inputs)
+        for card, choice, quant, tp in wanted
+    ]
+    return [_from_cached(c) for c in remembered_many("planner-curve", parts_list, compute)]
 
 
 def _curve(
