@@ -56,7 +56,7 @@ from catalog.sizing.cache import UNREACHABLE, catalog_version
 from sizing_site.api import catalog_serializers as cs
 from sizing_site.api import schema
 from sizing_site.api.errors import json_object
-from sizing_site.tenancy.models import Membership
+from sizing_site.tenancy.selectors import viewer_organization_keys
 
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
@@ -209,17 +209,8 @@ class CatalogView(RevalidatedReads, generics.GenericAPIView[Any]):
 
     def organization_keys(self) -> QuerySet[Any] | None:
         """The caller's organisations (a token's only) as a subquery of their keys: their
-        own models and cards are listed beside the public catalog, and nobody else's. The
-        memberships are read inside the rows' query (no query of their own). None: an
-        anonymous caller, the public catalog only."""
-        user = self.request.user
-        if not user.is_authenticated:
-            return None
-        keys = Membership.objects.for_user(user)
-        limit = getattr(self.request.auth, "organization_id", None)
-        if limit is not None:
-            keys = keys.filter(organization_id=limit)
-        return keys.values("organization_id")
+        own models and cards are listed beside the public catalog, and nobody else's."""
+        return viewer_organization_keys(self.request)
 
     def filter_queryset(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
         # Search and ordering are the lists' own: a detail address ignores them.

@@ -3,6 +3,8 @@ invitations on either side (the org's open offers, the user's own inbox)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -46,8 +48,26 @@ def viewer_organizations(request: HttpRequest) -> list[Organization]:
     cached: list[Organization] | None = getattr(request, "_viewer_organizations", None)
     if cached is None:
         cached = [m.organization for m in membership_list_for_user(user=request.user)]
-        limit = getattr(getattr(request, "auth", None), "organization_id", None)
+        limit = _token_limit(request)
         if limit is not None:
             cached = [o for o in cached if o.pk == limit]
         request._viewer_organizations = cached  # type: ignore[attr-defined]
     return cached
+
+
+def _token_limit(request: HttpRequest) -> object:
+    """The one organisation an API token is limited to (its key), or None."""
+    return getattr(getattr(request, "auth", None), "organization_id", None)
+
+
+def viewer_organization_keys(request: HttpRequest) -> QuerySet[Any, dict[str, Any]] | None:
+    """viewer_organizations as a subquery of the organisations' keys, for a read that takes
+    the memberships inside its own query (no query of their own); None for an anonymous
+    caller (the public catalog only)."""
+    if not request.user.is_authenticated:
+        return None
+    keys = Membership.objects.for_user(request.user)
+    limit = _token_limit(request)
+    if limit is not None:
+        keys = keys.filter(organization_id=limit)
+    return keys.values("organization_id")
