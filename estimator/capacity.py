@@ -33,9 +33,14 @@ from estimator.cost import (
     system_power_w,
     system_purchase_usd,
 )
+from estimator.queueing import finite_source_queue
 
 DEFAULT_LADDER = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 MAX_REPLICAS = 1000  # bounds the search; a plan past it is reported as a miss
+# Bisection of the closed loop's fixed point (the rate from the plan's own service time):
+# at most this many rounds, to this relative width.
+_RATE_ROUNDS = 40
+_RATE_TOLERANCE = 1e-7
 # Erlang B is started this many standard deviations (sqrt(a)) below the offered load: the
 # recurrence damps an error in its start by prod(j / a) ~ exp(-7^2 / 2) ~ 2e-11 (see erlang_c).
 _ERLANG_START_SIGMAS = 7.0
@@ -63,6 +68,9 @@ class ReplicaCurve:
     ttft_s: float
     long_prefill_tokens_per_s: float | None = None
     long_ttft_s: float | None = None
+    # the points' speeds already carry the prompts' prefill (the serving model's closed
+    # loop): the planner then takes no prefill share out of them again
+    prefill_in_steps: bool = False
     # 1 / speed at each point: the interpolation runs on step times (per_user_tokens_per_s)
     steps: tuple[float, ...] = field(init=False, repr=False, compare=False)
     # the largest (step(n + 1) - step(n)) / step(n) on the curve: bounds the sizing search
@@ -250,10 +258,25 @@ def replica_curve(
     if base["ttft_s"] is None:
         raise RequestError("device.fp16_tflops", "is required to plan TTFT")
     fits = base["fit"]["verdict"] != "does_not_fit"
-    limit = int(base["max_concurrent_sequences"]) if fits else 0
-    ladder = sorted({n for n in sequences if 1 <= n <= limit} | ({1, limit} if limit else set()))
-    results = {n: base if n == 1 else _estimate_at(request, n) for n in ladder}
-    points = tuple((n, float(results[n]["decode_tokens_per_s"]["estimate"])) for n in ladder)
+    serving = base.get("serving")
+    if serving is not None:
+        # vLLM-like engines: the batched serving model's closed-loop curve, prefill of the
+        # other users' prompts included in each step, up to the sequences the KV pool
+        # admits at prompt + output / 2 (serving.kv_admission_sequences)
+        limit = int(serving["kv_admission_sequences"]) if fits else 0
+        wanted = {n for n in sequences if 1 <= n <= limit} | ({1, limit} if limit else set())
+        points = tuple(
+            (int(p["users"]), float(p["per_user_tokens_per_s"]["estimate"]))
+            for p in serving["curve"]
+            if int(p["users"]) in wanted
+        )
+    else:
+        limit = int(base["max_concurrent_sequences"]) if fits else 0
+        ladder = sorted(
+            {n for n in sequences if 1 <= n <= limit} | ({1, limit} if limit else set())
+        )
+        results = {n: base if n == 1 else _estimate_at(request, n) for n in ladder}
+        points = tuple((n, float(results[n]["decode_tokens_per_s"]["estimate"])) for n in ladder)
     long_prefill = long_ttft = None
     if long_prompt_tokens is not None:
         workload = {**request.get("workload", {}), "prompt_tokens": long_prompt_tokens}
@@ -268,6 +291,7 @@ def replica_curve(
         ttft_s=float(base["ttft_s"]["estimate"]),
         long_prefill_tokens_per_s=long_prefill,
         long_ttft_s=long_ttft,
+        prefill_in_steps=serving is not None,
     )
 
 
@@ -535,7 +559,9 @@ def _plan_pruned(
             ttft = worst = curve.ttft_s
             out: float = output
             rate = users / (ttft + out / target + think) if users is not None else rpm_rate
-            prefill_s = rate * prompt / curve.prefill_tokens_per_s
+            prefill_s = (
+                0.0 if curve.prefill_in_steps else rate * prompt / curve.prefill_tokens_per_s
+            )
         else:
             mix = _mix(curve, load)
             ttft, worst, out = mix.ttft_s, mix.worst_ttft_s, mix.output_tokens
@@ -960,12 +986,50 @@ def _size(
     if candidate.cards_available is not None:
         last = _allowed_replicas(candidate, service)
 
-    def meets(serving: int) -> _Sizing | None:
-        share = prefill_s / serving
+    def at_rate(serving: int, at: float) -> tuple[float, int, float] | None:
+        """(prefill share, slots, step) of `serving` replicas at arrival rate `at`."""
+        share = _prefill_s(at, load, mix, curve) / serving
+        if share >= 1:
+            return None
         slots, step_s = _slots_and_step(curve, target / (1 - share))
-        if serving * slots <= offered_min:
+        if slots == 0 or serving * slots <= offered_min:
             return None  # unstable: the quick test before the full evaluation
-        sized = _at_replicas(mix, load, rate, serving, share, slots, step_s, erlang)
+        return share, slots, step_s
+
+    def meets(serving: int) -> _Sizing | None:
+        own_rate = rate
+        found = at_rate(serving, own_rate)
+        if found is None:
+            return None
+        if load.users is not None and not curve.prefill_in_steps:
+            # The arrival rate and the service time come from the same plan: users served
+            # faster than the target come back sooner (a higher rate), which raises the
+            # prefill share and so slows the slots (a lower rate): the rate is the fixed
+            # point of a falling map, found by bisection between the target's rate (a
+            # lower bound) and users / (TTFT + think); the largest consistent rate is kept.
+            low, high = rate, load.users / (mix.ttft_s + load.think_s)
+            for _ in range(_RATE_ROUNDS):
+                if high - low <= _RATE_TOLERANCE * high:
+                    break
+                middle = (low + high) / 2
+                probe = at_rate(serving, middle)
+                if probe is None:
+                    high = middle
+                    continue
+                service_s = mix.ttft_s + mix.output_tokens * probe[2] / (1 - probe[0])
+                if _arrival_rate_per_s(load, service_s) >= middle:
+                    low = middle
+                else:
+                    high = middle
+            own_rate = low
+            found = at_rate(serving, own_rate)
+            if found is None:
+                return None
+        elif load.users is not None:  # the curve carries the prefill: no share, one pass
+            share, slots, step_s = found
+            own_rate = _arrival_rate_per_s(load, mix.ttft_s + mix.output_tokens * step_s)
+        share, slots, step_s = found
+        sized = _at_replicas(mix, load, own_rate, serving, share, slots, step_s, erlang)
         return sized if sized is not None and sized.wait_p95_s <= budget_s else None
 
     # More replicas never hurt (less prefill per replica, more slots, more servers), so the
@@ -1027,7 +1091,10 @@ def _mix(curve: ReplicaCurve, load: Load) -> _Mix:
 
 def _prefill_s(rate: float, load: Load, mix: _Mix, curve: ReplicaCurve) -> float:
     """Replica-seconds of prefill a second: rate x prompt / prefill rate; with a long case
-    rate x ((1 - q) prompt / prefill rate + q long prompt / long prefill rate)."""
+    rate x ((1 - q) prompt / prefill rate + q long prompt / long prefill rate). 0 when the
+    curve's steps already carry the prefill (ReplicaCurve.prefill_in_steps)."""
+    if curve.prefill_in_steps:
+        return 0.0
     if load.long_share == 0 or load.long_prompt_tokens is None:
         return rate * load.prompt_tokens / curve.prefill_tokens_per_s
     q = load.long_share
@@ -1038,8 +1105,10 @@ def _prefill_s(rate: float, load: Load, mix: _Mix, curve: ReplicaCurve) -> float
 
 def _arrival_rate_per_s(load: Load, service_s: float) -> float:
     """Open loop: requests_per_minute / 60. Closed loop: users / (S + think_s) (Little's law
-    over one user's cycle), with S at the target speed, the slowest the service level allows;
-    think_s 0: users / S, and every user then needs a slot of their own."""
+    over one user's cycle, the wait left out: an upper bound on the rate); `_size` starts
+    with S at the target speed, the slowest the service level allows (a lower bound for the
+    pruning), and then iterates with the plan's own S; think_s 0: users / S, and every user
+    then needs a slot of their own."""
     if load.users is None:
         return (load.requests_per_minute or 0.0) / 60
     return load.users / (service_s + load.think_s)
@@ -1071,16 +1140,28 @@ def _at_replicas(
     if offered >= servers or (load.users is not None and load.think_s == 0):
         return None
     wait = erlang.erlang_c(servers, offered)
-    if wait <= 0.05:  # at least 95 % find a free slot: no wait at p95 or p50
-        return _Sizing(serving, slots, rate, service_s, offered, wait, 0, 0, speed, share)
-    p50 = wait_quantile_s(
-        quantile=0.5, wait_probability=wait, servers=servers, offered_load=offered,
-        service_s=service_s,
-    )  # fmt: skip
-    p95 = wait_quantile_s(
-        quantile=0.95, wait_probability=wait, servers=servers, offered_load=offered,
-        service_s=service_s,
-    )  # fmt: skip
+    p50 = p95 = 0.0
+    if wait > 0.05:  # else at least 95 % find a free slot: no wait at p95 or p50
+        p50 = wait_quantile_s(
+            quantile=0.5, wait_probability=wait, servers=servers, offered_load=offered,
+            service_s=service_s,
+        )  # fmt: skip
+        p95 = wait_quantile_s(
+            quantile=0.95, wait_probability=wait, servers=servers, offered_load=offered,
+            service_s=service_s,
+        )  # fmt: skip
+    if load.users is not None and load.think_s > 0:
+        # Closed loop: the exact finite-source queue M/M/c//N with the plan's own service
+        # time (queueing.py). The plan holds only where both it and the M/M/c above hold,
+        # and shows the exact utilisation and the larger of the two waits.
+        exact = finite_source_queue(
+            users=load.users, servers=servers, think_s=load.think_s, service_s=service_s
+        )
+        offered = exact.utilisation * servers
+        wait = max(wait, exact.wait_probability)
+        p50 = max(p50, exact.wait_quantile_s(0.5))
+        p95 = max(p95, exact.wait_quantile_s(0.95))
+        rate = exact.throughput_per_s
     return _Sizing(serving, slots, rate, service_s, offered, wait, p50, p95, speed, share)
 
 

@@ -66,6 +66,10 @@ class Device:
     fp16_tflops: float | None = None  # dense FP16/BF16 tensor rate of one device
     device_class: str = "consumer"  # "consumer" | "datacenter" (see device_class_for)
     architecture: str = ""  # GPU architecture ("Pascal", "Volta", "GCN 5") for arch_class
+    # dense tensor rates at lower precisions, for the serving model's GEMMs (serving.py)
+    fp8_tflops: float | None = None
+    fp4_tflops: float | None = None
+    int8_tops: float | None = None
 
 
 @dataclass(frozen=True)

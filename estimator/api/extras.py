@@ -1,12 +1,13 @@
-"""Optional result sections: cost (estimator/cost.py) and fine-tuning memory
-(estimator/finetune.py). Each takes the already computed result and adds numbers only."""
+"""Optional result sections: cost (estimator/cost.py), fine-tuning memory
+(estimator/finetune.py) and the batched serving point (estimator/serving.py). Each adds
+numbers only."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from estimator import cost, finetune, memory
+from estimator import cost, finetune, memory, serving
 from estimator.api.schema import FinetuneSpec, Pricing, Request, Result
 from estimator.model import ModelSpec
 from estimator.units import Range
@@ -64,7 +65,28 @@ def cost_section(pricing: Pricing, result: Result) -> dict[str, Any]:
         )
         if pricing.usd_per_hour is not None:
             out["rent_vs_buy"] = asdict(cost.rent_vs_buy(own, pricing.usd_per_hour))
+    out.update(_serving_costs(out, result))
     return out
+
+
+def _serving_costs(out: dict[str, Any], result: Result) -> dict[str, Any]:
+    """USD per 1M output tokens at the serving point (result.serving["at_users"]: the most
+    users that get the service level), next to the figures at the request's concurrency:
+    the same hourly price over that point's aggregate tokens/s."""
+    point = (result.serving or {}).get("at_users")
+    if point is None:
+        return {}
+    speed = point["aggregate_tokens_per_s"]
+    extra: dict[str, Any] = {"serving_users": point["users"]}
+    if "rent_usd_per_hour" in out:
+        extra["rent_usd_per_million_output_tokens_at_serving_point"] = _per_million(
+            out["rent_usd_per_hour"], speed
+        )
+    if "own_usd_per_hour" in out:
+        extra["own_usd_per_million_output_tokens_at_serving_point"] = _per_million(
+            out["own_usd_per_hour"], speed
+        )
+    return extra
 
 
 @dataclass(frozen=True)
@@ -128,3 +150,91 @@ def finetune_section(
 ) -> dict[str, Any]:
     """The result's "finetune" section: finetune_estimate as JSON types."""
     return asdict(finetune_estimate(spec, model, request, usable_bytes_per_device))
+
+
+# The serving point's default service level when the request names none: 20 tokens/s per
+# user (faster than people read, the planner's worked example) and a 1 s first token.
+DEFAULT_SERVING_TOKENS_PER_S = 20.0
+DEFAULT_SERVING_TTFT_S = 1.0
+_CURVE_LADDER = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def _point_dict(point: serving.ServingPoint, factors: serving.ServingFactors) -> dict[str, Any]:
+    return {
+        "users": point.batch,
+        "per_user_tokens_per_s": serving.speed_range(point.per_user_tokens_per_s, factors),
+        "aggregate_tokens_per_s": serving.speed_range(point.aggregate_tokens_per_s, factors),
+        "tpot_s": point.tpot_s,
+        "ttft_s": point.ttft_s,
+        "compute_bound": point.step.compute_bound,
+    }
+
+
+def most_users(point_at: Any, admission: int, tokens_per_s: float, ttft_s: float) -> int:
+    """The most closed-loop users (<= admission) whose per-user speed is at least
+    `tokens_per_s` and whose TTFT without queueing is at most `ttft_s`; 0 when one user
+    alone misses. Both fall monotonically with the users, so a bisection finds it."""
+
+    def meets(n: int) -> bool:
+        p = point_at(n)
+        return bool(p.per_user_tokens_per_s >= tokens_per_s and p.ttft_s <= ttft_s)
+
+    if admission < 1 or not meets(1):
+        return 0
+    low, high = 1, admission
+    if meets(high):
+        return high
+    while high - low > 1:
+        middle = (low + high) // 2
+        if meets(middle):
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+def serving_section(
+    request: Request, inputs: serving.StepInputs, capacity_tokens: int, fits: bool
+) -> dict[str, Any]:
+    """The batched serving point (serving.py) of a vLLM-like setup: the sequences the KV
+    pool admits at prompt + output / 2, the most users that get the service level
+    (`serving_targets`), one user and that many users side by side, and the curve of
+    per-user and aggregate speed against the users."""
+    workload, engine = request.workload, request.engine
+    factors = inputs.factors
+    targets = request.serving_targets
+    tokens_per_s = targets.tokens_per_s_per_user if targets else DEFAULT_SERVING_TOKENS_PER_S
+    ttft_s = targets.ttft_s if targets else DEFAULT_SERVING_TTFT_S
+    admission = serving.kv_admission_sequences(
+        capacity_tokens if fits else 0,
+        workload.prompt_tokens,
+        workload.output_tokens,
+        engine.max_num_seqs or memory.VLLM_MAX_NUM_SEQS,
+        engine.block_size,
+    )
+    chunk = engine.max_num_batched_tokens or serving.DEFAULT_CHUNK_TOKENS
+
+    def point_at(n: int) -> serving.ServingPoint:
+        return serving.closed_loop_point(
+            inputs,
+            batch=n,
+            prompt_tokens=workload.prompt_tokens,
+            output_tokens=workload.output_tokens,
+            chunk_tokens=chunk,
+        )
+
+    users = most_users(point_at, admission, tokens_per_s, ttft_s)
+    ladder = sorted(
+        {n for n in _CURVE_LADDER if n <= admission} | ({admission} if admission else set())
+    )
+    return {
+        "group": factors.group,
+        "calibrated": serving.serving_calibrated(engine.name, engine.backend),
+        "kv_admission_sequences": admission,
+        "target_tokens_per_s_per_user": tokens_per_s,
+        "target_ttft_s": ttft_s,
+        "users": users,
+        "one_user": _point_dict(point_at(1), factors),
+        "at_users": _point_dict(point_at(users), factors) if users else None,
+        "curve": [_point_dict(point_at(n), factors) for n in ladder],
+    }

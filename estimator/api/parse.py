@@ -31,6 +31,7 @@ from estimator.api.schema import (
     Offload,
     Pricing,
     Request,
+    ServingTargets,
     WeightsSpec,
     Workload,
 )
@@ -260,6 +261,7 @@ def _parse_device(data: Mapping[str, Any]) -> Device:
         "bandwidth_gbps",
         "fp16_tflops",
         "fp8_tflops",
+        "fp4_tflops",
         "int8_tops",
         "count",
         "memory_kind",
@@ -280,6 +282,7 @@ def _parse_device(data: Mapping[str, Any]) -> Device:
         fp16_tflops=_number(s, "device.fp16_tflops"),
         fp8_tflops=_number(s, "device.fp8_tflops"),
         int8_tops=_number(s, "device.int8_tops"),
+        fp4_tflops=_number(s, "device.fp4_tflops"),
         count=_integer(s, "device.count", default=1) or 1,
         memory_kind=_choice(s, "device.memory_kind", MEMORY_KINDS, default=default_kind)
         or default_kind,
@@ -477,6 +480,25 @@ def _parse_finetune(data: Mapping[str, Any]) -> FinetuneSpec | None:
     )
 
 
+def _parse_serving(data: Mapping[str, Any]) -> ServingTargets | None:
+    """The serving point's service level; None (the defaults) when the request has none."""
+    s = _section(data, "serving", {"tokens_per_s_per_user", "ttft_s"})
+    if not s and "serving" not in data:
+        return None
+    defaults = ServingTargets()
+    return ServingTargets(
+        tokens_per_s_per_user=_number(
+            s,
+            "serving.tokens_per_s_per_user",
+            default=defaults.tokens_per_s_per_user,
+            maximum=100_000.0,
+        )
+        or defaults.tokens_per_s_per_user,
+        ttft_s=_number(s, "serving.ttft_s", default=defaults.ttft_s, maximum=86_400.0)
+        or defaults.ttft_s,
+    )
+
+
 def _check_kv_dtype(engine: Engine, workload: Workload) -> None:
     """llama.cpp has no fp8 cache; vLLM-like engines have no ggml block types."""
     dtype = workload.kv_cache_dtype
@@ -517,6 +539,7 @@ TOP_LEVEL = {
     "finetune",
     "recommend",
     "id",
+    "serving",
 }
 
 
@@ -551,6 +574,7 @@ def parse_request(data: Any) -> Request:
         finetune=_parse_finetune(data),
         recommend=_boolean(data, "recommend", False),
         id=None if request_id is None else str(request_id),
+        serving_targets=_parse_serving(data),
     )
 
 
@@ -569,7 +593,14 @@ def _check_ranges(request: Request) -> None:
     device, workload = vars(request.device), vars(request.workload)
     for name in ("memory_gb", "bandwidth_gbps"):
         _number(device, f"device.{name}", required=True)
-    optional = ("fp16_tflops", "fp8_tflops", "int8_tops", "interconnect_gbps", "host_memory_gb")
+    optional = (
+        "fp16_tflops",
+        "fp8_tflops",
+        "fp4_tflops",
+        "int8_tops",
+        "interconnect_gbps",
+        "host_memory_gb",
+    )
     for name in (*optional, "host_bandwidth_gbps"):
         _number(device, f"device.{name}")
     _integer(device, "device.count", required=True)

@@ -11,9 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from estimator import kv as kvmod
-from estimator import memory, speed
+from estimator import memory, serving, speed
 from estimator.api import cache
 from estimator.api.explain import explanation
+from estimator.api.extras import serving_section
 from estimator.api.parse import RequestError
 from estimator.api.schema import LLAMA_FAMILY, Fit, Request, Result, metal_working_set
 from estimator.api.speeds import Speeds, estimate_speeds
@@ -465,15 +466,19 @@ def _speed_group(request: Request, model: ModelSpec, speeds: Speeds) -> tuple[st
     return (request.engine.name, backend, speeds.device.device_class, model.n_experts > 0)
 
 
-def _uncalibrated(group: tuple[str, str, str, bool], calibrated: bool) -> tuple[str, ...]:
+def _uncalibrated(
+    group: tuple[str, str, str, bool], calibrated: bool, factors_group: str | None = None
+) -> tuple[str, ...]:
     """Say when no published measurement covers this engine on this backend (`calibrated`
-    is speed.measured_group of `group`): the speed then uses a wider group's factors
-    (calibration.json), fitted on other hardware."""
+    is speed.measured_group of `group`, or serving.serving_calibrated): the speed then uses
+    a wider group's factors (calibration.json or serving_calibration.json, named by
+    `factors_group`), fitted on other hardware."""
     if calibrated:
         return ()
+    name = factors_group or speed.resolve_factors(*group).group
     return (
         f"no published speed measurements for {group[0]} on {group[1]}: "
-        f"speeds use the {speed.resolve_factors(*group).group!r} group's factors",
+        f"speeds use the {name!r} group's factors",
     )
 
 
@@ -512,7 +517,10 @@ def run_estimate(request: Request) -> Result:
     speeds = estimate_speeds(model, wb, request, place.offloaded_bytes, place.split)
     decode = speeds.decode
     group = _speed_group(request, model, speeds)
-    calibrated = speed.measured_group(*group)
+    if speeds.serving_inputs is not None:  # the batched serving model's own calibration
+        calibrated = serving.serving_calibrated(request.engine.name, request.engine.backend)
+    else:
+        calibrated = speed.measured_group(*group)
     result = Result(
         params_total=model.params_total,
         params_active=model.params_active,
@@ -546,10 +554,24 @@ def run_estimate(request: Request) -> Result:
         + tuple(kv.cache.notes)
         + _weights_notes(request)
         + rope_notes(request, model),
-        warnings=_warnings(request, place, room.overhead, speeds, _uncalibrated(group, calibrated)),
+        warnings=_warnings(
+            request,
+            place,
+            room.overhead,
+            speeds,
+            _uncalibrated(
+                group,
+                calibrated,
+                speeds.serving_inputs.factors.group if speeds.serving_inputs else None,
+            ),
+        ),
         speed_calibrated=calibrated,
         id=request.id,
     )
+    if speeds.serving_inputs is not None:
+        # the pool the weights leave, whatever the request's own context x sequences needs
+        section = serving_section(request, speeds.serving_inputs, capacity, capacity > 0)
+        result = replace(result, serving=section)
     return replace(
         result, explanation=explanation(request, model, wb, place, kv, room, speeds, result)
     )

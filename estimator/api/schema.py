@@ -86,6 +86,7 @@ class Device:
     fp16_tflops: float | None = None
     fp8_tflops: float | None = None
     int8_tops: float | None = None  # dense INT8 tensor rate (llama.cpp's quantized matmuls)
+    fp4_tflops: float | None = None  # dense FP4 tensor rate (Blackwell, MI355X): serving GEMMs
     count: int = 1
     memory_kind: str = "discrete"
     vendor: str = "nvidia"
@@ -154,6 +155,15 @@ class Pricing:
 
 
 @dataclass(frozen=True)
+class ServingTargets:
+    """The service level of the serving point (result "serving"): the most users that
+    each decode at tokens_per_s_per_user or faster with a first token within ttft_s."""
+
+    tokens_per_s_per_user: float = 20.0
+    ttft_s: float = 1.0
+
+
+@dataclass(frozen=True)
 class FinetuneSpec:
     method: str = "lora"
     lora_rank: int = 16
@@ -174,6 +184,7 @@ class Request:
     finetune: FinetuneSpec | None = None
     recommend: bool = False
     id: str | None = None
+    serving_targets: ServingTargets | None = None
 
 
 @dataclass(frozen=True)
@@ -229,3 +240,6 @@ class Result:
     finetune: dict[str, Any] | None = None
     recommendations: dict[str, Any] | None = None
     id: str | None = None
+    # vLLM, SGLang and TensorRT-LLM on the GPUs alone: the batched serving point
+    # (extras.serving_section); None for the llama.cpp family and offloaded setups
+    serving: dict[str, Any] | None = None

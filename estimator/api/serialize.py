@@ -38,7 +38,7 @@ def _plain(value: Any) -> Any:
 def result_to_dict(result: Result) -> dict[str, Any]:
     """The result as JSON types; optional sections (cost, finetune, ...) only when present."""
     out: dict[str, Any] = _plain(result)
-    for optional in ("cost", "finetune", "recommendations", "id"):
+    for optional in ("cost", "finetune", "recommendations", "id", "serving"):
         if out.get(optional) is None:
             out.pop(optional, None)
     return out
@@ -66,6 +66,8 @@ def request_to_dict(request: Request) -> dict[str, Any]:
     if request.finetune is not None:
         out["finetune"] = _plain(request.finetune)
     out["recommend"] = request.recommend
+    if request.serving_targets is not None:
+        out["serving"] = _plain(request.serving_targets)
     if request.id is not None:
         out["id"] = request.id
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from estimator import kv as kvmod
-from estimator import speed
+from estimator import serving, speed
 from estimator.api.schema import LLAMA_FAMILY, Device, Request
 from estimator.model import ModelSpec
 from estimator.units import Range
@@ -28,6 +28,10 @@ class Speeds:
     device: speed.Device
     compute_tflops: float | None
     host_bandwidth_gbps: float | None
+    # the batched serving model's inputs and steady state (vLLM, SGLang, TensorRT-LLM on
+    # the GPUs alone); None for the llama.cpp family, offload and devices without TFLOPS
+    serving_inputs: serving.StepInputs | None = None
+    serving_point: serving.ServingPoint | None = None
 
 
 def kv_read_bytes_per_token(model: ModelSpec, request: Request) -> tuple[int, int, int]:
@@ -91,7 +95,13 @@ def device_for_speed(device: Device) -> speed.Device:
         unified=device.memory_kind == "unified",
     )
     return speed.Device(
-        device.bandwidth_gbps, device.fp16_tflops, device_class, device.architecture or ""
+        device.bandwidth_gbps,
+        device.fp16_tflops,
+        device_class,
+        device.architecture or "",
+        fp8_tflops=device.fp8_tflops,
+        fp4_tflops=device.fp4_tflops,
+        int8_tops=device.int8_tops,
     )
 
 
@@ -115,6 +125,61 @@ def compute_tflops(request: Request) -> float | None:
     return device.fp16_tflops
 
 
+def serving_step_inputs(
+    model: ModelSpec,
+    work: speed.DecodeWork,
+    request: Request,
+    device: speed.Device,
+    par: speed.Parallelism,
+    offloaded_bytes: int,
+) -> serving.StepInputs | None:
+    """serving.StepInputs of a vLLM-like engine with everything on the GPUs; None for
+    the llama.cpp family, CPU offload, a layer split or a device without a BF16 rate
+    (the single-stream model of speed.py then answers)."""
+    engine = request.engine
+    hardware = serving.hardware_class(request.device.architecture or "", request.device.name or "")
+    if (
+        not serving.is_serving_engine(engine.name)
+        or offloaded_bytes
+        or par.mode == "layer"
+        or not device.fp16_tflops
+        or device.bandwidth_gbps <= 0
+    ):
+        return None
+    return serving.StepInputs(
+        work=work,
+        device=device,
+        parallelism=par,
+        factors=serving.serving_factors(engine.name, engine.backend),
+        precision=serving.compute_precision(request.weights.name),
+        attention_width=model.n_heads * model.head_dim,
+        kv_replicated=model.mla is not None,
+        compute_factor=serving.class_factor(hardware),
+        hardware=hardware,
+    )
+
+
+def serving_decode(
+    inputs: serving.StepInputs, request: Request
+) -> tuple[speed.DecodeSpeed, serving.ServingPoint]:
+    """Decode of `concurrent_sequences` closed-loop users (serving.closed_loop_point):
+    per sequence 1 / TPOT, aggregate the benchmark's output tokens/s, batch x output /
+    request cycle; bounds from the family's held-out ratios."""
+    workload = request.workload
+    point = serving.closed_loop_point(
+        inputs,
+        batch=workload.concurrent_sequences,
+        prompt_tokens=workload.prompt_tokens,
+        output_tokens=workload.output_tokens,
+        chunk_tokens=request.engine.max_num_batched_tokens or serving.DEFAULT_CHUNK_TOKENS,
+    )
+    factors = inputs.factors
+    per_user = serving.speed_range(point.per_user_tokens_per_s, factors)
+    aggregate = serving.speed_range(point.aggregate_tokens_per_s, factors)
+    decode = speed.DecodeSpeed(per_user, aggregate, point.tpot_s, not point.step.compute_bound)
+    return decode, point
+
+
 def estimate_speeds(
     model: ModelSpec, wb: WeightsBreakdown, request: Request, offloaded_bytes: int, split: str
 ) -> Speeds:
@@ -129,21 +194,26 @@ def estimate_speeds(
     par = parallelism(request, split)
     # the decode group, resolved once for both decode calls and the TTFT floor
     factors = speed.resolve_factors(engine.name, engine.backend, device.device_class, work.is_moe)
-    decode = speed.decode_speed(
-        work,
-        device,
-        engine=engine.name,
-        backend=engine.backend,
-        prompt_tokens=workload.prompt_tokens,
-        output_tokens=workload.output_tokens,
-        batch=workload.concurrent_sequences,
-        parallelism=par,
-        host_bandwidth_gbps=host_bw,
-        factors=factors,
-    )
+    inputs = serving_step_inputs(model, work, request, device, par, offloaded_bytes)
+    point = None
+    if inputs is not None:
+        decode, point = serving_decode(inputs, request)
+    else:
+        decode = speed.decode_speed(
+            work,
+            device,
+            engine=engine.name,
+            backend=engine.backend,
+            prompt_tokens=workload.prompt_tokens,
+            output_tokens=workload.output_tokens,
+            batch=workload.concurrent_sequences,
+            parallelism=par,
+            host_bandwidth_gbps=host_bw,
+            factors=factors,
+        )
     tflops = compute_tflops(request)
     if not tflops or workload.prompt_tokens == 0:
-        return Speeds(decode, None, None, work, device, tflops, host_bw)
+        return Speeds(decode, None, None, work, device, tflops, host_bw, inputs, point)
     prefill = speed.prefill_speed(
         work.params_active,  # model.params_active, summed once (it walks every tensor)
         device,
@@ -172,4 +242,4 @@ def estimate_speeds(
     )
     floor = speed.ttft_floor_seconds(factors, model.n_layers, work.is_moe)
     ttft = speed.ttft_seconds(workload.prompt_tokens, prefill, speed.step_range(first), floor)
-    return Speeds(decode, prefill, ttft, work, device, tflops, host_bw)
+    return Speeds(decode, prefill, ttft, work, device, tflops, host_bw, inputs, point)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from estimator import memory, speed
+from estimator import memory, serving, speed
 from estimator.api import cache
 from estimator.api.run import (
     block_pool_tokens,
@@ -24,7 +24,12 @@ from estimator.api.run import (
     paged_start_fails,
 )
 from estimator.api.schema import LLAMA_FAMILY, Device, Request, WeightsSpec, metal_working_set
-from estimator.api.speeds import decode_work, device_for_speed
+from estimator.api.speeds import (
+    decode_work,
+    device_for_speed,
+    serving_decode,
+    serving_step_inputs,
+)
 from estimator.units import GB
 
 
@@ -87,7 +92,7 @@ def sweep(
     for quant in quants:
         spec = _weights_spec(single, quant, measured.get(quant))
         wb = cache.weights(request.model.hf_config_json, spec)
-        per_quant.append((quant, wb.total_bytes, decode_work(model, wb, single, 0)))
+        per_quant.append((quant, spec, wb.total_bytes, decode_work(model, wb, single, 0)))
     depth = speed.mean_decode_depth(workload.prompt_tokens, workload.output_tokens)
     rows = []
     for index, device in enumerate(devices):
@@ -102,7 +107,7 @@ def sweep(
         calibrated = speed.measured_group(
             engine.name, engine.backend, target.device_class, model.is_moe
         )
-        for quant, weights_bytes, work in per_quant:
+        for quant, spec, weights_bytes, work in per_quant:
             need = weights_bytes + fixed
             verdict = memory.fit_verdict(need, usable).verdict
             if paged_per_token and verdict != "does_not_fit":
@@ -110,11 +115,16 @@ def sweep(
                 capacity = block_pool_tokens(budget, paged_per_token, engine.block_size)
                 if paged_start_fails(single, capacity):
                     verdict = "does_not_fit"
-            # speed.decode_speed's central estimate, with the factor lookup hoisted out
-            step, _ = speed.decode_step_seconds(
-                work, target, factors, batch=workload.concurrent_sequences, depth_tokens=depth
-            )
-            decode = speed.decode_bounds(1.0 / step, factors)
+            cell = replace(single, device=device, weights=spec)
+            inputs = serving_step_inputs(model, work, cell, target, speed.Parallelism(), 0)
+            if inputs is not None:  # vLLM-like engines: the batched serving model, as run
+                decode = serving_decode(inputs, cell)[0].per_sequence_tokens_per_s
+                calibrated = serving.serving_calibrated(engine.name, engine.backend)
+            else:  # speed.decode_speed's central estimate, the factor lookup hoisted out
+                step, _ = speed.decode_step_seconds(
+                    work, target, factors, batch=workload.concurrent_sequences, depth_tokens=depth
+                )
+                decode = speed.decode_bounds(1.0 / step, factors)
             rows.append(
                 SweepRow(
                     index,

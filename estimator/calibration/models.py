@@ -35,6 +35,27 @@ CONFIG_DIRS = (DATA / "validation" / "configs", DATA / "calibration_configs")
 # re-quantisations of Qwen3.6 / Gemma 4 / Nemotron 3 keep the base model's shapes; their
 # quantization_config is ignored (the GGUF format comes from the row).
 MODEL_CONFIGS: tuple[tuple[str, str], ...] = (
+    # serving.csv names (engine benchmark tables spell models as their HF repositories)
+    ("llama-3.1-405b", "meta-llama__Meta-Llama-3.1-405B"),
+    ("llama 3.1 405b", "meta-llama__Meta-Llama-3.1-405B"),
+    ("hermes-3-llama-3.1-405b", "meta-llama__Meta-Llama-3.1-405B"),
+    ("meta-llama-3.1-70b", "meta-llama__Llama-3.1-70B-Instruct"),
+    ("llama-3.3-70b", "meta-llama__Llama-3.1-70B-Instruct"),
+    ("llama 3.3 70b", "meta-llama__Llama-3.1-70B-Instruct"),
+    ("meta-llama-3.1-8b", "meta-llama__Llama-3.1-8B-Instruct"),
+    ("qwen3-8b", "Qwen__Qwen3-8B"),
+    ("qwen3-14b", "Qwen__Qwen3-14B"),
+    ("qwen3-32b", "Qwen__Qwen3-32B"),
+    ("qwen3-235b-a22b", "Qwen__Qwen3-235B-A22B"),
+    ("qwen3.5-35b-a3b", "Qwen__Qwen3.5-35B-A3B"),
+    ("glm-4.5-air", "zai-org__GLM-4.5-Air"),
+    ("glm-4.6", "zai-org__GLM-4.5"),
+    ("glm-4.5", "zai-org__GLM-4.5"),
+    ("deepseek-v3.2", "deepseek-ai__DeepSeek-V3.2"),
+    ("deepseek v3.2", "deepseek-ai__DeepSeek-V3.2"),
+    ("deepseek-r1-0528", "deepseek-ai__DeepSeek-R1"),
+    ("mistral-nemo", "mistralai__Mistral-Nemo-Instruct-2407"),
+    ("mixtral-8x22b", "mistralai__Mixtral-8x22B-Instruct-v0.1"),
     ("llama 3 70b", "meta-llama__Llama-3.1-70B-Instruct"),
     ("llama 3.1 70b", "meta-llama__Llama-3.1-70B-Instruct"),
     ("llama-3.2-3b", "meta-llama__Llama-3.2-3B"),

@@ -28,6 +28,7 @@ from estimator.capacity import (
     slots_at,
     wait_quantile_s,
 )
+from estimator.queueing import finite_source_queue
 
 CONFIGS = Path(__file__).resolve().parents[2] / "estimator/data/validation/configs"
 
@@ -184,65 +185,75 @@ def test_it_builds_a_replica_curve_from_the_estimator() -> None:
     assert speeds == sorted(speeds, reverse=True)
 
 
+def test_it_builds_a_serving_curve_for_vllm() -> None:
+    curve = _example()[6].curve  # RTX PRO 6000, vLLM FP8, TP 1
+    # vLLM-like engines: the batched serving model's closed-loop curve, the other users'
+    # prompts already in each step (no prefill share taken out again), up to the
+    # sequences the KV pool admits at 1,000 + 400 / 2 tokens (157), not 8,192-token ones
+    assert curve.prefill_in_steps
+    assert curve.max_sequences == 157
+    assert [n for n, _ in curve.points] == [1, 2, 4, 8, 16, 32, 64, 128, 157]
+    speeds = [speed for _, speed in curve.points]
+    assert speeds == sorted(speeds, reverse=True)
+
+
 def test_it_works_the_example_step_by_step() -> None:
     result = plan(load=EXAMPLE_LOAD, service=EXAMPLE_SLO, candidates=_example())
     best = result.cheapest
     assert best is not None
-    assert (best.label, best.engine, best.quant) == ("RTX PRO 6000 (buy)", "llama.cpp", "Q4_K_M")
-    curve = _example()[-1].curve
-    (n8, v8), (n16, v16) = curve.points[3], curve.points[4]
-    assert (v8, v16) == (pytest.approx(47.05, rel=1e-3), pytest.approx(37.12, rel=1e-3))
-    # 1. Arrival rate, closed loop: S at the target = 0.4382 + 400 / 30 = 13.772 s;
-    #    lambda = 200 / (13.772 + 30) = 4.5692 requests/s.
-    rate = 200 / (curve.ttft_s + 400 / 30 + 30)
-    assert best.arrival_rate_per_s == pytest.approx(rate)
-    assert rate == pytest.approx(4.5692, rel=1e-4)
-    # 2. Prefill: 4.5692 x 1,000 / 2,369.8 = 1.928 replica-seconds a second; over 7 serving
-    #    replicas a share p = 0.2754 of each replica's time.
-    share = rate * 1000 / curve.prefill_tokens_per_s / 7
-    assert best.prefill_busy_share == pytest.approx(share)
-    assert share == pytest.approx(0.2754, rel=1e-3)
-    # 3. Slots: while decoding a user needs 30 / (1 - 0.2754) = 41.40 tok/s, a step of
-    #    0.024152 s, between n = 8 (0.021255 s) and 16 (0.026939 s):
-    #    n = 8 + (0.024152 - 0.021255) / 0.005684 x 8 = 12.08 -> 12 slots.
-    needed_step = (1 - share) / 30
-    n = n8 + (needed_step - 1 / v8) / (1 / v16 - 1 / v8) * (n16 - n8)
-    assert n == pytest.approx(12.08, abs=0.01)
-    assert best.slots_per_replica == 12
-    # 4. Speed at 12 slots: step 0.024097 s = 41.50 tok/s, x (1 - 0.2754) = 30.07 tok/s.
-    speed = per_user_tokens_per_s(curve, 12) * (1 - share)
-    assert best.tokens_per_s_per_user == pytest.approx(speed)
-    assert speed == pytest.approx(30.07, rel=1e-3)
-    # 5. Service time S = 0.4382 + 400 / 30.07 = 13.741 s; a = 4.5692 x 13.741 = 62.79
-    #    (rounded up to 62.8125, 10 significant bits); c = 7 x 12 = 84; rho = 0.748.
-    service_s = curve.ttft_s + 400 / speed
-    assert best.service_time_s == pytest.approx(service_s)
-    assert best.utilisation == pytest.approx(62.8125 / 84)
-    # 6. Erlang C(84, 62.81) = 0.0068 <= 0.05: 95 % find a free slot, no wait at p95:
-    #    TTFT p95 = p50 = the no-load 0.438 s <= 1.5 s.
-    assert best.wait_probability == pytest.approx(erlang_c(84, 62.8125))
-    assert best.wait_probability < 0.05
+    # vLLM FP8 on one RTX PRO 6000 a replica now beats llama.cpp Q4_K_M: batched serving
+    # runs 16 users a card at 30 tok/s where llama.cpp runs 12 (and only 34 sequences fit).
+    assert (best.label, best.engine, best.quant, best.tensor_parallel) == (
+        "RTX PRO 6000 (buy)", "vllm", "fp8", 1)  # fmt: skip
+    curve = _example()[6].curve
+    (n16, v16), (n32, v32) = curve.points[4], curve.points[5]
+    # 1. Slots: 30 tok/s is a step of 0.033333 s, between n = 16 (1 / v16) and 32:
+    #    n = 16 + (0.033333 - 1 / v16) / (1 / v32 - 1 / v16) x 16 = 16.5 -> 16 slots. The
+    #    curve already carries the prompts' prefill: no share taken out (p = 0).
+    n = n16 + (1 / 30 - 1 / v16) / (1 / v32 - 1 / v16) * (n32 - n16)
+    assert n == pytest.approx(16.5, abs=0.1)
+    assert best.slots_per_replica == 16 and best.prefill_busy_share == 0
+    # 2. Speed at 16 slots: v16 = 30.28 tok/s; service S = 0.2446 + 400 / 30.28 = 13.455 s.
+    assert best.tokens_per_s_per_user == pytest.approx(v16) == pytest.approx(30.28, rel=1e-3)
+    service_s = curve.ttft_s + 400 / v16
+    assert best.service_time_s == pytest.approx(service_s) == pytest.approx(13.455, rel=1e-3)
+    # 3. The exact finite-source queue M/M/c//N with N = 200 users, 30 s of thinking and
+    #    the plan's own S: with 5 replicas (c = 80) the arrival rate is the throughput
+    #    X = 4.602/s (users served faster come back sooner: 200 / (S + 30) would say
+    #    4.603 with no wait), utilisation 0.774, and fewer than 5 % wait: TTFT p95 = p50 =
+    #    the no-load 0.2446 s <= 1.5 s.
+    exact = finite_source_queue(users=200, servers=80, think_s=30, service_s=service_s)
+    assert best.arrival_rate_per_s == pytest.approx(exact.throughput_per_s)
+    assert exact.throughput_per_s == pytest.approx(4.602, abs=1e-3)
+    assert best.utilisation == pytest.approx(exact.utilisation) == pytest.approx(0.774, abs=1e-3)
+    assert exact.wait_quantile_s(0.95) == 0.0
     assert best.ttft_p95_s == best.ttft_p50_s == pytest.approx(curve.ttft_s)
-    # 7. Six replicas do not do: p = 0.3214, a user needs 44.21 tok/s, 9 slots, c = 54 < a.
-    assert slots_at(curve, 30 / (1 - rate * 1000 / curve.prefill_tokens_per_s / 6)) == 9
-    # 8. N+1: 7 + 1 = 8 replicas = 8 cards. Owning a replica a month: (8,500 + 2,000 host)
+    # 4. Four replicas (c = 64) miss: the exact queue is 95 % busy, 48 % of the requests
+    #    wait and the p95 wait is 3.42 s > 1.5 - 0.2446.
+    four = finite_source_queue(users=200, servers=64, think_s=30, service_s=service_s)
+    assert four.wait_probability == pytest.approx(0.477, abs=1e-3)
+    assert four.wait_quantile_s(0.95) == pytest.approx(3.419, abs=1e-2)
+    # 5. The spare replica: 5 + 1 = 6 cards. Owning a replica a month: (8,500 + 2,000 host)
     #    / 36 = 291.67 + (600 + 150) W x 24 h x 365/12 d = 547.5 kWh x 0.15 = 82.13 USD:
-    #    373.79 x 8 = 2,990.33. Renting: 1.79 x 730 h = 1,306.70 x 8 = 10,453.60.
+    #    373.79 x 6 = 2,242.75. Renting: 1.79 x 730 h = 1,306.70 x 6 = 7,840.20.
     #    Break-even: 10,500 / (1,306.70 - 82.13) = 8.57 months.
-    assert (best.replicas, best.cards) == (8, 8)
-    assert best.monthly_owned_usd == pytest.approx(2990.33, abs=0.01)
-    assert best.monthly_rent_usd == pytest.approx(10453.60, abs=0.01)
+    assert (best.replicas, best.cards) == (6, 6)
+    assert best.monthly_owned_usd == pytest.approx(2242.75, abs=0.01)
+    assert best.monthly_rent_usd == pytest.approx(7840.20, abs=0.01)
     assert best.monthly_usd == best.monthly_owned_usd
     assert best.break_even_months == pytest.approx(8.574, rel=1e-3)
+    # llama.cpp Q4_K_M on the same card still plans, dearer: 7 + 1 cards, 2,990.33 USD
+    q4 = next(p for p in result.plans if p.quant == "Q4_K_M")
+    assert (q4.cards, q4.monthly_usd) == (8, pytest.approx(2990.33, abs=0.01))
 
 
 def test_it_ranks_the_example_by_speed_and_headroom() -> None:
     result = plan(load=EXAMPLE_LOAD, service=EXAMPLE_SLO, candidates=_example())
     assert result.fastest is not None and result.most_headroom is not None
-    # H100 TP 2: no-load TTFT 0.141 s, 20 slots a replica, 4 + 1 replicas = 10 cards
+    # H100 TP 2: no-load TTFT 0.141 s, 104 slots a replica, 1 + 1 replicas = 4 cards
     assert (result.fastest.label, result.fastest.tensor_parallel) == ("H100 cloud", 2)
-    assert (result.fastest.replicas, result.fastest.cards) == (5, 10)
-    assert result.fastest.monthly_rent_usd == pytest.approx(10 * 2.99 * 730)
+    assert (result.fastest.replicas, result.fastest.cards) == (2, 4)
+    assert result.fastest.monthly_rent_usd == pytest.approx(4 * 2.99 * 730)
     assert result.most_headroom.utilisation == min(p.utilisation for p in result.plans)
     costs = [p.monthly_usd or math.inf for p in result.plans]
     assert costs == sorted(costs)
@@ -255,10 +266,10 @@ def test_it_names_the_nearest_miss_when_our_machine_cannot_do_it() -> None:
     assert result.plans == () and result.cheapest is None
     miss = result.nearest_miss
     assert miss is not None
-    # vLLM FP8 over 2 L40S: one sequence alone decodes at 28.3 tok/s < 30
-    assert (miss.engine, miss.tensor_parallel) == ("vllm", 2)
+    # vLLM FP8 on one L40S: one user alone decodes at 24.0 tok/s < 30
+    assert (miss.engine, miss.tensor_parallel) == ("vllm", 1)
     assert miss.field == "service.tokens_per_s_per_user"
-    assert miss.achievable == pytest.approx(28.29, rel=1e-3)
+    assert miss.achievable == pytest.approx(24.03, rel=1e-3)
     assert miss.fixes == (("service.tokens_per_s_per_user", miss.achievable),)
     # llama.cpp Q4_K_M on one L40S reaches 30 tok/s but needs far more cards than 4
     cards = next(m for m in result.misses if m.engine == "llama.cpp")
@@ -431,3 +442,34 @@ def test_every_plan_runs_below_full_load(
             assert found.tokens_per_s_per_user >= speed * (1 - 1e-9)
             assert found.ttft_p95_s <= 2 + 1e-9
             assert found.prefill_busy_share < 1
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.lists(curves(), min_size=1, max_size=4),
+    st.integers(1, 1500),
+    st.floats(1, 120),
+    st.floats(5, 60),
+    st.floats(0.3, 5),
+)
+def test_no_plan_misses_its_level_in_the_exact_closed_queue(
+    pool: list[ReplicaCurve], users: int, think: float, speed: float, ttft: float
+) -> None:
+    # Closed-loop users: check every plan against the exact finite-source queue M/M/c//N
+    # with the plan's own service time (not the M/M/c approximation the search starts
+    # from): its p95 wait fits in the TTFT budget, and users get the speed.
+    load = Load(users=users, think_s=think, prompt_tokens=500, output_tokens=300)
+    service = ServiceLevel(ttft_p95_s=ttft, tokens_per_s_per_user=speed)
+    candidates = [
+        Candidate(label=f"c{i}", curve=c, rent_usd_per_card_hour=1.0) for i, c in enumerate(pool)
+    ]
+    result = plan(load=load, service=service, candidates=candidates)
+    for p in result.plans:
+        curve = pool[int(p.label[1:])]
+        servers = (p.replicas - p.spare_replicas) * p.slots_per_replica
+        exact = finite_source_queue(
+            users=users, servers=servers, think_s=think, service_s=p.service_time_s
+        )
+        assert curve.ttft_s + exact.wait_quantile_s(0.95) <= ttft * (1 + 1e-9)
+        assert p.ttft_p95_s <= ttft * (1 + 1e-9)
+        assert p.tokens_per_s_per_user >= speed * (1 - 1e-9)

@@ -13,9 +13,9 @@ from tests.estimator.test_capacity import EXAMPLE_LOAD, EXAMPLE_SLO, _example
 def test_the_worked_example_is_unchanged_and_its_own_price_reaches_the_cost() -> None:
     best = plan(load=EXAMPLE_LOAD, service=EXAMPLE_SLO, candidates=_example()).cheapest
     assert best is not None
-    # Unchanged: 8 RTX PRO 6000, (10,500 / 36 + 547.5 kWh x 0.15) x 8 = 2,990.33 USD a
-    # month, break-even 10,500 / (1,306.70 - 82.13) = 8.57 months.
-    assert best.monthly_owned_usd == pytest.approx(2990.33, abs=0.01)
+    # Unchanged: 6 RTX PRO 6000 (vLLM FP8), (10,500 / 36 + 547.5 kWh x 0.15) x 6 =
+    # 2,242.75 USD a month, break-even 10,500 / (1,306.70 - 82.13) = 8.57 months.
+    assert best.monthly_owned_usd == pytest.approx(2242.75, abs=0.01)
     assert best.break_even_months == pytest.approx(8.574, rel=1e-3)
     # At the card's own 0.30 USD/kWh: energy 547.5 kWh x 0.30 = 164.25 USD a replica;
     # (291.67 + 164.25) x 8 = 3,647.33; break-even 10,500 / (1,306.70 - 164.25) = 9.19.

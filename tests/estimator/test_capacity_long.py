@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import replace
 
 import pytest
@@ -17,10 +16,10 @@ from estimator.capacity import (
     Load,
     ReplicaCurve,
     ServiceLevel,
-    erlang_c,
     plan,
     replica_curve,
 )
+from estimator.queueing import finite_source_queue
 from tests.estimator.test_capacity import (
     EXAMPLE_LOAD,
     EXAMPLE_SLO,
@@ -57,10 +56,11 @@ def _long_example() -> tuple[Candidate, ...]:
     )
 
 
-def test_the_long_case_changes_the_pick_and_its_ttft_is_the_hand_calculation() -> None:
+def test_the_long_case_rules_out_llama_cpp_and_its_ttft_is_the_hand_calculation() -> None:
     typical = plan(load=EXAMPLE_LOAD, service=EXAMPLE_SLO, candidates=_long_example())
-    assert typical.cheapest is not None and typical.cheapest.quant == "Q4_K_M"
+    assert typical.cheapest is not None and typical.cheapest.quant == "fp8"
     assert typical.cheapest.long_ttft_p95_s is None  # no long case: no long figures
+    assert any(p.quant == "Q4_K_M" for p in typical.plans)
     result = plan(load=LONG, service=EXAMPLE_SLO, candidates=_long_example())
     best = result.cheapest
     assert best is not None
@@ -68,43 +68,30 @@ def test_the_long_case_changes_the_pick_and_its_ttft_is_the_hand_calculation() -
     q4 = _long_example()[-1].curve
     assert q4.long_ttft_s == pytest.approx(2.686, abs=1e-3)
     assert all(p.quant != "Q4_K_M" for p in result.plans)
-    # The pick is now vLLM FP8 over 2 RTX PRO 6000: 15 + 1 replicas, 32 cards, 10,809.64 USD
-    assert (best.label, best.engine, best.tensor_parallel) == ("RTX PRO 6000 (buy)", "vllm", 2)
-    assert (best.replicas, best.cards, best.slots_per_replica) == (16, 32, 5)
-    assert best.monthly_usd == pytest.approx(10809.64, abs=0.01)
-    assert (best.monthly_usd or 0) > (typical.cheapest.monthly_usd or 0)  # 10,810 > 2,990
-    curve = _long_example()[7].curve  # RTX PRO 6000 vLLM FP8 TP2
+    # The pick stays vLLM FP8 on one RTX PRO 6000 a replica: its long first token takes
+    # 0.987 s (the 6,000-token prompt in one 8,192-token step next to the batch).
+    assert (best.label, best.engine, best.tensor_parallel) == ("RTX PRO 6000 (buy)", "vllm", 1)
+    curve = _long_example()[6].curve
     assert curve.long_ttft_s is not None
-    # Curve: typical TTFT 0.16958 s at 14,161 tok/s prefill; long 0.54091 s at 13,587 tok/s.
     assert (curve.ttft_s, curve.long_ttft_s) == (
-        pytest.approx(0.16958, abs=1e-5), pytest.approx(0.54091, abs=1e-5))  # fmt: skip
-    # 1. Mean no-load TTFT = 0.9 x 0.16958 + 0.1 x 0.54091 = 0.20671 s;
-    #    lambda = 200 / (0.20671 + 400 / 30 + 30) = 200 / 43.5401 = 4.5935 requests/s.
+        pytest.approx(0.24462, abs=1e-5), pytest.approx(0.98729, abs=1e-5))  # fmt: skip
+    # 1. Mean no-load TTFT = 0.9 x 0.24462 + 0.1 x 0.98729 = 0.31889 s; the mean service
+    #    S = 0.31889 + 400 / v(16) (30.28 tok/s) = 13.529 s; the curve carries the prefill.
     mean_ttft = 0.9 * curve.ttft_s + 0.1 * curve.long_ttft_s
-    rate = 200 / (mean_ttft + 400 / 30 + 30)
-    assert best.arrival_rate_per_s == pytest.approx(rate) == pytest.approx(4.5935, rel=1e-4)
-    # 2. Prefill: 4.5935 x (0.9 x 1,000 / 14,161 + 0.1 x 6,000 / 13,587) = 4.5935 x 0.10771
-    #    = 0.4948 replica-seconds a second, over 15 serving replicas p = 0.03299.
-    assert curve.long_prefill_tokens_per_s is not None
-    share = rate * (0.9 * 1000 / curve.prefill_tokens_per_s
-                    + 0.1 * 6000 / curve.long_prefill_tokens_per_s) / 15  # fmt: skip
-    assert best.prefill_busy_share == pytest.approx(share) == pytest.approx(0.03299, rel=1e-3)
-    # 3. 5 slots at 30.49 tok/s; S = 0.20671 + 400 / 30.49 = 13.325 s; a = 4.5935 x 13.325
-    #    = 61.21, rounded up to 61.25; c = 15 x 5 = 75; C(75, 61.25) = 0.0589 > 0.05.
+    assert best.slots_per_replica == 16 and best.prefill_busy_share == 0
     service_s = mean_ttft + 400 / best.tokens_per_s_per_user
-    assert best.service_time_s == pytest.approx(service_s) == pytest.approx(13.325, rel=1e-4)
-    assert best.utilisation == pytest.approx(61.25 / 75)
-    wait = erlang_c(75, 61.25)
-    assert best.wait_probability == pytest.approx(wait) == pytest.approx(0.0589, abs=1e-4)
-    # 4. Wait p95 = 13.325 x ln(0.0589 / 0.05) / (75 - 61.25) = 0.1583 s, the same for
-    #    every request (first come, first served). Typical TTFT p95 = 0.1696 + 0.1583
-    #    = 0.3278 s; long TTFT p95 = 0.5409 + 0.1583 = 0.6992 s <= 1.5 s; p50: no wait.
-    wait_p95 = service_s * math.log(wait / 0.05) / (75 - 61.25)
-    assert wait_p95 == pytest.approx(0.1583, abs=1e-4)
-    assert best.ttft_p95_s == pytest.approx(curve.ttft_s + wait_p95)
-    assert best.long_ttft_p95_s == pytest.approx(curve.long_ttft_s + wait_p95)
-    assert best.long_ttft_p95_s == pytest.approx(0.6992, abs=1e-4)
-    assert best.long_ttft_p50_s == pytest.approx(curve.long_ttft_s)
+    assert best.service_time_s == pytest.approx(service_s) == pytest.approx(13.529, rel=1e-4)
+    # 2. The exact queue, 200 users, 30 s think, c = 5 x 16 = 80: 1.9 % wait at most (the
+    #    M/M/c bound; the exact queue gives less), so no wait at p95: TTFT p95 typical =
+    #    0.2446 s, long = 0.9873 s <= 1.5 s.
+    exact = finite_source_queue(users=200, servers=80, think_s=30, service_s=service_s)
+    assert exact.wait_quantile_s(0.95) == 0.0
+    assert best.wait_probability < 0.05
+    assert best.ttft_p95_s == pytest.approx(curve.ttft_s)
+    assert best.long_ttft_p95_s == pytest.approx(curve.long_ttft_s)
+    # 3. 5 + 1 replicas, 6 cards: the same 2,242.75 USD a month as without long requests
+    assert (best.replicas, best.cards) == (6, 6)
+    assert best.monthly_usd == pytest.approx(2242.75, abs=0.01)
 
 
 def test_a_long_share_of_zero_is_the_typical_plan() -> None:

@@ -1,0 +1,129 @@
+"""The exact finite-source queue M/M/c//N, for closed-loop users.
+
+N users each think for an exponential time (mean think_s), then send one request that
+needs a slot for an exponential service time (mean service_s); c slots serve in parallel,
+first come first served. The number of requests in the system is a birth-death process
+(the "machine repair" model with c repairmen; Gross & Harris, Fundamentals of Queueing
+Theory, section 2.8; Kleinrock, Queueing Systems vol. 1, section 3.9):
+
+    birth rate at n:  (N - n) / think_s          death rate at n:  min(n, c) / service_s
+    p(n + 1) / p(n) = (N - n) x service_s / (think_s x min(n + 1, c))
+
+An arriving request sees the system as it is with its own user taken out (the arrival
+theorem for closed networks): pi(n) = (N - n) p(n) / sum((N - m) p(m)). It waits when
+n >= c, and then for n - c + 1 service completions at rate c / service_s, an Erlang
+(gamma) time, so
+
+    P(W > t) = sum over n >= c of pi(n) x P(Poisson(c t / S) <= n - c)
+
+Throughput X = sum p(n) min(n, c) / S; utilisation = sum p(n) min(n, c) / c. Unlike the
+M/M/c (Erlang C) approximation with arrivals at users / (S + think), the arrival rate here
+follows from the service time itself: users served faster come back sooner.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+# Tail terms below this weight are dropped (their total is far below any quantile asked).
+_NEGLIGIBLE = 1e-15
+_BISECTION_ROUNDS = 60
+
+
+@dataclass(frozen=True, slots=True)
+class FiniteSourceQueue:
+    """M/M/c//N in steady state (module docstring)."""
+
+    users: int
+    servers: int
+    think_s: float
+    service_s: float
+    throughput_per_s: float  # X, completed requests per second
+    utilisation: float  # mean busy slots / c
+    wait_probability: float  # P(an arriving request waits)
+    # pi(n) for n = c, c + 1, ...: the tail an arrival sees, for the wait quantiles
+    tail: tuple[float, ...]
+
+    def wait_exceeds(self, wait_s: float) -> float:
+        """P(W > wait_s) for an arriving request."""
+        if not self.tail or wait_s < 0:
+            return self.wait_probability if wait_s < 0 else 0.0
+        x = self.servers * wait_s / self.service_s
+        # P(W > t) = sum_k pi(c + k) P(Poisson(x) <= k) = sum_j Poisson(j; x) x T(j),
+        # T(j) = sum_{k >= j} pi(c + k): one pass over the tail.
+        total, weight = 0.0, math.exp(-x)
+        remaining = self.wait_probability
+        for j, share in enumerate(self.tail):
+            total += weight * remaining
+            remaining -= share
+            weight *= x / (j + 1)
+            if remaining <= _NEGLIGIBLE:
+                break
+        return min(total, self.wait_probability)
+
+    def wait_quantile_s(self, quantile: float) -> float:
+        """The q-quantile of the wait: the least t with P(W > t) <= 1 - q (0 when at least
+        a share q of the arrivals find a free slot), by bisection."""
+        tail = 1 - quantile
+        if self.wait_probability <= tail:
+            return 0.0
+        low, high = 0.0, self.service_s
+        while self.wait_exceeds(high) > tail:
+            high *= 2
+        for _ in range(_BISECTION_ROUNDS):
+            middle = (low + high) / 2
+            if self.wait_exceeds(middle) > tail:
+                low = middle
+            else:
+                high = middle
+            if high - low <= 1e-9 * max(high, 1e-9):
+                break
+        return high
+
+
+def finite_source_queue(
+    *, users: int, servers: int, think_s: float, service_s: float
+) -> FiniteSourceQueue:
+    """Solve M/M/c//N (module docstring) for `users` N, `servers` c, mean think and
+    service times. Raises ValueError for think_s <= 0 or service_s <= 0 (with no think
+    time every user always has a request: the planner then gives each user a slot)."""
+    if think_s <= 0 or service_s <= 0:
+        raise ValueError("think_s and service_s must be positive")
+    if users <= 0:
+        return FiniteSourceQueue(users, servers, think_s, service_s, 0.0, 0.0, 0.0, ())
+    c = max(servers, 1)
+    ratio = service_s / think_s
+    # p(n) unnormalised in log space, n = 0..N (N up to a few 100,000 users: one pass)
+    logs = [0.0] * (users + 1)
+    for n in range(users):
+        logs[n + 1] = logs[n] + math.log((users - n) * ratio / min(n + 1, c))
+    top = max(logs)
+    probs = [math.exp(v - top) for v in logs]
+    norm = sum(probs)
+    probs = [p / norm for p in probs]
+    busy = sum(p * min(n, c) for n, p in enumerate(probs))
+    arrivals = [(users - n) * p for n, p in enumerate(probs)]
+    arrivals_total = sum(arrivals)
+    tail = tuple(a / arrivals_total for a in arrivals[c:]) if c <= users else ()
+    trimmed = _trim(tail)
+    return FiniteSourceQueue(
+        users=users,
+        servers=servers,
+        think_s=think_s,
+        service_s=service_s,
+        throughput_per_s=busy / service_s,
+        utilisation=busy / c,
+        wait_probability=min(1.0, sum(tail)),
+        tail=trimmed,
+    )
+
+
+def _trim(tail: tuple[float, ...]) -> tuple[float, ...]:
+    """Drop the tail's negligible end (the terms after which less than _NEGLIGIBLE is left)."""
+    remaining = sum(tail)
+    for i, share in enumerate(tail):
+        remaining -= share
+        if remaining <= _NEGLIGIBLE:
+            return tail[: i + 1]
+    return tail
