@@ -100,6 +100,45 @@ def base_configuration_price(card: Accelerator) -> bool:
     return "base price" in text or "from $" in text
 
 
+# Form factors sold only inside a server (an HGX / OAM baseboard or a superchip tray).
+MODULE_FORM_FACTORS = ("sxm", "oam", "superchip", "hgx")
+
+
+def is_module(card: Accelerator) -> bool:
+    """Whether the card is an SXM / OAM module (or a superchip): not sold as a card."""
+    form = card.form_factor.strip().lower()
+    return any(word in form for word in MODULE_FORM_FACTORS)
+
+
+@dataclass(frozen=True)
+class OwnedUnit:
+    """What owning one device costs, for estimator.cost.system_purchase_usd /
+    system_power_w: `price_usd` and `power_w` per device, `host` whether a host allowance
+    (HOST_ALLOWANCE_USD, HOST_POWER_W) comes on top, and the `basis`: "card" (a PCIe card
+    in a host), "system" (a whole computer: unified memory), "server" (an SXM / OAM
+    module's share of its server, host included) or "unpriced" (a module whose server
+    price is unknown: its module price would describe a machine nobody can buy)."""
+
+    price_usd: float | None
+    power_w: float | None
+    host: bool
+    basis: str
+
+
+def owned_unit(card: Accelerator) -> OwnedUnit:
+    """How one device of `card` is owned (OwnedUnit): SXM / OAM modules at their server's
+    price and power over its modules; unified-memory machines as sold; cards with a host."""
+    if card.memory_kind == "unified":
+        return OwnedUnit(card.price_usd, card.tdp_w, False, "system")
+    if not is_module(card):
+        return OwnedUnit(card.price_usd, card.tdp_w, True, "card")
+    modules = card.server_modules or 0
+    if not card.server_price_usd or modules < 1:
+        return OwnedUnit(None, None, False, "unpriced")
+    power = card.server_power_w / modules if card.server_power_w else None
+    return OwnedUnit(card.server_price_usd / modules, power, False, "server")
+
+
 def speed_class(card: Accelerator) -> str | None:
     """The estimator's device_class from the memory technology; None when memory_type is
     blank (the estimator then guesses from name and bandwidth)."""

@@ -294,6 +294,13 @@ class Accelerator(Reference):
         _("FP8 dense TFLOPS"), null=True, blank=True, validators=NON_NEGATIVE
     )
     int8_tops = models.FloatField(_("INT8 TOPS"), null=True, blank=True, validators=NON_NEGATIVE)
+    fp4_tflops = models.FloatField(
+        _("FP4 dense TFLOPS"),
+        null=True,
+        blank=True,
+        validators=NON_NEGATIVE,
+        help_text=_("Dense (not sparse) FP4 tensor rate; blank where the hardware has none."),
+    )
     tdp_w = models.PositiveIntegerField(_("TDP (W)"), null=True, blank=True)
     interconnect = models.CharField(_("interconnect"), max_length=200, blank=True)
     interconnect_gbps = models.FloatField(
@@ -304,6 +311,28 @@ class Accelerator(Reference):
     release_date = models.DateField(_("release date"), null=True, blank=True)
     price_usd = models.FloatField(_("price (USD)"), null=True, blank=True, validators=NON_NEGATIVE)
     price_date = models.DateField(_("price date"), null=True, blank=True)
+    # SXM and OAM modules are sold only in the server they plug into (an 8-GPU HGX or OAM
+    # baseboard with its host, power and cooling): owning one is priced as its share of
+    # that server (catalog.hardware.owned_unit).
+    server_price_usd = models.FloatField(
+        _("server price (USD)"),
+        null=True,
+        blank=True,
+        validators=NON_NEGATIVE,
+        help_text=_("SXM / OAM modules: the price of the server they come in, host included."),
+    )
+    server_modules = models.PositiveSmallIntegerField(
+        _("modules per server"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(72)],
+    )
+    server_power_w = models.PositiveIntegerField(
+        _("server power (W)"),
+        null=True,
+        blank=True,
+        help_text=_("The whole server's maximum input power."),
+    )
     curated = models.BooleanField(_("curated"), default=False, db_index=True)
     # What the memory really is: vendors print "80 GB" for 80 GiB of HBM, and the driver
     # exposes a little less (vLLM logs total_gpu_memory 79.19 GiB on an H100 80 GB).
@@ -370,6 +399,7 @@ class Accelerator(Reference):
                 "memory_gb",
                 "fp16_tflops",
                 "fp8_tflops",
+                "fp4_tflops",
                 "int8_tops",
                 "price_usd",
                 "interconnect_gbps",

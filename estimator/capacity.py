@@ -139,7 +139,9 @@ class Candidate:
     rent_usd_per_card_hour: a cloud price. purchase_usd_per_card: a price to buy (None for
     hardware already owned: its purchase is sunk). power_w_per_card: the TDP, for the energy
     of owned hardware. electricity_usd_per_kwh: this candidate's own electricity price (an
-    inventory machine's), None for the horizon's; it prices the energy of owning only."""
+    inventory machine's), None for the horizon's; it prices the energy of owning only.
+    host_included: the card's price and power already include its host (an SXM / OAM
+    module's share of its server), so no host allowance is added per replica."""
 
     label: str
     curve: ReplicaCurve
@@ -151,6 +153,9 @@ class Candidate:
     purchase_usd_per_card: float | None = None
     power_w_per_card: float | None = None
     electricity_usd_per_kwh: float | None = None
+    # the price and power per card include the host (an SXM / OAM module's share of its
+    # server): no host allowance is added per replica
+    host_included: bool = False
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -485,7 +490,7 @@ def _plan_reference(
             continue
         key = (candidate.tensor_parallel, candidate.rent_usd_per_card_hour,
                candidate.purchase_usd_per_card, candidate.power_w_per_card,
-               candidate.electricity_usd_per_kwh)  # fmt: skip
+               candidate.electricity_usd_per_kwh, candidate.host_included)  # fmt: skip
         costs = prices.get(key) or _replica_costs(candidate, horizon, prices)
         replicas = outcome.serving + spare
         row = (costs[3] * replicas, replicas * candidate.tensor_parallel, index)
@@ -585,7 +590,8 @@ def _plan_pruned(
             continue  # a miss: inventory
         tp = candidate.tensor_parallel
         key = (tp, candidate.rent_usd_per_card_hour, candidate.purchase_usd_per_card,
-               candidate.power_w_per_card, candidate.electricity_usd_per_kwh)  # fmt: skip
+               candidate.power_w_per_card, candidate.electricity_usd_per_kwh,
+               candidate.host_included)  # fmt: skip
         costs = prices.get(key) or _replica_costs(candidate, horizon, prices)
         replicas = first + spare
         no_load = curve.ttft_s
@@ -1262,12 +1268,14 @@ def _replica_costs(
     electricity_usd_per_kwh, or the horizon's when it has none. Cached per call by
     price, not per candidate: many quants share one card."""
     tp = candidate.tensor_parallel
+    host = not candidate.host_included
     key = (
         tp,
         candidate.rent_usd_per_card_hour,
         candidate.purchase_usd_per_card,
         candidate.power_w_per_card,
         candidate.electricity_usd_per_kwh,
+        candidate.host_included,
     )
     if key in cache:
         return cache[key]
@@ -1280,8 +1288,8 @@ def _replica_costs(
     owned = break_even = None
     if candidate.purchase_usd_per_card is not None or candidate.power_w_per_card is not None:
         ownership = Ownership(
-            purchase_usd=system_purchase_usd(candidate.purchase_usd_per_card, tp) or 0.0,
-            power_w=system_power_w(candidate.power_w_per_card, tp) or 0.0,
+            purchase_usd=system_purchase_usd(candidate.purchase_usd_per_card, tp, host=host) or 0.0,
+            power_w=system_power_w(candidate.power_w_per_card, tp, host=host) or 0.0,
             electricity_usd_per_kwh=(
                 horizon.electricity_usd_per_kwh
                 if candidate.electricity_usd_per_kwh is None

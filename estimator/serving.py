@@ -7,6 +7,7 @@ puts in the same step) and, under tensor parallelism, all-reduces twice per laye
 
     tokens     = batch + prefill_tokens
     bandwidth  = peak bandwidth x the hardware's measured share x bandwidth_share
+                 (x the class factor for hardware without measured tables)
     weights_s  = weight bytes read for `tokens` (MoE: experts touched, speed.expert_coverage)
                  / bandwidth                                  [per device under TP]
     gemm_s     = 2 x active params x tokens / (peak at the precision
@@ -120,8 +121,8 @@ class ServingFactors:
     fixed time per step and 32 layers (kernel launches, scheduler, sampling);
     moe_step_overhead_s: the extra per step of MoE models (routing, permutation);
     sequence_overhead_s: host time per running sequence and step.
-    ratio_low / ratio_high: quantiles (10 % / 90 %) of measured / predicted on rows held
-    out by source, so the bounds are what an unseen benchmark showed.
+    ratio_low / ratio_high: quantiles (10 % / 90 %) of measured / predicted on rows whose
+    device was held out of the fit, so the bounds are what an unseen device showed.
     """
 
     group: str
@@ -270,7 +271,8 @@ def hardware_class(architecture: str, name: str = "") -> str:
 
 
 def class_factor(hardware: str) -> float:
-    """The fitted compute multiplier of a hardware class (1 when not fitted)."""
+    """The fitted multiplier of a hardware class without measured tables: its share of
+    DEFAULT_EFFICIENCY's bandwidth and compute (1 when not fitted)."""
     entry = load_serving_calibration().get("hardware_classes", {}).get(hardware)
     return float(entry["compute_factor"]) if entry else 1.0
 
@@ -306,7 +308,9 @@ class StepInputs:
     # MLA's latent cache is one vector per token shared by all heads: every tensor-parallel
     # rank keeps and reads all of it (DeepSeek-V3 and kin), unlike per-head K/V
     kv_replicated: bool = False
-    compute_factor: float = 1.0  # the hardware class's multiplier (class_factor)
+    # the hardware class's multiplier of the default efficiencies (class_factor): 1 for
+    # classes with measured tables; bandwidth and compute alike for the others
+    compute_factor: float = 1.0
     hardware: str = ""  # hardware_class of the device: its measured efficiencies
 
 
@@ -377,7 +381,7 @@ def step_work(
 
 def step_seconds(sw: StepWork, fac: ServingFactors) -> StepTime:
     """The step's time from its StepWork and the engine's factors (module docstring)."""
-    bandwidth = sw.bandwidth_bytes_per_s * fac.bandwidth_share
+    bandwidth = sw.bandwidth_bytes_per_s * fac.bandwidth_share * sw.compute_factor
     weights_s = sw.weight_bytes / bandwidth
     base = fac.moe_compute_share if sw.is_moe and fac.moe_compute_share else fac.compute_share
     gemm_s = sw.gemm_flops / (sw.gemm_peak_flops * base * sw.compute_factor)

@@ -16,15 +16,27 @@ from pricing.models import CloudOffer
 
 @dataclass(frozen=True)
 class OfferCost:
-    """One cloud offer's hourly price, its price per 1M output tokens at the decode speed
-    of one sequence and of every configured sequence together (None: no speed), and what
-    renting it costs a month for `hours_per_day` (None: not asked)."""
+    """One cloud offer's hourly price for the setup's GPUs, its price per 1M output tokens
+    at the decode speed of one sequence and of every configured sequence together (None:
+    no speed), and what renting it costs a month for `hours_per_day` (None: not asked).
+
+    per_hour is the offer's per-GPU-hour price x the setup's GPUs (`gpus`): a 2-GPU setup
+    on an 8-GPU node pays 2/8 of the node's hour (the other GPUs run other replicas or are
+    rented out); instance_per_hour is the whole instance's hour, offer_gpus its GPUs."""
 
     offer: CloudOffer
     per_hour: float
     per_million_one: float | None
     per_million_all: float | None
     monthly: float | None = None
+    gpus: int = 0  # GPUs the setup uses (0: the whole instance)
+    offer_gpus: int = 1
+    instance_per_hour: float = 0.0
+
+    @property
+    def split(self) -> bool:
+        """Whether the setup uses only part of the instance (its price is split per GPU)."""
+        return 0 < self.gpus < self.offer_gpus
 
 
 def _per_million(usd_per_hour: float, tokens_per_s: float | None) -> float | None:
@@ -33,22 +45,33 @@ def _per_million(usd_per_hour: float, tokens_per_s: float | None) -> float | Non
     return cost.usd_per_million_tokens(usd_per_hour, tokens_per_s)
 
 
+def setup_share_per_hour(offer: CloudOffer, gpus: int | None) -> float:
+    """The setup's share of an offer's hour: on-demand per hour / the offer's GPUs x the
+    setup's GPUs (at most the offer's); the whole instance when `gpus` is None."""
+    instance = float(offer.on_demand_per_hour or 0)
+    if not gpus:
+        return instance
+    return instance / offer.gpu_count * min(gpus, offer.gpu_count)
+
+
 def offer_costs(
     offers: Iterable[CloudOffer],
     *,
     one_sequence_tokens_per_s: float | None,
     all_sequences_tokens_per_s: float | None,
     hours_per_day: float | None = None,
+    gpus: int | None = None,
 ) -> list[OfferCost]:
-    """Each offer's hourly price per 1M output tokens (estimator.cost.usd_per_million_tokens)
-    at the decode speed of one sequence and at the aggregate speed over the configured
-    concurrency, cheapest at that concurrency first, and with `hours_per_day` its monthly
-    rent (estimator.cost.monthly_rent_usd: per hour x hours a day x 365/12 days). Prices
-    stay in the offer's currency (the formulas are currency-neutral); offers must have an
-    on-demand price."""
+    """Each offer's price for the setup's `gpus` (setup_share_per_hour: per GPU-hour x
+    GPUs; the whole instance when None) per 1M output tokens
+    (estimator.cost.usd_per_million_tokens) at the decode speed of one sequence and at the
+    aggregate speed over the configured concurrency, cheapest at that concurrency first,
+    and with `hours_per_day` its monthly rent (estimator.cost.monthly_rent_usd: per hour x
+    hours a day x 365/12 days). Prices stay in the offer's currency (the formulas are
+    currency-neutral); offers must have an on-demand price."""
     rows = []
     for offer in offers:
-        per_hour = float(offer.on_demand_per_hour or 0)
+        per_hour = setup_share_per_hour(offer, gpus)
         rows.append(
             OfferCost(
                 offer=offer,
@@ -60,6 +83,9 @@ def offer_costs(
                     if hours_per_day is None
                     else cost.monthly_rent_usd(per_hour, hours_per_day)
                 ),
+                gpus=gpus or 0,
+                offer_gpus=offer.gpu_count,
+                instance_per_hour=float(offer.on_demand_per_hour or 0),
             )
         )
     return sorted(rows, key=lambda r: (r.per_million_all is None, r.per_million_all or 0))

@@ -11,7 +11,7 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import F, Prefetch, Q, QuerySet
+from django.db.models import ExpressionWrapper, F, FloatField, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from catalog.models import Accelerator
@@ -72,14 +72,20 @@ def offers_for(
     *, accelerator: Accelerator, gpu_count: int, organization: Owner | None = None
 ) -> QuerySet[CloudOffer]:
     """Offers of `accelerator` with at least `gpu_count` GPUs in one instance, cheapest
-    instance-hour first (you rent the whole instance). Public offers plus, when given,
-    the organisation's negotiated ones; the caller must have resolved `organization`
-    through the tenancy helpers. Offers without an on-demand price are left out."""
+    GPU-hour first (a setup pays its GPUs' share of the instance: costs.offer_costs).
+    Public offers plus, when given, the organisation's negotiated ones; the caller must
+    have resolved `organization` through the tenancy helpers. Offers without an on-demand
+    price are left out."""
     organizations = [organization] if organization is not None else []
     return (
         _offers(organizations)
         .filter(accelerator=accelerator, gpu_count__gte=gpu_count, on_demand_per_hour__isnull=False)
-        .order_by("on_demand_per_hour", "gpu_count", "provider__name")
+        .annotate(
+            per_gpu_hour=ExpressionWrapper(
+                F("on_demand_per_hour") / F("gpu_count"), output_field=FloatField()
+            )
+        )
+        .order_by("per_gpu_hour", "gpu_count", "provider__name")
     )
 
 

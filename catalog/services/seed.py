@@ -364,9 +364,13 @@ ACCELERATOR_FIGURES = (
     "bandwidth_gbps",
     "fp16_tflops",
     "fp8_tflops",
+    "fp4_tflops",
     "int8_tops",
     "interconnect_gbps",
     "price_usd",
+    "server_price_usd",
+    "server_modules",
+    "server_power_w",
     "memory_gib",
     "memory_reported_gib",
 )

@@ -170,6 +170,7 @@ class AcceleratorSerializer(serializers.ModelSerializer[Accelerator]):
             "bandwidth_gbps",
             "fp16_tflops",
             "fp8_tflops",
+            "fp4_tflops",
             "int8_tops",
             "tdp_w",
             "interconnect",

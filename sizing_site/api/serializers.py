@@ -96,6 +96,16 @@ def offer_cost_data(row: costs.OfferCost | None) -> dict[str, Any] | None:
         "usd_per_million_one_sequence": row.per_million_one,
         "usd_per_million_all_sequences": row.per_million_all,
         "usd_per_month": row.monthly,
+        **_split_data(row),
+    }
+
+
+def _split_data(row: costs.OfferCost) -> dict[str, Any]:
+    """How the offer's price was split: the setup's GPUs of the instance's, and the
+    instance's own hour (usd_per_hour = instance / offer GPUs x setup GPUs)."""
+    return {
+        "gpus_used": row.gpus or row.offer_gpus,
+        "usd_per_instance_hour": row.instance_per_hour,
     }
 
 
@@ -137,6 +147,7 @@ def cost_data(answer: Answer) -> dict[str, Any]:
             "usd_per_hour": cloud.per_hour,
             "usd_per_million_one_sequence": cloud.per_million_one,
             "usd_per_million_all_sequences": cloud.per_million_all,
+            **_split_data(cloud),
         }
     source = None
     if answer.per_million is not None:

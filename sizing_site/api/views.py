@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from catalog import sizing
-from catalog.models import Accelerator, LLMModel, MemoryKind
+from catalog.models import Accelerator, LLMModel
 from estimator.api import RequestError, estimate, result_to_dict
 from pricing import costs
 from pricing.models import CloudOffer
@@ -247,12 +247,8 @@ def _shortcut_estimate(item: Mapping[str, Any], rows: _Rows) -> dict[str, Any]:
     except RequestError as exc:
         raise Refused({field_for(exc.field) or "setup": [exc.message]}) from None
     sized = results.sized
-    rent = RentBuyForm.for_configuration(
-        setup_query(item, RENT_FIELDS),
-        price_usd=accelerator.price_usd,
-        tdp_w=accelerator.tdp_w,
-        gpus=sized.setup.gpus,
-        complete_system=accelerator.memory_kind == MemoryKind.UNIFIED,
+    rent = RentBuyForm.for_card(
+        setup_query(item, RENT_FIELDS), accelerator=accelerator, gpus=sized.setup.gpus
     )
     if rent.is_bound and not rent.is_valid():
         raise Refused(form_errors(rent))

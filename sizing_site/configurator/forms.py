@@ -15,6 +15,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+from catalog import hardware
 from catalog.hardware import EngineChoice
 from catalog.models import Accelerator, LLMModel
 from catalog.scoping import Owner
@@ -581,8 +582,27 @@ class RentBuyForm(forms.Form):
         form.complete_system = complete_system
         return form
 
+    @classmethod
+    def for_card(
+        cls, data: Mapping[str, Any], *, accelerator: Accelerator, gpus: int
+    ) -> RentBuyForm:
+        """for_configuration with the card's owned unit (catalog.hardware.owned_unit): a PCIe
+        card in a host, a unified-memory machine as sold, an SXM / OAM module as its share
+        of the server it comes in (no price when that server's is unknown)."""
+        unit = hardware.owned_unit(accelerator)
+        form = cls.for_configuration(
+            data,
+            price_usd=unit.price_usd,
+            tdp_w=round(unit.power_w) if unit.power_w else None,
+            gpus=gpus,
+            complete_system=not unit.host,
+        )
+        form.owned_basis = unit.basis
+        return form
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.owned_basis = "card"
         for name, field in self.fields.items():
             field.widget.attrs["aria-describedby"] = f"err-{name}"
             field.widget.attrs["step"] = "any"

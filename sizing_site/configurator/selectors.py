@@ -231,9 +231,10 @@ def configuration_costs(
         one_sequence_tokens_per_s=sized.result.decode_tokens_per_s.estimate,
         all_sequences_tokens_per_s=sized.result.aggregate_decode_tokens_per_s.estimate,
         hours_per_day=hours_per_day,
+        gpus=sized.setup.gpus,
     )
     usd = [row for row in offers if row.offer.currency == "USD"]
-    cloud = min(usd, key=lambda row: row.per_hour) if usd else None
+    cloud = min(usd, key=lambda row: row.per_hour) if usd else None  # the setup's share
     compared = None
     if cloud is not None and ownership is not None:
         compared = costs.rent_vs_buy(ownership, cloud)
@@ -268,7 +269,8 @@ def cheapest_offer(*, accelerator: Accelerator, sized: sizing.Sizing) -> costs.O
 
 
 def cheapest_offer_row(*, accelerator: Accelerator, gpu_count: int) -> CloudOffer | None:
-    """The cheapest public USD offer with at least `gpu_count` of the card (one query). The
+    """The cheapest public USD offer per GPU-hour with at least `gpu_count` of the card
+    (one query; the setup pays its GPUs' share, costs.offer_costs). The
     panel reads the offer's price, date and provider only: no accelerator or organization
     rows (their JSON columns cost more to load than the query itself)."""
     return (
@@ -287,6 +289,7 @@ def offer_cost(*, offer: CloudOffer, sized: sizing.Sizing) -> costs.OfferCost:
         [offer],
         one_sequence_tokens_per_s=sized.result.decode_tokens_per_s.estimate,
         all_sequences_tokens_per_s=sized.result.aggregate_decode_tokens_per_s.estimate,
+        gpus=sized.setup.gpus,
     )
     return row
 
@@ -306,6 +309,10 @@ class Answer:
     ownership: cost.Ownership | None  # the assumptions behind owned_per_million
     typed_price: bool  # the visitor typed the hardware price
     base_price: bool  # the catalog price it uses is a base configuration's
+    # vLLM-like engines: the same hour's price per 1M output tokens at the serving point
+    # (result.serving["at_users"]: the most users that get 20 tok/s and a 1 s first token)
+    serving_per_million: float | None = None
+    serving_users: int = 0
 
     @property
     def per_million(self) -> float | None:
@@ -345,6 +352,7 @@ def configuration_answer(
         owned = costs.owned_usd_per_million(
             ownership, result.aggregate_decode_tokens_per_s.estimate
         )
+    serving_cost, users = _serving_cost(result, cloud if sized.fits else None, ownership)
     return Answer(
         spare_bytes=max(reserve, 0),
         short_bytes=max(-reserve, 0),
@@ -354,7 +362,29 @@ def configuration_answer(
         ownership=ownership if owned is not None else None,
         typed_price=typed_price,
         base_price=not typed_price and costs.base_configuration_price(accelerator),
+        serving_per_million=serving_cost if sized.fits else None,
+        serving_users=users,
     )
+
+
+def _serving_cost(
+    result: Any, cloud: costs.OfferCost | None, ownership: cost.Ownership | None
+) -> tuple[float | None, int]:
+    """The panel's hourly price (the cloud offer's share, else owning) over the serving
+    point's aggregate tokens/s (estimator.api.extras.serving_section), and its users."""
+    point = (result.serving or {}).get("at_users")
+    if point is None:
+        return None, 0
+    speed = float(point["aggregate_tokens_per_s"].estimate)
+    if cloud is not None:
+        per_hour: float | None = cloud.per_hour
+    elif ownership is not None:
+        per_hour = cost.ownership_usd_per_hour(ownership)
+    else:
+        per_hour = None
+    if per_hour is None or speed <= 0:
+        return None, int(point["users"])
+    return cost.usd_per_million_tokens(per_hour, speed), int(point["users"])
 
 
 @dataclass(frozen=True)

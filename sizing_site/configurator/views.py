@@ -7,7 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from catalog.models import Accelerator, LLMModel, MemoryKind
+from catalog.models import Accelerator, LLMModel
 from catalog.sizing.cache import TIMEOUT_S, key_for
 from estimator.api import RequestError
 from pricing import costs
@@ -163,12 +163,8 @@ def _sizing(
             model=model, accelerator=accelerator, setup=form.setup()
         )
         form.sized_quant = results.sized.setup.quant  # the select shows the quant sized
-        rent = RentBuyForm.for_configuration(
-            request.GET,
-            price_usd=accelerator.price_usd,
-            tdp_w=accelerator.tdp_w,
-            gpus=results.sized.setup.gpus,
-            complete_system=accelerator.memory_kind == MemoryKind.UNIFIED,
+        rent = RentBuyForm.for_card(
+            request.GET, accelerator=accelerator, gpus=results.sized.setup.gpus
         )
         analysis = None
         if _wants_analysis(request):

@@ -13,6 +13,7 @@ from django.utils import formats
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from catalog import hardware
 from catalog.models import LLMModel
 from estimator import cost
 from pricing.costs import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
@@ -297,14 +298,16 @@ class ModelFaq:
         both = [
             r
             for r in self.table.fitting_rows()
-            if r.accelerator.price_usd and r.accelerator.pk in self.offers
+            if hardware.owned_unit(r.accelerator).price_usd and r.accelerator.pk in self.offers
         ]
         hours = 24 * DEFAULT_UTILIZATION
         if both:
             row = max(both, key=lambda r: r.fit.calibrated_speed or 0)
             offer = self.offers[row.accelerator.pk]
-            purchase = cost.system_purchase_usd(row.accelerator.price_usd, 1) or 0.0
-            power = cost.system_power_w(self.powers.get(row.accelerator.pk), 1)
+            unit = hardware.owned_unit(row.accelerator)
+            purchase = cost.system_purchase_usd(unit.price_usd, 1, host=unit.host) or 0.0
+            watts = self.powers.get(row.accelerator.pk) if unit.host else unit.power_w
+            power = cost.system_power_w(watts, 1, host=unit.host)
             own = cost.Ownership(
                 purchase_usd=purchase,
                 power_w=power or float(cost.HOST_POWER_W),

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from django.utils.translation import gettext as _
 
 from catalog import hardware, sizing
-from catalog.models import Accelerator, LLMModel, MemoryKind
+from catalog.models import Accelerator, LLMModel
 from catalog.scoping import Owner
 from catalog.sizing import CardFit
 from catalog.sizing.candidates import (
@@ -80,7 +80,8 @@ def confidence(fit: CardFit) -> str:
 
 @dataclass(frozen=True)
 class Offer:
-    """A card's cheapest public on-demand cloud instance (USD per instance-hour)."""
+    """A card's cheapest public on-demand cloud offer per GPU: usd_per_hour is one GPU's
+    share of the instance's hour (instance price / gpu_count), what a one-card row pays."""
 
     usd_per_hour: float
     provider: str
@@ -88,9 +89,10 @@ class Offer:
 
 
 def cheapest_offers() -> dict[int, Offer]:
-    """The cheapest public on-demand USD offer per accelerator, in one query. Prices change
-    without a catalog edit, so pages read this on every request (and key their cached
-    part on it). Organisation offers stay out: the explore tables are shared by everyone."""
+    """The cheapest public on-demand USD offer per accelerator and GPU-hour, in one query.
+    Prices change without a catalog edit, so pages read this on every request (and key
+    their cached part on it). Organisation offers stay out: the explore tables are shared
+    by everyone."""
     rows = (
         CloudOffer.objects.public()
         .filter(accelerator__isnull=False, on_demand_per_hour__isnull=False, currency="USD")
@@ -99,7 +101,10 @@ def cheapest_offers() -> dict[int, Offer]:
     )
     offers: dict[int, Offer] = {}
     for card_id, per_hour, provider, gpus in rows:
-        offers.setdefault(card_id, Offer(float(per_hour), provider, gpus))
+        per_gpu = float(per_hour) / max(int(gpus), 1)
+        known = offers.get(card_id)
+        if known is None or per_gpu < known.usd_per_hour:
+            offers[card_id] = Offer(per_gpu, provider, gpus)
     return offers
 
 
@@ -135,8 +140,8 @@ def unit_powers(
 class RowCost:
     """USD per 1M output tokens at the row's decode speed (one sequence): renting the
     card's cheapest cloud instance (`basis` "cloud") or owning one card and its host
-    (`basis` "owned": pricing.costs.owned_ownership's defaults). `usd_per_hour` is the
-    instance-hour, or the owned system's cost per busy hour."""
+    (`basis` "owned": pricing.costs.owned_ownership's defaults). `usd_per_hour` is one
+    GPU's share of the instance-hour, or the owned system's cost per busy hour."""
 
     usd_per_million: float
     basis: str
@@ -159,12 +164,9 @@ def row_cost(
     if offer is not None:
         per_million = cost.usd_per_million_tokens(offer.usd_per_hour, speed)
         return RowCost(per_million, "cloud", offer.usd_per_hour, offer.provider)
-    ownership = owned_ownership(
-        card.price_usd,
-        powers.get(card.pk),
-        1,
-        complete_system=card.memory_kind == MemoryKind.UNIFIED,
-    )
+    unit = hardware.owned_unit(card)
+    power = powers.get(card.pk) if unit.basis in ("card", "system") else unit.power_w
+    ownership = owned_ownership(unit.price_usd, power, 1, complete_system=not unit.host)
     owned = owned_usd_per_million(ownership, speed)
     if ownership is None or owned is None:
         return None

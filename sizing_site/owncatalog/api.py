@@ -105,6 +105,7 @@ class OwnAcceleratorOutput(serializers.Serializer[Any]):
     bandwidth_gbps = serializers.FloatField(allow_null=True)
     fp16_tflops = serializers.FloatField(allow_null=True)
     fp8_tflops = serializers.FloatField(allow_null=True)
+    fp4_tflops = serializers.FloatField(allow_null=True)
     tdp_w = serializers.IntegerField(allow_null=True)
     interconnect = serializers.CharField()
     interconnect_gbps = serializers.FloatField(allow_null=True)
@@ -127,6 +128,9 @@ class OwnAcceleratorInput(serializers.Serializer[Any]):
     bandwidth_gbps = serializers.FloatField(min_value=0, max_value=20_000)
     fp16_tflops = serializers.FloatField(min_value=0, max_value=100_000)
     fp8_tflops = serializers.FloatField(
+        required=False, allow_null=True, min_value=0, max_value=100_000
+    )
+    fp4_tflops = serializers.FloatField(
         required=False, allow_null=True, min_value=0, max_value=100_000
     )
     tdp_w = serializers.IntegerField(

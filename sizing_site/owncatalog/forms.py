@@ -108,6 +108,7 @@ UPPER_BOUNDS: dict[str, float] = {
     "memory_gib": 16_384,
     "fp16_tflops": 100_000,
     "fp8_tflops": 100_000,
+    "fp4_tflops": 100_000,
     "tdp_w": 100_000,
     "interconnect_gbps": 100_000,
     "price_usd": 100_000_000,

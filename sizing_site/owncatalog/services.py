@@ -37,6 +37,7 @@ ACCELERATOR_FIELDS = (
     "bandwidth_gbps",
     "fp16_tflops",
     "fp8_tflops",
+    "fp4_tflops",
     "tdp_w",
     "interconnect",
     "interconnect_gbps",

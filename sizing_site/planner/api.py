@@ -62,6 +62,11 @@ class PlanInput(serializers.Serializer[Any]):
     )
     tokens_per_s_per_user = serializers.FloatField(required=False)
     n_plus_one = serializers.BooleanField(required=False, help_text="One spare replica.")
+    allow_consumer_cards = serializers.BooleanField(
+        required=False,
+        help_text="Plan with consumer cards (GeForce, Radeon RX) too; they are not for "
+        "datacenter use and left out by default.",
+    )
     horizon_months = serializers.IntegerField(required=False, min_value=1, max_value=120)
     utilisation_percent = serializers.IntegerField(required=False, min_value=1, max_value=100)
 
@@ -221,7 +226,7 @@ def _form_data(body: dict[str, Any]) -> dict[str, str]:
     for name, value in body.items():
         if value is None:
             continue
-        if name == "n_plus_one":
+        if name in ("n_plus_one", "allow_consumer_cards"):
             if not isinstance(value, bool):
                 wrong[name] = [_("Expected true or false.")]
             data[name] = "true" if value else "false"

@@ -25,6 +25,7 @@ DEFAULTS: dict[str, str] = {
     "ttft_p95_s": "1.5",
     "tokens_per_s_per_user": "30",
     "n_plus_one": "false",
+    "allow_consumer_cards": "false",
     "horizon_months": "36",
     "utilisation_percent": "100",
 }
@@ -86,7 +87,15 @@ class PlanForm(forms.Form):
         max_value=100,
         help_text=_("Blank: 10 % when a long prompt is given."),
     )
-    n_plus_one = forms.BooleanField(label=_("N+1: one spare replica"), required=False)
+    n_plus_one = forms.BooleanField(label=_("Keep one spare replica"), required=False)
+    allow_consumer_cards = forms.BooleanField(
+        label=_("Allow consumer cards"),
+        required=False,
+        help_text=_(
+            "GeForce and Radeon RX cards are not for datacenter use (NVIDIA's driver licence, "
+            "no ECC, no server chassis): left out unless allowed."
+        ),
+    )
     horizon_months = forms.IntegerField(
         label=_("Months to own the cards"), min_value=1, max_value=120
     )
@@ -230,4 +239,5 @@ class PlanForm(forms.Form):
             load=self.load(),
             service=self.service(),
             horizon=self.horizon(),
+            allow_consumer=bool(self.cleaned_data.get("allow_consumer_cards")),
         )

@@ -33,7 +33,7 @@ from django.utils import formats
 from django.utils.translation import gettext as _
 
 from catalog import hardware
-from catalog.models import Accelerator, LLMModel
+from catalog.models import Accelerator, LLMModel, Segment
 from catalog.scoping import Owner
 from catalog.sizing import Setup, can_size_accelerator, measured_weights, sizing_request
 from catalog.sizing.cache import remembered, remembered_many
@@ -94,6 +94,7 @@ class CardSource:
     cards_available: int | None = None
     machine: str = ""
     internal_rate: bool = False
+    host_included: bool = False  # an SXM / OAM module's share of its server
 
     @property
     def hourly_order(self) -> float:
@@ -134,21 +135,39 @@ def _plannable(card: Accelerator) -> bool:
     return can_size_accelerator(card) and bool(card.fp16_tflops)
 
 
-def buy_sources() -> list[CardSource]:
-    """Curated cards with a purchase price of the configuration they describe."""
+def production_card(card: Accelerator, *, allow_consumer: bool = False) -> bool:
+    """Whether a card may be planned for production: consumer cards (GeForce, Radeon RX)
+    only when the user allows them (NVIDIA's GeForce driver licence excludes datacenter
+    deployment; they have no ECC and no server chassis)."""
+    return allow_consumer or card.segment != Segment.CONSUMER
+
+
+def buy_sources(*, allow_consumer: bool = False) -> list[CardSource]:
+    """Curated cards with a purchase price of the configuration they describe; consumer
+    cards only when allowed (production_card)."""
     cards = Accelerator.objects.filter(curated=True, price_usd__gt=0).order_by("price_usd", "slug")
-    return [
-        CardSource(
-            kind=BUY,
-            accelerator=card,
-            max_cards=BUY_MAX_CARDS,
-            label=card.name,
-            purchase_usd_per_card=float(card.price_usd or 0),
-            power_w_per_card=float(card.tdp_w) if card.tdp_w else None,
+    sources = []
+    for card in cards:
+        unit = hardware.owned_unit(card)  # SXM / OAM: a share of its server, host included
+        if (
+            unit.price_usd is None
+            or not _plannable(card)
+            or hardware.base_configuration_price(card)
+            or not production_card(card, allow_consumer=allow_consumer)
+        ):
+            continue
+        sources.append(
+            CardSource(
+                kind=BUY,
+                accelerator=card,
+                max_cards=BUY_MAX_CARDS,
+                label=card.name,
+                purchase_usd_per_card=float(unit.price_usd),
+                power_w_per_card=float(unit.power_w) if unit.power_w else None,
+                host_included=not unit.host,
+            )
         )
-        for card in cards
-        if _plannable(card) and not hardware.base_configuration_price(card)
-    ]
+    return sources
 
 
 def inventory_sources(*, tenant: Tenant, horizon: capacity.Horizon) -> list[CardSource]:
@@ -188,9 +207,10 @@ def inventory_sources(*, tenant: Tenant, horizon: capacity.Horizon) -> list[Card
     return sources
 
 
-def cloud_sources(*, organization: Owner) -> list[CardSource]:
+def cloud_sources(*, organization: Owner, allow_consumer: bool = False) -> list[CardSource]:
     """The organization's visible offers with a USD on-demand price and a catalog card, as
-    the prices page lists them (public plus its negotiated feeds)."""
+    the prices page lists them (public plus its negotiated feeds); consumer cards only
+    when allowed (production_card)."""
     offers = offer_list(organizations=[organization]).filter(
         accelerator__isnull=False, on_demand_per_hour__gt=0, currency="USD"
     )
@@ -198,6 +218,8 @@ def cloud_sources(*, organization: Owner) -> list[CardSource]:
     for offer in offers:
         card = offer.accelerator
         if card is None or not _plannable(card):
+            continue
+        if not production_card(card, allow_consumer=allow_consumer):
             continue
         sources.append(
             CardSource(
@@ -273,6 +295,7 @@ def candidate_set(
     inputs: CurveInputs,
     horizon: capacity.Horizon | None = None,
     limit: int = MAX_CANDIDATES,
+    allow_consumer: bool = False,
 ) -> CandidateSet:
     """Every candidate for `model` the tenant's organization has: each (source, TP) of
     source_degrees under each engine pair, up to `limit` candidates. A pair the estimator
@@ -280,8 +303,8 @@ def candidate_set(
     matrix = hardware.support_matrix()
     wanted: list[tuple[CardSource, hardware.EngineChoice, str, int]] = []
     degrees = source_degrees(
-        cloud_sources(organization=tenant.organization),
-        buy_sources(),
+        cloud_sources(organization=tenant.organization, allow_consumer=allow_consumer),
+        buy_sources(allow_consumer=allow_consumer),
         inventory_sources(tenant=tenant, horizon=horizon or capacity.Horizon()),
     )
     for source, tp in degrees:
@@ -321,6 +344,7 @@ def candidate_set(
                 purchase_usd_per_card=source.purchase_usd_per_card,
                 power_w_per_card=source.power_w_per_card,
                 electricity_usd_per_kwh=source.electricity_usd_per_kwh,
+                host_included=source.host_included,
             )
         )
     return CandidateSet(tuple(candidates), by_label, len(candidates), left_out, refused)
@@ -341,10 +365,11 @@ def source_label(source: CardSource) -> str:
     return _("%(card)s: %(offer)s") % names
 
 
-# A cached curve: (quant, points, max_sequences, prefill tok/s, no-load TTFT, and the two
-# at the long prompt or None), or the
-# estimator's refusal (field, message).
+# A cached curve: (quant, points, max_sequences, prefill tok/s, no-load TTFT, the two at
+# the long prompt or None, whether the points carry the prefill), or the estimator's
+# refusal (field, message). The cache key's prefix names this layout ("-v2").
 _Cached = tuple[Any, ...]
+CURVE_CACHE = "planner-curve-v2"
 
 
 def _curve_parts(
@@ -375,7 +400,7 @@ def _curve_parts(
 def _from_cached(cached: _Cached) -> tuple[str, capacity.ReplicaCurve] | RequestError:
     if cached[0] is None:
         return RequestError(cached[1], cached[2])
-    resolved, points, max_sequences, prefill, ttft, long_prefill, long_ttft = cached
+    resolved, points, max_sequences, prefill, ttft, long_prefill, long_ttft, in_steps = cached
     curve = capacity.ReplicaCurve(
         points=points,
         max_sequences=max_sequences,
@@ -383,6 +408,7 @@ def _from_cached(cached: _Cached) -> tuple[str, capacity.ReplicaCurve] | Request
         ttft_s=ttft,
         long_prefill_tokens_per_s=long_prefill,
         long_ttft_s=long_ttft,
+        prefill_in_steps=in_steps,
     )
     return resolved, curve
 
@@ -402,7 +428,7 @@ def replica_curve_for(
     workload); or the estimator's refusal."""
     parts = _curve_parts(model=model, card=card, choice=choice, quant=quant, tp=tp, inputs=inputs)
     cached: _Cached = remembered(
-        "planner-curve",
+        CURVE_CACHE,
         parts,
         lambda: _curve(model=model, card=card, choice=choice, quant=quant, tp=tp, inputs=inputs),
     )
@@ -435,7 +461,7 @@ def replica_curves_for(
         _curve_parts(model=model, card=card, choice=choice, quant=quant, tp=tp, inputs=inputs)
         for card, choice, quant, tp in wanted
     ]
-    return [_from_cached(c) for c in remembered_many("planner-curve", parts_list, compute)]
+    return [_from_cached(c) for c in remembered_many(CURVE_CACHE, parts_list, compute)]
 
 
 def _curve(
@@ -478,6 +504,7 @@ def _curve(
         curve.ttft_s,
         curve.long_prefill_tokens_per_s,
         curve.long_ttft_s,
+        curve.prefill_in_steps,
     )
 
 
@@ -532,11 +559,14 @@ def planned(
     service: capacity.ServiceLevel,
     horizon: capacity.Horizon,
     limit: int = 10,
+    allow_consumer: bool = False,
 ) -> Planned:
     """Plan `load` at `service` over the tenant's organization's candidates for `model` (the page
     and the API both call this). Raises RequestError naming the planner's field; a model
     no candidate can size raises it under `candidates` (or the estimator's own field)."""
-    found = candidate_set(model=model, tenant=tenant, inputs=inputs, horizon=horizon)
+    found = candidate_set(
+        model=model, tenant=tenant, inputs=inputs, horizon=horizon, allow_consumer=allow_consumer
+    )
     if not found.candidates:
         field, message = found.refused or ("candidates", _("No card to plan with."))
         if field.startswith(("device.", "engine.", "weights.", "quant")):

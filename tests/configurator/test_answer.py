@@ -125,7 +125,7 @@ class AnswerPanel(PanelCase):
     def test_the_cost_is_the_cheapest_offers_at_the_aggregate_speed(self) -> None:
         self.offer("acme-1", "2.00")
         self.offer("acme-1-dear", "3.00")
-        self.offer("acme-2", "2.50", gpus=2)  # dearer per hour: not the cheapest
+        self.offer("acme-2", "5.00", gpus=2)  # 2.50 a GPU-hour: not the cheapest
         self.offer("cheap-other-card", "0.10", accelerator=self.other)
         self.offer("negotiated", "0.05", organization=self.org_a)  # not public
         self.offer("euro", "1.00", currency="EUR")  # not USD: not comparable

@@ -86,9 +86,13 @@ class ConfiguratorCost(CastTestCase):
         four = result["aggregate_decode_tokens_per_s"]["estimate"]
         assert four > one  # four sequences decode more tokens per second in all
         rows = response.context["offers"]
-        assert [r.offer.sku for r in rows] == ["acme-1", "acme-8"]
+        # The one-GPU setup pays one GPU's share of an instance: acme-8's 3.00 USD/h over
+        # 8 GPUs is 0.375 USD/h, cheaper than acme-1's 0.44 USD/h for one GPU.
+        assert [r.offer.sku for r in rows] == ["acme-8", "acme-1"]
+        assert [(r.gpus, r.offer_gpus, r.split) for r in rows] == [(1, 8, True), (1, 1, False)]
         body = response.content.decode()
-        for row, price in zip(rows, (0.44, 3.00), strict=True):
+        assert "1 of 8 GPUs of a 3.00 USD/h instance" in body
+        for row, price in zip(rows, (3.00 / 8, 0.44), strict=True):
             # USD/h / (tok/s x 3,600) x 1e6, e.g. 0.44 / (99.8 x 3,600) x 1e6 = 1.22 at 99.8 tok/s
             assert row.per_million_one == cost.usd_per_million_tokens(price, one)
             assert row.per_million_all == cost.usd_per_million_tokens(price, four)
@@ -215,3 +219,35 @@ class ConfiguratorCost(CastTestCase):
             self.offer(f"acme-{i}", f"{1 + i / 10:.2f}", gpus=1 + i % 8)
         assert len(self.get(seqs="2").context["offers"]) == 40
         assert self._queries() == few
+
+
+class OfferPerGpuTest(CastTestCase):
+    """A setup pays its GPUs' share of an instance (pricing.costs.setup_share_per_hour)."""
+
+    def test_a_two_gpu_setup_pays_two_eighths_of_an_eight_gpu_node(self) -> None:
+        node = CloudOffer(on_demand_per_hour=Decimal("24.00"), gpu_count=8)
+        # 24.00 USD/h over 8 GPUs = 3.00 a GPU-hour; 2 GPUs: 6.00 USD/h, not 24.00
+        [row] = costs.offer_costs(
+            [node], one_sequence_tokens_per_s=100, all_sequences_tokens_per_s=400, gpus=2
+        )
+        assert (row.per_hour, row.instance_per_hour, row.split) == (6.0, 24.0, True)
+        # 6.00 / (400 x 3,600) x 1e6 = 4.1667 USD per 1M output tokens
+        assert row.per_million_all == pytest.approx(4.1667, abs=1e-4)
+        [whole] = costs.offer_costs(
+            [node], one_sequence_tokens_per_s=100, all_sequences_tokens_per_s=400
+        )
+        assert (whole.per_hour, whole.split) == (24.0, False)
+
+    def test_the_explore_tables_rent_one_gpu_of_the_cheapest_per_gpu_offer(self) -> None:
+        from sizing_site.explore.selectors import cheapest_offers
+
+        provider = CloudProvider.objects.create(name="Node Co", slug="node-co")
+        card = Accelerator.objects.create(vendor="Test", name="Card X", slug="card-x")
+        for sku, price, gpus in (("one", "4.00", 1), ("eight", "24.00", 8)):
+            CloudOffer.all_orgs.create(
+                provider=provider, sku=sku, accelerator=card, gpu_count=gpus,
+                on_demand_per_hour=Decimal(price), checked_at=timezone.now(),
+            )  # fmt: skip
+        offer = cheapest_offers()[card.pk]
+        # 24.00 / 8 = 3.00 a GPU-hour beats the 4.00 single-GPU instance
+        assert (offer.usd_per_hour, offer.gpu_count) == (3.0, 8)

@@ -3,9 +3,9 @@ with a frozen snapshot, a report page in four languages, share links and a recom
 against today's catalog and prices; the same in the REST API.
 
 The worked example throughout (tests/planner/test_planner.py, InventoryCandidatesTest):
-200 users of Qwen3-32B, TTFT p95 <= 1.5 s, >= 30 tok/s each, N+1; the cheapest plan buys
-8 RTX PRO 6000 at 8,500 USD: llama.cpp Q4_K_M, 7 + 1 replicas of one card,
-(8,500 + 2,000) / 36 + 82.12 power = 373.79 USD a card a month x 8 = 2,990.33 USD a month.
+200 users of Qwen3-32B, TTFT p95 <= 1.5 s, >= 30 tok/s each, a spare replica; the cheapest
+plan buys 6 RTX PRO 6000 at 8,500 USD: vLLM FP8, 5 + 1 replicas of one card,
+(8,500 + 2,000) / 36 + 82.12 power = 373.79 USD a card a month x 6 = 2,242.75 USD a month.
 """
 
 from __future__ import annotations
@@ -133,12 +133,8 @@ class SaveAndReportTest(SavedPlanTestCase):
         plan = SavedPlan.objects.for_organization(self.org_a).get(name="Bot")
         assert response["Location"] == url("saved-report", "org-a", plan.code)
         cheapest = plan.snapshot["answer"]["cheapest"]
-        assert (cheapest["engine"], cheapest["quant"], cheapest["cards"]) == (
-            "llama.cpp",
-            "Q4_K_M",
-            8,
-        )
-        assert cheapest["monthly_usd"] == pytest.approx(2990.33, abs=0.01)
+        assert (cheapest["engine"], cheapest["quant"], cheapest["cards"]) == ("vllm", "fp8", 6)
+        assert cheapest["monthly_usd"] == pytest.approx(2242.75, abs=0.01)
         # The inputs: every PlanForm field the form cleaned, as strings; blanks left out.
         assert plan.inputs["model"] == MODEL and plan.inputs["users"] == "200"
         assert plan.inputs["n_plus_one"] == "true"
@@ -148,7 +144,7 @@ class SaveAndReportTest(SavedPlanTestCase):
         report = client.get(response["Location"])
         assert report.status_code == 200
         text = report.content.decode()
-        assert "2,990.33" in text and "Saved by dave" in text
+        assert "2,242.75" in text and "Saved by dave" in text
         # "Open in the planner" carries the inputs back to the planner page
         assert "users=200" in text
         assert ActivityEntry.objects.for_organization(self.org_a).filter(action="saved").exists()
@@ -167,33 +163,33 @@ class SaveAndReportTest(SavedPlanTestCase):
         client = self.as_user(self.dave)
         report = url("saved-report", "org-a", self.saved.code)
         # The PRO 6000 now costs 9,700 USD: 1,200 / 36 = 33.33 more a card a month,
-        # x 8 cards = 266.67 more: 2,990.33 + 266.67 = 3,257.00 USD a month.
+        # x 6 cards = 200.00 more: 2,242.75 + 200.00 = 2,442.75 USD a month.
         Accelerator.objects.filter(slug=PRO_6000).update(price_usd=9700)
         frozen = client.get(report).content.decode()
-        assert "2,990.33" in frozen and "3,257.00" not in frozen
+        assert "2,242.75" in frozen and "2,442.75" not in frozen
         response = client.post(url("saved-recompute", "org-a", self.saved.code))
         assert response.status_code == 302 and response["Location"] == report
-        assert self.cheapest(self.saved) == pytest.approx(3257.00, abs=0.01)
+        assert self.cheapest(self.saved) == pytest.approx(2442.75, abs=0.01)
         assert self.saved.recomputed_at is not None
         previous = self.saved.previous
         assert previous is not None
-        assert previous["cheapest"]["monthly_usd"] == pytest.approx(2990.33, abs=0.01)
+        assert previous["cheapest"]["monthly_usd"] == pytest.approx(2242.75, abs=0.01)
         after = client.get(report).content.decode()
         # The top plan before and after: both figures, the new one in the plans table too.
-        assert "3,257.00" in after and "2,990.33" in after
-        assert 'class="num previous-cost">2,990.33<' in after
+        assert "2,442.75" in after and "2,242.75" in after
+        assert 'class="num previous-cost">2,242.75<' in after
 
     def test_the_report_renders_in_german_italian_and_chinese(self) -> None:
         client = self.as_user(self.bob)  # a viewer reads
-        # 2,990.33 in each language's number format; a translated label of the table.
+        # 2,242.75 in each language's number format; a translated label of the table.
         # The inputs too: 8,192 context tokens and a TTFT of 1.5 s (as typed, not 1.500).
         inputs = {"de": ">8.192<", "it": ">8.192<", "zh-hans": ">8,192<", "en": ">8,192<"}
         decimal = {"de": ">1,5<", "it": ">1,5<", "zh-hans": ">1.5<", "en": ">1.5<"}
         expected = {
-            "de": ("2.990,33", "Kosten / Monat (USD)"),
-            "it": ("2.990,33", "Costo / mese (USD)"),
-            "zh-hans": ("2,990.33", "成本 / 月（美元）"),
-            "en": ("2,990.33", "Cost / month (USD)"),
+            "de": ("2.242,75", "Kosten / Monat (USD)"),
+            "it": ("2.242,75", "Costo / mese (USD)"),
+            "zh-hans": ("2,242.75", "成本 / 月（美元）"),
+            "en": ("2,242.75", "Cost / month (USD)"),
         }
         for lang, (figure, label) in expected.items():
             response = client.get(url("saved-report", "org-a", self.saved.code, lang=lang))
@@ -220,7 +216,7 @@ class SaveAndReportTest(SavedPlanTestCase):
         self.saved.refresh_from_db()
         assert self.saved.name == "Helpdesk"
         listing = self.as_user(self.bob).get(url("saved", "org-a")).content.decode()
-        assert "Helpdesk" in listing and "2,990.33" in listing
+        assert "Helpdesk" in listing and "2,242.75" in listing
 
     def test_the_list_takes_the_same_queries_for_1_and_5_plans(self) -> None:
         client = self.as_user(self.bob)
@@ -273,11 +269,11 @@ class ShareTest(SavedPlanTestCase):
         assert response["X-Robots-Tag"] == "noindex, nofollow"
         html = response.content.decode()
         assert '<meta name="robots" content="noindex, nofollow">' in html
-        assert "2,990.33" in html and "Support bot" in html
+        assert "2,242.75" in html and "Support bot" in html
         assert "<form" not in html and "org-a" not in html  # read-only, no org navigation
         # In German too
         german = anonymous.get(url("shared", link.token, lang="de")).content.decode()
-        assert "2.990,33" in german
+        assert "2.242,75" in german
         revoked = self.as_user(self.dave).post(url("saved-revoke", "org-a", link.code))
         assert revoked.status_code == 302
         assert revoked["Location"] == url("saved-report", "org-a", self.saved.code)
@@ -400,8 +396,8 @@ class SavedPlanApiTest(SavedPlanTestCase):
         created = self.api("post", SAVED_API, {**EXAMPLE, "name": "API bot", "notes": "n"})
         assert created.status_code == 201, created.content
         body = created.json()
-        assert body["cheapest"]["monthly_usd"] == pytest.approx(2990.33, abs=0.01)
-        assert body["snapshot"]["answer"]["cheapest"]["cards"] == 8
+        assert body["cheapest"]["monthly_usd"] == pytest.approx(2242.75, abs=0.01)
+        assert body["snapshot"]["answer"]["cheapest"]["cards"] == 6
         assert body["inputs"]["users"] == "200" and body["inputs"]["n_plus_one"] == "true"
         assert body["saved_by"] == "dave" and body["previous"] is None
         detail_schema = self.validator("/api/v1/o/{org_slug}/plans/saved/", "post", "201")
@@ -417,16 +413,16 @@ class SavedPlanApiTest(SavedPlanTestCase):
         assert (patched.json()["name"], patched.json()["notes"]) == ("Renamed", "new notes")
         assert self.api("patch", one, {"name": ""}).status_code == 400
         assert list(self.api("patch", one, {"cost": 1}).json()["errors"]) == ["cost"]
-        # 8,500 -> 9,700 USD a card: 2,990.33 + 8 x 1,200 / 36 = 3,257.00 a month
+        # 8,500 -> 9,700 USD a card: 2,242.75 + 6 x 1,200 / 36 = 2,442.75 a month
         Accelerator.objects.filter(slug=PRO_6000).update(price_usd=9700)
         assert self.api("get", one).json()["cheapest"]["monthly_usd"] == pytest.approx(
-            2990.33, abs=0.01
+            2242.75, abs=0.01
         )
         recomputed = self.api("post", one + "recompute/")
         assert recomputed.status_code == 200
         again = recomputed.json()
-        assert again["cheapest"]["monthly_usd"] == pytest.approx(3257.00, abs=0.01)
-        assert again["previous"]["cheapest"]["monthly_usd"] == pytest.approx(2990.33, abs=0.01)
+        assert again["cheapest"]["monthly_usd"] == pytest.approx(2442.75, abs=0.01)
+        assert again["previous"]["cheapest"]["monthly_usd"] == pytest.approx(2242.75, abs=0.01)
         assert again["recomputed_at"] is not None
         link = self.api("post", one + "share-links/", {"expires_in_days": 7})
         assert link.status_code == 201
