@@ -247,13 +247,16 @@ def replica_curve(
     *,
     sequences: Sequence[int] = DEFAULT_LADDER,
     long_prompt_tokens: int | None = None,
+    conservative: bool = False,
 ) -> ReplicaCurve:
     """Build a replica's curve with `estimator.api.estimate`, varying only
     `workload.concurrent_sequences` over the ladder up to the KV limit (which is added as
     the last point). With `long_prompt_tokens`, one more estimate at that prompt (one
-    sequence) gives the long case's prefill rate and no-load TTFT. Raises RequestError for
-    a bad request, and for a device without `fp16_tflops` (no TTFT without a prefill
-    rate)."""
+    sequence) gives the long case's prefill rate and no-load TTFT. `conservative` plans
+    at the low end of the estimator's ranges: each speed's `low`, each TTFT's `high`.
+    Raises RequestError for a bad request, and for a device without `fp16_tflops` (no
+    TTFT without a prefill rate)."""
+    speed_key, time_key = ("low", "high") if conservative else ("estimate", "estimate")
     base = _estimate_at(request, 1)
     if base["ttft_s"] is None:
         raise RequestError("device.fp16_tflops", "is required to plan TTFT")
@@ -266,7 +269,7 @@ def replica_curve(
         limit = int(serving["kv_admission_sequences"]) if fits else 0
         wanted = {n for n in sequences if 1 <= n <= limit} | ({1, limit} if limit else set())
         points = tuple(
-            (int(p["users"]), float(p["per_user_tokens_per_s"]["estimate"]))
+            (int(p["users"]), float(p["per_user_tokens_per_s"][speed_key]))
             for p in serving["curve"]
             if int(p["users"]) in wanted
         )
@@ -276,19 +279,19 @@ def replica_curve(
             {n for n in sequences if 1 <= n <= limit} | ({1, limit} if limit else set())
         )
         results = {n: base if n == 1 else _estimate_at(request, n) for n in ladder}
-        points = tuple((n, float(results[n]["decode_tokens_per_s"]["estimate"])) for n in ladder)
+        points = tuple((n, float(results[n]["decode_tokens_per_s"][speed_key])) for n in ladder)
     long_prefill = long_ttft = None
     if long_prompt_tokens is not None:
         workload = {**request.get("workload", {}), "prompt_tokens": long_prompt_tokens}
         long = _estimate_at({**request, "workload": workload}, 1)
         if long["ttft_s"] is not None:
-            long_prefill = float(long["prefill_tokens_per_s"]["estimate"])
-            long_ttft = float(long["ttft_s"]["estimate"])
+            long_prefill = float(long["prefill_tokens_per_s"][speed_key])
+            long_ttft = float(long["ttft_s"][time_key])
     return ReplicaCurve(
         points=points,
         max_sequences=limit,
-        prefill_tokens_per_s=float(base["prefill_tokens_per_s"]["estimate"]),
-        ttft_s=float(base["ttft_s"]["estimate"]),
+        prefill_tokens_per_s=float(base["prefill_tokens_per_s"][speed_key]),
+        ttft_s=float(base["ttft_s"][time_key]),
         long_prefill_tokens_per_s=long_prefill,
         long_ttft_s=long_ttft,
         prefill_in_steps=serving is not None,

@@ -62,6 +62,16 @@ class PlanInput(serializers.Serializer[Any]):
     )
     tokens_per_s_per_user = serializers.FloatField(required=False)
     n_plus_one = serializers.BooleanField(required=False, help_text="One spare replica.")
+    peak_factor = serializers.FloatField(
+        required=False,
+        min_value=1,
+        max_value=10,
+        help_text="The busiest hour's load over the typical one (default 1).",
+    )
+    conservative = serializers.BooleanField(
+        required=False,
+        help_text="Plan at the low end of the estimator's speed ranges (low speeds, high TTFTs).",
+    )
     allow_consumer_cards = serializers.BooleanField(
         required=False,
         help_text="Plan with consumer cards (GeForce, Radeon RX) too; they are not for "
@@ -226,7 +236,7 @@ def _form_data(body: dict[str, Any]) -> dict[str, str]:
     for name, value in body.items():
         if value is None:
             continue
-        if name in ("n_plus_one", "allow_consumer_cards"):
+        if name in ("n_plus_one", "allow_consumer_cards", "conservative"):
             if not isinstance(value, bool):
                 wrong[name] = [_("Expected true or false.")]
             data[name] = "true" if value else "false"

@@ -3,6 +3,7 @@ go through it, so a value is refused with the same message under the same name."
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,6 +27,8 @@ DEFAULTS: dict[str, str] = {
     "tokens_per_s_per_user": "30",
     "n_plus_one": "false",
     "allow_consumer_cards": "false",
+    "peak_factor": "1",
+    "conservative": "false",
     "horizon_months": "36",
     "utilisation_percent": "100",
 }
@@ -88,6 +91,17 @@ class PlanForm(forms.Form):
         help_text=_("Blank: 10 % when a long prompt is given."),
     )
     n_plus_one = forms.BooleanField(label=_("Keep one spare replica"), required=False)
+    peak_factor = forms.FloatField(
+        label=_("Peak-hour factor"),
+        min_value=1,
+        max_value=10,
+        help_text=_("The busiest hour's load over the typical one: 1.5 plans for 50 % more."),
+    )
+    conservative = forms.BooleanField(
+        label=_("Plan at the low end of the speed range"),
+        required=False,
+        help_text=_("Each speed at its low bound and each time to first token at its high one."),
+    )
     allow_consumer_cards = forms.BooleanField(
         label=_("Allow consumer cards"),
         required=False,
@@ -191,6 +205,7 @@ class PlanForm(forms.Form):
             prompt_tokens=data["prompt_tokens"],
             output_tokens=data["output_tokens"],
             long_prompt_tokens=data.get("long_prompt_tokens"),
+            conservative=bool(data.get("conservative")),
         )
 
     def long_share(self) -> float:
@@ -202,10 +217,14 @@ class PlanForm(forms.Form):
         return (DEFAULT_LONG_SHARE_PERCENT if percent is None else percent) / 100
 
     def load(self) -> capacity.Load:
+        """The load to plan for: the users or requests a minute at the peak hour (x the
+        peak-hour factor, users rounded up)."""
         data = self.cleaned_data
+        peak = data.get("peak_factor") or 1.0
+        users, rate = data["users"], data["requests_per_minute"]
         return capacity.Load(
-            users=data["users"],
-            requests_per_minute=data["requests_per_minute"],
+            users=math.ceil(users * peak - 1e-9) if users is not None else None,
+            requests_per_minute=rate * peak if rate is not None else None,
             think_s=data["think_s"],
             prompt_tokens=data["prompt_tokens"],
             output_tokens=data["output_tokens"],

@@ -70,6 +70,7 @@ class CurveInputs:
     prompt_tokens: int
     output_tokens: int
     long_prompt_tokens: int | None = None  # the long case's prompt (its TTFT and prefill)
+    conservative: bool = False  # the estimator's low speeds and high TTFTs
 
 
 @dataclass(frozen=True)
@@ -394,6 +395,7 @@ def _curve_parts(
         inputs.prompt_tokens,
         inputs.output_tokens,
         inputs.long_prompt_tokens,
+        inputs.conservative,
     )
 
 
@@ -490,7 +492,9 @@ def _curve(
             model=model, accelerator=card, setup=setup, measured=measured_weights(model)
         )
         curve = capacity.replica_curve(
-            request_to_dict(request), long_prompt_tokens=inputs.long_prompt_tokens
+            request_to_dict(request),
+            long_prompt_tokens=inputs.long_prompt_tokens,
+            conservative=inputs.conservative,
         )
     except RequestError as exc:
         return (None, exc.field, exc.message)

@@ -62,16 +62,15 @@ class PlannerTestCase(CastTestCase):
 
     def candidates(self, organization: Any, **values: int) -> selectors.CandidateSet:
         """The candidates of `organization` as its page's tenant sees them."""
-        inputs = {
-            "context_tokens": int(DEFAULTS["context_tokens"]),
-            "prompt_tokens": int(DEFAULTS["prompt_tokens"]),
-            "output_tokens": int(DEFAULTS["output_tokens"]),
-            **values,
-        }
+        inputs = selectors.CurveInputs(
+            context_tokens=values.get("context_tokens", int(DEFAULTS["context_tokens"])),
+            prompt_tokens=values.get("prompt_tokens", int(DEFAULTS["prompt_tokens"])),
+            output_tokens=values.get("output_tokens", int(DEFAULTS["output_tokens"])),
+        )
         return selectors.candidate_set(
             model=selectors.planner_model(slug=MODEL),
             tenant=tenant_for(self.member[organization.slug], organization.slug),
-            inputs=selectors.CurveInputs(**inputs),
+            inputs=inputs,
         )
 
 

@@ -54,3 +54,26 @@ class ProductionCardsTest(PlannerTestCase):
         card = Accelerator.objects.get(slug="nvidia-rtx-pro-6000-blackwell-workstation-edition")
         unit = hardware.owned_unit(card)
         assert (unit.basis, unit.host, unit.price_usd) == ("card", True, card.price_usd)
+
+
+class PeakAndConservativeTest(PlannerTestCase):
+    def test_a_peak_factor_plans_the_busiest_hour(self) -> None:
+        # 200 users at a peak-hour factor of 1.5 are planned as 300 users (rounded up)
+        peak = self.post({**EXAMPLE, "peak_factor": 1.5}).json()
+        three_hundred = self.post({**EXAMPLE, "users": 300}).json()
+        assert peak["cheapest"]["cards"] == three_hundred["cheapest"]["cards"]
+        assert peak["cheapest"]["monthly_usd"] == three_hundred["cheapest"]["monthly_usd"]
+        base = self.post(EXAMPLE).json()
+        assert peak["cheapest"]["monthly_usd"] >= base["cheapest"]["monthly_usd"]
+        assert self.post({**EXAMPLE, "peak_factor": 0.5}).status_code == 400
+
+    def test_planning_at_the_low_end_never_costs_less(self) -> None:
+        base = self.post(EXAMPLE).json()["cheapest"]
+        low = self.post({**EXAMPLE, "conservative": True}).json()["cheapest"]
+        # org A's negotiated H100 at vLLM FP8, one card a replica, in both; at the low end
+        # of vLLM's range (0.60 x the speed, TTFT x 1 / 0.60) it takes 5 + 1 cards, not 2 + 1
+        key = ("label", "engine", "quant", "tensor_parallel")
+        assert [low[k] for k in key] == [base[k] for k in key]
+        assert (base["cards"], low["cards"]) == (3, 6)
+        assert low["ttft_p95_s"] > base["ttft_p95_s"]
+        assert low["monthly_usd"] == 2 * base["monthly_usd"]
