@@ -1005,21 +1005,11 @@ def _size(
     if candidate.cards_available is not None:
         last = _allowed_replicas(candidate, service)
 
-    def at_rate(serving: int, at: float) -> tuple[float, int, float] | None:
-        """(prefill share, slots, step) of `serving` replicas at arrival rate `at`."""
-        share = _prefill_s(at, load, mix, curve) / serving
-        if share >= 1:
-            return None
-        slots, step_s = _slots_and_step(curve, target / (1 - share))
-        if slots == 0 or serving * slots <= offered_min:
-            return None  # unstable: the quick test before the full evaluation
-        return share, slots, step_s
-
     def meets(serving: int) -> _Sizing | None:
-        found = at_rate(serving, rate)
-        if found is None:
-            return None
-        share, slots, step_s = found
+        share = prefill_s / serving
+        slots, step_s = _slots_and_step(curve, target / (1 - share))
+        if serving * slots <= offered_min:
+            return None  # unstable: the quick test before the full evaluation
         own_rate = rate
         if load.users is not None:
             # The arrival rate comes from the plan's own service time, not the target's:

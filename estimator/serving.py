@@ -30,8 +30,8 @@ and everything else multiply in BF16.
 Closed-loop serving (a benchmark at fixed concurrency, or users who come back): over one
 user's request cycle the batch's prompts are spread over the steps, at most
 `max_num_batched_tokens` a step (`closed_loop_point`, which gives TPOT, TTFT and the
-aggregate output tokens/s). Open loop (requests at a given arrival rate) carries
-rate x prompt x step_s prompt tokens a step, a fixed point (`open_loop_step`).
+aggregate output tokens/s). A run at a given request rate takes its users from Little's
+law, rate x request cycle (calibration.serving.predicted).
 
 What the hardware reaches is measured, not fitted: HARDWARE_EFFICIENCY holds the shares
 of peak bandwidth and of each precision's peak that NVIDIA's per-operation tables show.
@@ -69,7 +69,6 @@ from estimator.speed import (
 from estimator.units import GB, Range
 
 SERVING_CALIBRATION_JSON = Path(__file__).resolve().parent / "data" / "serving_calibration.json"
-SERVING_ENGINES = ("vllm", "sglang", "tensorrt-llm")
 # vLLM V1's default chunk for online serving on datacenter GPUs (max_num_batched_tokens;
 # vllm/engine/arg_utils.py, "default_max_num_batched_tokens", UsageContext.OPENAI_API_SERVER:
 # 8192 on GPUs with >= 70 GiB, else 2048); SGLang's chunked_prefill_size is 8192 on H100-class.
@@ -104,11 +103,6 @@ def hardware_efficiency(hardware: str, precision: str) -> tuple[float, float]:
     in NVIDIA's measured tables (HARDWARE_EFFICIENCY), DEFAULT_EFFICIENCY without them."""
     bandwidth, gemm = HARDWARE_EFFICIENCY.get(hardware, DEFAULT_EFFICIENCY)
     return bandwidth, gemm.get(precision, gemm["bf16"])
-
-
-# Bounds of the fixed point in open_loop_step: at most this many rounds, stop below this.
-_FIXED_POINT_ROUNDS = 60
-_FIXED_POINT_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -185,10 +179,6 @@ def serving_calibrated(engine: str, backend: str) -> bool:
     """Whether rows of this engine on this backend back its factors (the group names the
     backend); otherwise another backend's or the pooled factors stand in."""
     return "/" in serving_factors(engine, backend).group
-
-
-def is_serving_engine(engine: str) -> bool:
-    return normalize_engine(engine) in SERVING_ENGINES
 
 
 def compute_precision(weights_name: str) -> str:
@@ -544,39 +534,6 @@ def closed_loop_point(
         cached_prompt_share=cached_prompt_share,
     )
     return cycle_point(cw, inputs.factors)
-
-
-def open_loop_step(
-    inputs: StepInputs,
-    *,
-    batch: int,
-    depth_tokens: float,
-    arrival_rate_per_s: float,
-    prompt_tokens: int,
-) -> StepTime:
-    """The decode step while requests arrive at `arrival_rate_per_s`: each step carries
-    rate x prompt x step_s prefill tokens, so step_s is the fixed point of
-    s = step_time(batch, prefill = rate x prompt x s), found by iteration (the map is
-    increasing and, below saturation, contracting). Raises ValueError when the prefill
-    alone needs more than the whole step (the engine cannot keep up with the arrivals)."""
-    step = step_time(inputs, batch=batch, depth_tokens=depth_tokens)
-    for _ in range(_FIXED_POINT_ROUNDS):
-        tokens = arrival_rate_per_s * prompt_tokens * step.step_s
-        nxt = step_time(
-            inputs,
-            batch=batch,
-            depth_tokens=depth_tokens,
-            prefill_tokens=tokens,
-            prompt_tokens=prompt_tokens,
-        )
-        if abs(nxt.step_s - step.step_s) <= _FIXED_POINT_TOLERANCE * step.step_s:
-            return nxt
-        if nxt.step_s > 1e3 * step.step_s:
-            break
-        step = nxt
-    else:
-        return step
-    raise ValueError("the arrivals' prefill alone exceeds the engine's compute")
 
 
 def speed_range(value: float, factors: ServingFactors) -> Range:

@@ -214,14 +214,18 @@ def serving_section(
     )
     chunk = engine.max_num_batched_tokens or serving.DEFAULT_CHUNK_TOKENS
 
+    points: dict[int, serving.ServingPoint] = {}  # the search and the curve share points
+
     def point_at(n: int) -> serving.ServingPoint:
-        return serving.closed_loop_point(
-            inputs,
-            batch=n,
-            prompt_tokens=workload.prompt_tokens,
-            output_tokens=workload.output_tokens,
-            chunk_tokens=chunk,
-        )
+        if n not in points:
+            points[n] = serving.closed_loop_point(
+                inputs,
+                batch=n,
+                prompt_tokens=workload.prompt_tokens,
+                output_tokens=workload.output_tokens,
+                chunk_tokens=chunk,
+            )
+        return points[n]
 
     users = most_users(point_at, admission, tokens_per_s, ttft_s)
     ladder = sorted(

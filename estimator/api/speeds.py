@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from estimator import kv as kvmod
 from estimator import serving, speed
-from estimator.api.schema import LLAMA_FAMILY, Device, Request
+from estimator.api.schema import LLAMA_FAMILY, SERVER_FAMILY, Device, Request
 from estimator.model import ModelSpec
 from estimator.units import Range
 from estimator.weights import WeightsBreakdown
@@ -139,7 +139,7 @@ def serving_step_inputs(
     engine = request.engine
     hardware = serving.hardware_class(request.device.architecture or "", request.device.name or "")
     if (
-        not serving.is_serving_engine(engine.name)
+        engine.name not in SERVER_FAMILY
         or offloaded_bytes
         or par.mode == "layer"
         or not device.fp16_tflops
