@@ -144,6 +144,20 @@ class AnswerPanel(PanelCase):
         sentence = answer_html(response.content.decode(), "sentence")
         assert f"at about {expected:.2f} USD per million tokens on Acme GPU." in sentence
 
+    def test_the_serving_points_cost_is_on_the_panel(self) -> None:
+        # vLLM: the panel also prices the serving point, the most users at 20 tok/s each
+        # and a 1 s first token: the offer's hour over that point's aggregate tok/s.
+        self.offer("acme-1", "2.00")
+        response = self.results(engine="vllm", quant="awq-int4", seqs="2")
+        assert response.status_code == 200
+        answer = response.context["answer"]
+        point = response.context["result"].serving["at_users"]
+        assert answer.serving_users == point["users"] > 2
+        aggregate = point["aggregate_tokens_per_s"].estimate
+        assert answer.serving_per_million == cost.usd_per_million_tokens(2.00, aggregate)
+        text = answer_html(response.content.decode(), "cost")
+        assert f"at {answer.serving_users:,} users: {answer.serving_per_million:.2f} USD" in text
+
     def test_without_an_offer_the_cost_is_owning_the_hardware(self) -> None:
         response = self.results()
         answer = response.context["answer"]
