@@ -43,7 +43,7 @@ run: SEED_URL = http://$(HOST):$(PORT)/
 run: serve-prep
 	@$(PY) manage.py runserver $(HOST):$(PORT)
 
-# Production start (README, "Production"): gunicorn, a Celery worker and beat under honcho,
+# Production start (docs/operations.md): gunicorn, a Celery worker and beat under honcho,
 # against PostgreSQL and Redis. Ctrl-C (SIGINT/SIGTERM to honcho) stops all three.
 serve: serve-release
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/honcho start -f Procfile
@@ -65,7 +65,7 @@ serve-check:
 	[ "$$DEBUG" = False ] || { echo "make serve: set DEBUG=False" >&2; fail=1; }; \
 	[ -n "$$SECRET_KEY" ] || { echo "make serve: set SECRET_KEY (a long random string)" >&2; fail=1; }; \
 	[ -n "$$ALLOWED_HOSTS" ] || { echo "make serve: set ALLOWED_HOSTS (the site's host names)" >&2; fail=1; }; \
-	[ $$fail = 0 ] || echo "make serve: see README, Production, and .env.example" >&2; \
+	[ $$fail = 0 ] || echo "make serve: see docs/operations.md and .env.example" >&2; \
 	exit $$fail
 
 # lint-imports checks the contracts in pyproject.toml ([tool.importlinter]): the layers

@@ -480,7 +480,7 @@ def build_calibration() -> dict[str, Any]:
             kind: {k: grouped["by_source"][kind][k] for k in _HEADLINE}
             for kind in ("decode", "prefill")
         },
-        # The headline figures (README, docs/accuracy.md): whole devices, models and
+        # The headline figures (docs/estimator-guide.md, docs/accuracy.md): whole devices, models and
         # sources held out ("overall" repeats the whole-device one; "in_sample" flatters).
         "grouped_holdout": grouped,
         "ttft_floors": floors,
