@@ -480,8 +480,9 @@ def build_calibration() -> dict[str, Any]:
             kind: {k: grouped["by_source"][kind][k] for k in _HEADLINE}
             for kind in ("decode", "prefill")
         },
-        # The headline figures (docs/estimator-guide.md, docs/accuracy.md): whole devices, models and
-        # sources held out ("overall" repeats the whole-device one; "in_sample" flatters).
+        # The headline figures (docs/estimator-guide.md, docs/accuracy.md): whole devices,
+        # models and sources held out ("overall" repeats the whole-device one; "in_sample"
+        # flatters).
         "grouped_holdout": grouped,
         "ttft_floors": floors,
         # Old GPU generations (speed.architecture_factor): step-time multipliers.
