@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from estimator.api import RequestError, estimate
+from estimator.api.parse import parse_request
 from estimator.cost import (
     Ownership,
     monthly_rent_usd,
@@ -109,11 +110,26 @@ class Load:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ServiceLevel:
-    """TTFT p95 in seconds, per-user decode tok/s, and spare replicas (1 for N+1)."""
+    """TTFT p95 in seconds, per-user decode tok/s, and spare replicas (1 for N+1).
+
+    tpot_p95_ms: a bound on the time per output token (None: none). The planner holds the
+    stricter of the two speed targets, `floor_tokens_per_s` = max(tokens_per_s_per_user,
+    1000 / tpot_p95_ms), at every replica's worst occupancy (all slots busy, the prefill
+    share taken out). Every token interval of a request is at most that occupancy's
+    step, so the TPOT p95 is at most 1000 / floor; the jitter of a step that also carries
+    a prefill chunk is averaged into the step, not added on top (docs/capacity.md)."""
 
     ttft_p95_s: float
     tokens_per_s_per_user: float
     spare_replicas: int = 0
+    tpot_p95_ms: float | None = None
+
+    @property
+    def floor_tokens_per_s(self) -> float:
+        """The per-user speed each plan must hold: the stricter of the two targets."""
+        if self.tpot_p95_ms is None:
+            return self.tokens_per_s_per_user
+        return max(self.tokens_per_s_per_user, 1000.0 / self.tpot_p95_ms)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -136,7 +152,9 @@ class Candidate:
     of owned hardware. electricity_usd_per_kwh: this candidate's own electricity price (an
     inventory machine's), None for the horizon's; it prices the energy of owning only.
     host_included: the card's price and power already include its host (an SXM / OAM
-    module's share of its server), so no host allowance is added per replica."""
+    module's share of its server), so no host allowance is added per replica.
+    cards_per_host: the modules one such server holds (8 for HGX / OAM platforms), for
+    counting the servers a plan buys (Plan.hosts); None when not known."""
 
     label: str
     curve: ReplicaCurve
@@ -151,6 +169,7 @@ class Candidate:
     # the price and power per card include the host (an SXM / OAM module's share of its
     # server): no host allowance is added per replica
     host_included: bool = False
+    cards_per_host: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -169,7 +188,10 @@ class Plan:
     cards (cost.rent_vs_buy), when both prices are given. ttft_p50_s / ttft_p95_s are the
     typical request's; long_ttft_p50_s / long_ttft_p95_s the long request's (its own
     no-load TTFT + the same wait), None without a long case. service_time_s and
-    arrival_rate_per_s are over the mix of both cases.
+    arrival_rate_per_s are over the mix of both cases. tpot_p95_ms: 1000 /
+    tokens_per_s_per_user, the time per output token at the worst occupancy (a bound on
+    its p95). purchase_usd: buying the replicas' hardware, hosts included (None when it is
+    rented or already owned); hosts: the machines that takes (`_hosts`).
     """
 
     label: str
@@ -195,6 +217,9 @@ class Plan:
     monthly_usd: float | None
     long_ttft_p50_s: float | None = None
     long_ttft_p95_s: float | None = None
+    tpot_p95_ms: float = 0.0
+    purchase_usd: float | None = None
+    hosts: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -239,6 +264,10 @@ class PlanResult:
 _Costs = tuple[float | None, float | None, float | None, float]
 
 
+# The most of a prompt the planner takes from the prefix cache: a request always brings
+# some new tokens (its question).
+MAX_CACHED_PROMPT_SHARE = 0.95
+
 # --- from the estimator -------------------------------------------------------------
 
 
@@ -248,15 +277,29 @@ def replica_curve(
     sequences: Sequence[int] = DEFAULT_LADDER,
     long_prompt_tokens: int | None = None,
     conservative: bool = False,
+    cached_prompt_share: float = 0.0,
 ) -> ReplicaCurve:
     """Build a replica's curve with `estimator.api.estimate`, varying only
     `workload.concurrent_sequences` over the ladder up to the KV limit (which is added as
     the last point). With `long_prompt_tokens`, one more estimate at that prompt (one
     sequence) gives the long case's prefill rate and no-load TTFT. `conservative` plans
     at the low end of the estimator's ranges: each speed's `low`, each TTFT's `high`.
-    Raises RequestError for a bad request, and for a device without `fp16_tflops` (no
+    `cached_prompt_share` (0 to 0.95) of every prompt comes from the engine's prefix cache:
+    the serving model leaves it out of each step's prefill (request "serving"), the no-load
+    TTFT loses share x prompt / prefill rate, and the prefill rate is counted per prompt
+    token, cached ones included (rate / (1 - share)), so that rate x prompt / prefill rate
+    is the uncached prefill the planner charges each replica. The KV pool still holds the
+    whole prompt. Raises RequestError for a bad request, and for a device without `fp16_tflops` (no
     TTFT without a prefill rate)."""
     speed_key, time_key = ("low", "high") if conservative else ("estimate", "estimate")
+    share = cached_prompt_share
+    if not 0 <= share <= MAX_CACHED_PROMPT_SHARE:
+        raise RequestError("serving.cached_prompt_share", "must be between 0 and 0.95")
+    if share:
+        request = {
+            **request,
+            "serving": {**request.get("serving", {}), "cached_prompt_share": share},
+        }
     base = _estimate_at(request, 1)
     if base["ttft_s"] is None:
         raise RequestError("device.fp16_tflops", "is required to plan TTFT")
@@ -286,16 +329,26 @@ def replica_curve(
         long = _estimate_at({**request, "workload": workload}, 1)
         if long["ttft_s"] is not None:
             long_prefill = float(long["prefill_tokens_per_s"][speed_key])
-            long_ttft = float(long["ttft_s"][time_key])
+            long_ttft = _cached_ttft(float(long["ttft_s"][time_key]), long_prompt_tokens,
+                                     long_prefill, share)  # fmt: skip
+            long_prefill /= 1 - share
+    prefill = float(base["prefill_tokens_per_s"][speed_key])
+    prompt = parse_request(request).workload.prompt_tokens if share else 0
     return ReplicaCurve(
         points=points,
         max_sequences=limit,
-        prefill_tokens_per_s=float(base["prefill_tokens_per_s"][speed_key]),
-        ttft_s=float(base["ttft_s"][time_key]),
+        prefill_tokens_per_s=prefill / (1 - share),
+        ttft_s=_cached_ttft(float(base["ttft_s"][time_key]), prompt, prefill, share),
         long_prefill_tokens_per_s=long_prefill,
         long_ttft_s=long_ttft,
         prefill_in_steps=serving is not None,
     )
+
+
+def _cached_ttft(ttft_s: float, prompt_tokens: int, prefill_per_s: float, share: float) -> float:
+    """The no-load TTFT with `share` of the prompt from the prefix cache: the cached
+    tokens' prefill (share x prompt / prefill rate) taken out."""
+    return ttft_s - share * prompt_tokens / prefill_per_s if share else ttft_s
 
 
 def _estimate_at(request: Mapping[str, Any], sequences: int) -> dict[str, Any]:
@@ -537,7 +590,7 @@ def _plan_pruned(
     (`_size`) only when one of its bounds, with its tie-breakers, is below the current
     `limit`-th cheapest, fastest or most-headroom key. None when no candidate meets the
     level: the caller then runs the reference, for the misses."""
-    target = service.tokens_per_s_per_user
+    target = service.floor_tokens_per_s
     target_step = 1 / target
     spare = service.spare_replicas
     users, think, prompt = load.users, load.think_s, load.prompt_tokens
@@ -918,6 +971,9 @@ def _validate(load: Load, service: ServiceLevel, candidates: Sequence[Candidate]
         raise RequestError("service.ttft_p95_s", "must be a positive number of seconds")
     if not (service.tokens_per_s_per_user > 0 and math.isfinite(service.tokens_per_s_per_user)):
         raise RequestError("service.tokens_per_s_per_user", "must be positive")
+    tpot = service.tpot_p95_ms
+    if tpot is not None and not (tpot > 0 and math.isfinite(tpot)):
+        raise RequestError("service.tpot_p95_ms", "must be a positive number of milliseconds")
     if service.spare_replicas < 0:
         raise RequestError("service.spare_replicas", "must not be negative")
     if not candidates:
@@ -970,12 +1026,15 @@ def _size(
     and, prefill's share of the time taken out, every user at or above the target speed;
     closed loop with think_s 0: slots >= users. Or the reason it cannot (a NearMiss)."""
     curve = candidate.curve
-    target = service.tokens_per_s_per_user
+    target = service.floor_tokens_per_s
     if curve.max_sequences == 0 or not curve.points:
         return _miss(candidate, "fit", 1, 0)
     slots = slots_at(curve, target)
     if slots == 0:
         best = curve.points[0][1]
+        if target > service.tokens_per_s_per_user:  # the TPOT bound is the stricter
+            fix = (("service.tpot_p95_ms", 1000.0 / best),)
+            return _miss(candidate, "service.tpot_p95_ms", 1000.0 / target, 1000.0 / best, fix)
         fix = (("service.tokens_per_s_per_user", best),)
         return _miss(candidate, "service.tokens_per_s_per_user", target, best, fix)
     mix = _mix(curve, load)
@@ -1176,7 +1235,7 @@ def _replica_miss(
     fixes: list[tuple[str, float]] = [("cards_available", needed)]
     allowed = _allowed_replicas(candidate, service)
     share = _prefill_s(rate, load, mix, candidate.curve) / max(allowed, 1)
-    target = service.tokens_per_s_per_user / (1 - share) if share < 1 else math.inf
+    target = service.floor_tokens_per_s / (1 - share) if share < 1 else math.inf
     slots, step_s = _slots_and_step(candidate.curve, target)
     if allowed > 0 and slots > 0:
         reached = _at_replicas(mix, load, rate, allowed, share, slots, step_s, erlang)
@@ -1230,7 +1289,36 @@ def _priced(
         monthly_usd=min(priced) if priced else None,
         long_ttft_p50_s=long_ttft + sized.wait_p50_s if long_ttft is not None else None,
         long_ttft_p95_s=long_ttft + sized.wait_p95_s if long_ttft is not None else None,
+        tpot_p95_ms=1000.0 / sized.speed,
+        purchase_usd=_purchase_usd(candidate, replicas),
+        hosts=_hosts(candidate, replicas),
     )
+
+
+def _purchase_usd(candidate: Candidate, replicas: int) -> float | None:
+    """What buying the plan's hardware costs: per replica its cards plus a host
+    (cost.system_purchase_usd; SXM / OAM modules at their share of the server, host
+    included); None for hardware not bought (cloud offers, machines already owned)."""
+    per_replica = system_purchase_usd(
+        candidate.purchase_usd_per_card,
+        candidate.tensor_parallel,
+        host=not candidate.host_included,
+    )
+    return per_replica * replicas if per_replica is not None else None
+
+
+def _hosts(candidate: Candidate, replicas: int) -> int | None:
+    """The machines the plan's bought cards go in: one host per replica for cards (as
+    priced), ceil(cards / modules per server) servers for SXM / OAM modules; None for
+    hardware not bought, or modules whose server size is unknown."""
+    if not candidate.purchase_usd_per_card:
+        return None
+    if not candidate.host_included:
+        return replicas
+    per_server = candidate.cards_per_host
+    if not per_server:
+        return None
+    return math.ceil(replicas * candidate.tensor_parallel / per_server)
 
 
 def _replica_costs(

@@ -205,6 +205,7 @@ def serving_section(
     targets = request.serving_targets
     tokens_per_s = targets.tokens_per_s_per_user if targets else DEFAULT_SERVING_TOKENS_PER_S
     ttft_s = targets.ttft_s if targets else DEFAULT_SERVING_TTFT_S
+    cached = targets.cached_prompt_share if targets else 0.0
     admission = serving.kv_admission_sequences(
         capacity_tokens if fits else 0,
         workload.prompt_tokens,
@@ -224,6 +225,7 @@ def serving_section(
                 prompt_tokens=workload.prompt_tokens,
                 output_tokens=workload.output_tokens,
                 chunk_tokens=chunk,
+                cached_prompt_share=cached,
             )
         return points[n]
 
@@ -237,6 +239,7 @@ def serving_section(
         "kv_admission_sequences": admission,
         "target_tokens_per_s_per_user": tokens_per_s,
         "target_ttft_s": ttft_s,
+        "cached_prompt_share": cached,
         "users": users,
         "one_user": _point_dict(point_at(1), factors),
         "at_users": _point_dict(point_at(users), factors) if users else None,

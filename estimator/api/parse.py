@@ -482,7 +482,7 @@ def _parse_finetune(data: Mapping[str, Any]) -> FinetuneSpec | None:
 
 def _parse_serving(data: Mapping[str, Any]) -> ServingTargets | None:
     """The serving point's service level; None (the defaults) when the request has none."""
-    s = _section(data, "serving", {"tokens_per_s_per_user", "ttft_s"})
+    s = _section(data, "serving", {"tokens_per_s_per_user", "ttft_s", "cached_prompt_share"})
     if not s and "serving" not in data:
         return None
     defaults = ServingTargets()
@@ -496,6 +496,10 @@ def _parse_serving(data: Mapping[str, Any]) -> ServingTargets | None:
         or defaults.tokens_per_s_per_user,
         ttft_s=_number(s, "serving.ttft_s", default=defaults.ttft_s, maximum=86_400.0)
         or defaults.ttft_s,
+        cached_prompt_share=_number(
+            s, "serving.cached_prompt_share", default=0.0, exclusive=False, maximum=0.95
+        )
+        or 0.0,
     )
 
 

@@ -157,10 +157,13 @@ class Pricing:
 @dataclass(frozen=True)
 class ServingTargets:
     """The service level of the serving point (result "serving"): the most users that
-    each decode at tokens_per_s_per_user or faster with a first token within ttft_s."""
+    each decode at tokens_per_s_per_user or faster with a first token within ttft_s.
+    cached_prompt_share: the share of every prompt the engine's prefix cache serves (a
+    shared system prompt, a chat's earlier turns), left out of each step's prefill."""
 
     tokens_per_s_per_user: float = 20.0
     ttft_s: float = 1.0
+    cached_prompt_share: float = 0.0
 
 
 @dataclass(frozen=True)

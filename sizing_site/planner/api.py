@@ -61,6 +61,20 @@ class PlanInput(serializers.Serializer[Any]):
         help_text="Share of requests that are long, 0-100 (null: 10 with a long prompt).",
     )
     tokens_per_s_per_user = serializers.FloatField(required=False)
+    tpot_p95_ms = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        min_value=0.1,
+        max_value=10_000,
+        help_text="Time per output token p95 in ms (null: none); held with the tokens/s.",
+    )
+    prompt_cache_percent = serializers.FloatField(
+        required=False,
+        min_value=0,
+        max_value=95,
+        help_text="Share of every prompt served from the engine's prefix cache, 0-95 "
+        "(default 0): left out of prefill and TTFT, still held in the KV pool.",
+    )
     n_plus_one = serializers.BooleanField(required=False, help_text="One spare replica.")
     peak_factor = serializers.FloatField(
         required=False,
@@ -100,6 +114,19 @@ class SourceOutput(serializers.Serializer[Any]):
     )
 
 
+class HardwareOutput(serializers.Serializer[Any]):
+    """What one replica runs on (sizing_site.planner.output.hardware_per_replica)."""
+
+    cards = serializers.IntegerField()
+    machine = serializers.CharField(
+        help_text="host (cards in a server of their own), server (modules of an HGX / OAM "
+        "server), system (a whole computer a device), instance (a cloud instance) or "
+        "machine (the organization's own)."
+    )
+    cards_per_machine = serializers.IntegerField(allow_null=True)
+    machines = serializers.IntegerField(allow_null=True, help_text="For the whole plan.")
+
+
 class PlanOutput(serializers.Serializer[Any]):
     """estimator.capacity.Plan (docs/capacity.md), and where its cards come from."""
 
@@ -130,7 +157,43 @@ class PlanOutput(serializers.Serializer[Any]):
     monthly_owned_usd = serializers.FloatField(allow_null=True)
     break_even_months = serializers.FloatField(allow_null=True)
     monthly_usd = serializers.FloatField(allow_null=True)
+    tpot_p95_ms = serializers.FloatField(
+        help_text="1000 / tokens_per_s_per_user: the time per output token with every slot "
+        "busy, a bound on its p95."
+    )
+    purchase_usd = serializers.FloatField(
+        allow_null=True,
+        help_text="Buying the plan's hardware, hosts or servers included (null: rented or "
+        "already owned).",
+    )
+    hosts = serializers.IntegerField(
+        allow_null=True, help_text="The machines the bought hardware goes in (null: not bought)."
+    )
+    hardware_per_replica = HardwareOutput()
     source = SourceOutput(allow_null=True)  # type: ignore[assignment]
+
+
+class LeftOutOutput(serializers.Serializer[Any]):
+    label = serializers.CharField()  # type: ignore[assignment]
+    engine = serializers.CharField()
+    quant = serializers.CharField()
+    tensor_parallel = serializers.IntegerField()
+    reason = serializers.CharField(
+        help_text="limit (past the bound on candidates: the dearest cards go first) or "
+        "refused (the estimator cannot size it: message)."
+    )
+    message = serializers.CharField()
+
+
+class TotalsOutput(serializers.Serializer[Any]):
+    """The cheapest plan's hardware and what it costs, in one place."""
+
+    cards = serializers.IntegerField()
+    replicas = serializers.IntegerField()
+    machines = serializers.IntegerField(allow_null=True)
+    purchase_usd = serializers.FloatField(allow_null=True)
+    monthly_rent_usd = serializers.FloatField(allow_null=True)
+    monthly_usd = serializers.FloatField(allow_null=True)
 
 
 class FixOutput(serializers.Serializer[Any]):
@@ -202,6 +265,10 @@ class PlanAnswer(serializers.Serializer[Any]):
     feasible = serializers.BooleanField(help_text="False: no plan meets this (nearest_miss).")
     candidates_considered = serializers.IntegerField()
     candidates_left_out = serializers.IntegerField(help_text="Past the bound on candidates.")
+    left_out = LeftOutOutput(
+        many=True, help_text="The candidates not planned and why (at most 100 listed)."
+    )
+    totals = TotalsOutput(allow_null=True, help_text="The cheapest plan's; null without one.")
     plans = PlanOutput(many=True, help_text="Cheapest first.")
     cheapest = PlanOutput(allow_null=True)
     fastest = PlanOutput(allow_null=True)

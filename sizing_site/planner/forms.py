@@ -29,6 +29,7 @@ DEFAULTS: dict[str, str] = {
     "allow_consumer_cards": "false",
     "peak_factor": "1",
     "conservative": "false",
+    "prompt_cache_percent": "0",
     "horizon_months": "36",
     "utilisation_percent": "100",
 }
@@ -36,7 +37,7 @@ DEFAULTS: dict[str, str] = {
 LONG_FIELDS = ("long_prompt_tokens", "long_output_tokens", "long_share_percent")
 DEFAULT_LONG_SHARE_PERCENT = 10.0
 FIELDS = frozenset(
-    {"model", "users", "requests_per_minute", *DEFAULTS, *LONG_FIELDS},
+    {"model", "users", "requests_per_minute", "tpot_p95_ms", *DEFAULTS, *LONG_FIELDS},
 )
 MAX_CONTEXT_TOKENS = 10_000_000
 
@@ -68,6 +69,22 @@ class PlanForm(forms.Form):
     )
     tokens_per_s_per_user = forms.FloatField(
         label=_("Tokens per second per user"), min_value=0.1, max_value=10_000
+    )
+    tpot_p95_ms = forms.FloatField(
+        label=_("Time per output token, p95 (ms)"),
+        required=False,
+        min_value=0.1,
+        max_value=10_000,
+        help_text=_("Optional: held at every replica's busiest, with the tokens per second."),
+    )
+    prompt_cache_percent = forms.FloatField(
+        label=_("Prompt served from the prefix cache (%)"),
+        min_value=0,
+        max_value=95,
+        help_text=_(
+            "A shared system prompt or a chat's earlier turns: that share of every prompt "
+            "is not computed again (vLLM, SGLang and TensorRT-LLM)."
+        ),
     )
     long_prompt_tokens = forms.IntegerField(
         label=_("Long case: prompt tokens"),
@@ -206,6 +223,7 @@ class PlanForm(forms.Form):
             output_tokens=data["output_tokens"],
             long_prompt_tokens=data.get("long_prompt_tokens"),
             conservative=bool(data.get("conservative")),
+            cached_prompt_share=(data.get("prompt_cache_percent") or 0.0) / 100,
         )
 
     def long_share(self) -> float:
@@ -239,6 +257,7 @@ class PlanForm(forms.Form):
             ttft_p95_s=data["ttft_p95_s"],
             tokens_per_s_per_user=data["tokens_per_s_per_user"],
             spare_replicas=1 if data["n_plus_one"] else 0,
+            tpot_p95_ms=data.get("tpot_p95_ms"),
         )
 
     def horizon(self) -> capacity.Horizon:

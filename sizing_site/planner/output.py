@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
 from estimator import capacity
-from sizing_site.planner.selectors import CardSource, Planned, form_field
+from sizing_site.planner.selectors import CLOUD, INVENTORY, CardSource, LeftOut, Planned, form_field
 from sizing_site.planner.whatif import WhatIf
 
 
@@ -32,10 +33,60 @@ def source_data(source: CardSource | None) -> dict[str, Any] | None:
     }
 
 
+def hardware_per_replica(plan: capacity.Plan, source: CardSource | None) -> dict[str, Any]:
+    """What one replica runs on: `cards` of the accelerator in a `machine` ("host": cards in
+    a server of their own, as priced with its host allowance; "server": modules sharing an
+    HGX / OAM server of `cards_per_machine`; "system": a whole computer a device; "instance":
+    GPUs of a cloud instance of `cards_per_machine`; "machine": the organization's own), and
+    `machines` for the whole plan where it is known (bought hardware)."""
+    kind = source.kind if source is not None else ""
+    per_machine = None
+    if kind == INVENTORY:
+        machine = "machine"
+    elif kind == CLOUD:
+        machine, per_machine = "instance", source.offer_gpus if source else None
+    elif source is not None and source.host_included:
+        machine = "system" if source.cards_per_host == 1 else "server"
+        per_machine = source.cards_per_host
+    else:
+        machine = "host"
+    return {
+        "cards": plan.tensor_parallel,
+        "machine": machine,
+        "cards_per_machine": per_machine,
+        "machines": plan.hosts,
+    }
+
+
 def plan_row(plan: capacity.Plan, sources: dict[str, CardSource]) -> dict[str, Any]:
-    """Every figure of capacity.Plan, and where its cards come from."""
+    """Every figure of capacity.Plan, what one replica runs on, and where its cards come
+    from."""
     row = {name: _finite(value) for name, value in asdict(plan).items()}
-    return {**row, "source": source_data(sources.get(plan.label))}
+    source = sources.get(plan.label)
+    return {
+        **row,
+        "hardware_per_replica": hardware_per_replica(plan, source),
+        "source": source_data(source),
+    }
+
+
+# The left-out candidates listed (the count is always whole).
+LEFT_OUT_LISTED = 100
+
+
+def left_out_rows(left_out: Sequence[LeftOut]) -> list[dict[str, Any]]:
+    """The candidates not planned, and why (at most LEFT_OUT_LISTED)."""
+    return [
+        {
+            "label": item.label,
+            "engine": item.engine,
+            "quant": item.quant,
+            "tensor_parallel": item.tensor_parallel,
+            "reason": item.reason,
+            "message": item.message,
+        }
+        for item in left_out[:LEFT_OUT_LISTED]
+    ]
 
 
 def miss_row(miss: capacity.NearMiss, sources: dict[str, CardSource]) -> dict[str, Any]:
@@ -71,6 +122,8 @@ def planned_data(
         "feasible": result.cheapest is not None,
         "candidates_considered": planned.candidates.considered,
         "candidates_left_out": planned.candidates.left_out,
+        "left_out": left_out_rows(planned.candidates.left_out_candidates),
+        "totals": totals(result.cheapest),
         "plans": [plan_row(plan, sources) for plan in result.plans],
         "cheapest": pick(result.cheapest),
         "fastest": pick(result.fastest),
@@ -81,6 +134,21 @@ def planned_data(
         "misses": [miss_row(miss, sources) for miss in result.misses],
         "inventory": None if planned.ours is None else ours_data(planned.ours, sources),
         "what_if": None if what_if is None else what_if_data(what_if, sources),
+    }
+
+
+def totals(plan: capacity.Plan | None) -> dict[str, Any] | None:
+    """The cheapest plan's hardware in one line: its cards, the machines they go in, the
+    purchase price (bought hardware) and the monthly rent (rented), null without a plan."""
+    if plan is None:
+        return None
+    return {
+        "cards": plan.cards,
+        "replicas": plan.replicas,
+        "machines": plan.hosts,
+        "purchase_usd": _finite(plan.purchase_usd),
+        "monthly_rent_usd": _finite(plan.monthly_rent_usd),
+        "monthly_usd": _finite(plan.monthly_usd),
     }
 
 

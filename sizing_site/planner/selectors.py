@@ -71,6 +71,7 @@ class CurveInputs:
     output_tokens: int
     long_prompt_tokens: int | None = None  # the long case's prompt (its TTFT and prefill)
     conservative: bool = False  # the estimator's low speeds and high TTFTs
+    cached_prompt_share: float = 0.0  # of every prompt, from the engine's prefix cache
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,8 @@ class CardSource:
     machine: str = ""
     internal_rate: bool = False
     host_included: bool = False  # an SXM / OAM module's share of its server
+    cards_per_host: int | None = None  # the modules of that server (catalog server_modules)
+    offer_gpus: int | None = None  # CLOUD: the GPUs of the offer's instance
 
     @property
     def hourly_order(self) -> float:
@@ -106,16 +109,35 @@ class CardSource:
 
 
 @dataclass(frozen=True)
+class LeftOut:
+    """A candidate the planner did not plan, and why: LIMIT (past MAX_CANDIDATES, the
+    dearest cards go first) or REFUSED (the estimator cannot size it: `message`)."""
+
+    label: str
+    engine: str
+    quant: str
+    tensor_parallel: int
+    reason: str
+    message: str = ""
+
+
+LIMIT = "limit"
+REFUSED = "refused"
+
+
+@dataclass(frozen=True)
 class CandidateSet:
     """The planner's candidates and where each comes from (by label). considered: the
     candidates built (<= MAX_CANDIDATES); left_out: those past the bound; refused: the
-    estimator's first refusal (field, message) among the candidates it could not size."""
+    estimator's first refusal (field, message) among the candidates it could not size;
+    left_out_candidates: each candidate past the bound or refused, and why."""
 
     candidates: tuple[capacity.Candidate, ...]
     sources: dict[str, CardSource]
     considered: int
     left_out: int
     refused: tuple[str, str] | None
+    left_out_candidates: tuple[LeftOut, ...] = ()
 
 
 def planner_model(*, slug: str, organizations: Sequence[Owner] = ()) -> LLMModel:
@@ -143,6 +165,14 @@ def production_card(card: Accelerator, *, allow_consumer: bool = False) -> bool:
     return allow_consumer or card.segment != Segment.CONSUMER
 
 
+def _cards_per_host(card: Accelerator, unit: hardware.OwnedUnit) -> int | None:
+    """The devices one bought machine holds beyond the per-replica host: a server's modules,
+    1 for a whole computer (unified memory), None for cards (one host per replica)."""
+    if unit.basis == "server":
+        return card.server_modules or None
+    return 1 if unit.basis == "system" else None
+
+
 def buy_sources(*, allow_consumer: bool = False) -> list[CardSource]:
     """Curated cards with a purchase price of the configuration they describe; consumer
     cards only when allowed (production_card)."""
@@ -166,6 +196,7 @@ def buy_sources(*, allow_consumer: bool = False) -> list[CardSource]:
                 purchase_usd_per_card=float(unit.price_usd),
                 power_w_per_card=float(unit.power_w) if unit.power_w else None,
                 host_included=not unit.host,
+                cards_per_host=_cards_per_host(card, unit),
             )
         )
     return sources
@@ -235,6 +266,7 @@ def cloud_sources(*, organization: Owner, allow_consumer: bool = False) -> list[
                 sku=offer.sku,
                 region=offer.region,
                 negotiated=offer.organization_id is not None,
+                offer_gpus=offer.gpu_count,
             )
         )
     return sources
@@ -314,6 +346,10 @@ def candidate_set(
             for choice, quant in engine_pairs(source.accelerator, matrix)
         )
     kept, left_out = wanted[:limit], max(0, len(wanted) - limit)
+    dropped = [
+        LeftOut(source_label(source), choice.engine, quant or "", tp, LIMIT)
+        for source, choice, quant, tp in wanted[limit:]
+    ]
     candidates: list[capacity.Candidate] = []
     by_label: dict[str, CardSource] = {}
     refused: tuple[str, str] | None = None
@@ -323,9 +359,12 @@ def candidate_set(
         wanted=[(source.accelerator, choice, quant, tp) for source, choice, quant, tp in kept],
         inputs=inputs,
     )
-    for (source, choice, _quant, tp), built in zip(kept, curves, strict=True):
+    for (source, choice, quant, tp), built in zip(kept, curves, strict=True):
         if isinstance(built, RequestError):
             refused = refused or (built.field, built.message)
+            dropped.append(
+                LeftOut(source_label(source), choice.engine, quant, tp, REFUSED, built.message)
+            )
             continue
         resolved, curve = built
         label = source_label(source)
@@ -346,9 +385,12 @@ def candidate_set(
                 power_w_per_card=source.power_w_per_card,
                 electricity_usd_per_kwh=source.electricity_usd_per_kwh,
                 host_included=source.host_included,
+                cards_per_host=source.cards_per_host,
             )
         )
-    return CandidateSet(tuple(candidates), by_label, len(candidates), left_out, refused)
+    return CandidateSet(
+        tuple(candidates), by_label, len(candidates), left_out, refused, tuple(dropped)
+    )
 
 
 def source_label(source: CardSource) -> str:
@@ -396,6 +438,7 @@ def _curve_parts(
         inputs.output_tokens,
         inputs.long_prompt_tokens,
         inputs.conservative,
+        inputs.cached_prompt_share,
     )
 
 
@@ -495,6 +538,7 @@ def _curve(
             request_to_dict(request),
             long_prompt_tokens=inputs.long_prompt_tokens,
             conservative=inputs.conservative,
+            cached_prompt_share=inputs.cached_prompt_share,
         )
     except RequestError as exc:
         return (None, exc.field, exc.message)
@@ -525,6 +569,8 @@ FORM_FIELDS = {
     "service.ttft_p95_s": "ttft_p95_s",
     "service.tokens_per_s_per_user": "tokens_per_s_per_user",
     "service.spare_replicas": "n_plus_one",
+    "service.tpot_p95_ms": "tpot_p95_ms",
+    "serving.cached_prompt_share": "prompt_cache_percent",
     "candidates": "model",
     "workload.context_tokens": "context_tokens",
     "workload.prompt_tokens": "prompt_tokens",
