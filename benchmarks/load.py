@@ -11,7 +11,7 @@ Both modes create a scratch database (rightsize_bench, dropped at the end) on th
 PostgreSQL, empty Redis database 9 (cache and Celery queue; emptied again at the end), run
 the release step (migrate, collectstatic, load_catalog), add a bench user and start gunicorn
 with the repository's configuration. GUNICORN_WORKERS and GUNICORN_THREADS come from
---workers and --threads (issue 12: 2 workers on 2 cores); WEB_CONCURRENCY (which
+--workers and --threads (2 workers on 2 cores); WEB_CONCURRENCY (which
 gunicorn.conf.py overrides anyway) and GUNICORN_CMD_ARGS (which would override it) are
 removed from the server's environment. One run at a time: runs share the database and Redis.
 --root serves another checkout (say `git archive HEAD` unpacked) with this script.
@@ -36,17 +36,17 @@ pages also starts a Celery worker as the Procfile does, then:
    admin save would); its card page and 4 others are visited right after, then 5 other card
    pages after the warm-up wait.
 It ends with the workers' RSS, how many workers gunicorn replaced (max_requests), and the
-targets of issue 12, each PASS or MISS. --quick: 80 requests per page, 10 cold cards, 150
+page targets, each PASS or MISS. --quick: 80 requests per page, 10 cold cards, 150
 card pages for the memory figure.
 
-api (issue 15): after the same warm-up, the configurator's HTMX results part and
+api: after the same warm-up, the configurator's HTMX results part and
 POST /api/v1/estimate/ for the same setups (one fixed, then the varied ones), with an API
 token of the bench user, p50 of the API as a multiple of the results part's; then one
 client posts a batch of 100 distinct setups that nothing sized before 11 times: the first
 (cold: the sizing cache has none of them) and the p50 and max of the rest. The API's
 throttles are raised for the run (server_env).
 
-planner (issue 16): seed_demo's organization `demo` (its inventory machine, 2 x RTX 4090)
+planner: seed_demo's organization `demo` (its inventory machine, 2 x RTX 4090)
 with the bench user as an admin; the trivial view, then the issue's worked example (qwen3-32b,
 200 users, 30 s think time, 1,000 / 400 tokens at 8,192 context, TTFT p95 <= 1.5 s, >= 30
 tok/s each, N+1) POSTed to /api/v1/o/demo/plans/ with an API token, and the planner page
@@ -106,7 +106,7 @@ VARIED_CARDS = (CARD, "nvidia-h100-pcie-80gb", "nvidia-geforce-rtx-4090", "amd-i
 VARIED_CTX = (2048, 4096, 8192, 16384, 32768, 65536)
 VARIED_QUANTS = ("Q4_K_M", "Q5_K_M", "Q6_K", "Q8_0", "")
 VARIED_GPUS = (1, 2, 4, 8)
-# Issue 12's targets.
+# The page targets.
 CONFIGURATOR_PCT, HTMX_PCT, EXPLORE_PCT = 25.0, 50.0, 30.0
 CARD_AFTER_EDIT_MS = 300.0
 WORKER_RSS_MB = 200.0  # decimal megabytes
@@ -151,7 +151,7 @@ def api_items() -> list[str]:
 
 def pages() -> list[Page]:
     """The pages table: the trivial view first (the p50 reference), the login page (the
-    req/s reference, measured again before every row), then the pages of issue 12."""
+    req/s reference, measured again before every row), then the pages."""
     varied = configurator_variants()
     full, part = tuple(varied[0::2]), tuple(varied[1::2])
     compare = (
@@ -178,7 +178,7 @@ LOGIN = Page("login page", ("/en/accounts/login/",))
 
 @dataclass(frozen=True)
 class Target:
-    """One of issue 12's targets beside what was measured."""
+    """One of the page targets beside what was measured."""
 
     name: str
     goal: str
@@ -685,7 +685,7 @@ def edit_phase(
 
 
 def card_target(name: str, ms: float) -> Target:
-    """A card page's time after a catalog edit against issue 12's limit."""
+    """A card page's time after a catalog edit against the page limit."""
     return Target(name, f"<= {CARD_AFTER_EDIT_MS:g} ms", f"{ms:.0f} ms", ms <= CARD_AFTER_EDIT_MS)
 
 
@@ -746,7 +746,7 @@ def pages_mode(args: argparse.Namespace, env: dict[str, str], port: int, server:
             f"the run (max_requests): {replacements(server)}"
         )
     print_load()
-    print("targets (issue 12):")
+    print("targets:")
     for t in targets:
         print(f"  {t.name:<44} {t.goal:<28} {t.measured:>12}  {'PASS' if t.ok else 'MISS'}")
     if failed:
@@ -755,10 +755,10 @@ def pages_mode(args: argparse.Namespace, env: dict[str, str], port: int, server:
 
 
 API_ESTIMATE = "/api/v1/estimate/"
-BATCH = 100  # items in one batch request (issue 15: under 1 s on this machine's 2 cores)
+BATCH = 100  # items in one batch request (under 1 s on this machine's 2 cores)
 BATCH_RUNS = 10
 BATCH_CTX = (3072, 6144, 12288, 24576, 49152)  # 4 cards x 5 contexts x 5 weights = 100
-API_P50_LIMIT = 2.0  # issue 15: one request's p50 at most 2x the configurator's results part
+API_P50_LIMIT = 2.0  # one request's p50 at most 2x the configurator's results part
 
 
 def api_token(root: Path, env: dict[str, str]) -> str:
@@ -781,7 +781,7 @@ def api_token(root: Path, env: dict[str, str]) -> str:
 
 
 def api_mode(args: argparse.Namespace, env: dict[str, str], port: int, server: Server) -> int:
-    """Issue 15's API figures on the production server: one estimate against the
+    """The API figures on the production server: one estimate against the
     configurator's HTMX results part for the same setups (p50 ratio), and a batch of 100."""
     log = server.log.with_name(server.log.stem + "-celery.log")
     with celery_worker(args.root, env, log) as worker:
@@ -863,7 +863,7 @@ def api_mode(args: argparse.Namespace, env: dict[str, str], port: int, server: S
             Target(f"batch of {BATCH}", "every run < 1 s", f"{slowest * 1000:.0f} ms", slowest < 1)
         )
     print_load()
-    print("targets (issue 15):")
+    print("targets:")
     for t in targets:
         print(f"  {t.name:<44} {t.goal:<50} {t.measured:>8}  {'PASS' if t.ok else 'MISS'}")
     if failed:
@@ -890,7 +890,7 @@ def join_demo_org(root: Path, env: dict[str, str]) -> None:
 
 
 def planner_mode(args: argparse.Namespace, env: dict[str, str], port: int, server: Server) -> int:
-    """Issue 16's planner on the production server: the worked example through the API and
+    """The planner on the production server: the worked example through the API and
     the planner page, against the trivial view."""
     log = server.log.with_name(server.log.stem + "-celery.log")
     join_demo_org(args.root, env)

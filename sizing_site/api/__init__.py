@@ -1,1 +1,1 @@
-"""The REST API's sizing endpoints (issue 15), built on the configurator's sizing service."""
+"""The REST API's sizing endpoints, built on the configurator's sizing service."""

@@ -4,10 +4,10 @@ from sizing_site.api import catalog, schema, views
 
 urlpatterns = [
     path("estimate/", views.EstimateApi.as_view(), name="estimate"),
-    # The OpenAPI schema and its Swagger UI (issue 15).
+    # The OpenAPI schema and its Swagger UI.
     path("schema/", schema.SchemaView.as_view(), name="schema"),
     path("docs/", schema.DocsView.as_view(), name="docs"),
-    # The catalog (issue 15): read for users, PATCH of a few fields for staff.
+    # The catalog: read for users, PATCH of a few fields for staff.
     path("catalog/models/", catalog.ModelListApi.as_view(), name="catalog-models"),
     path("catalog/models/<slug:slug>/", catalog.ModelDetailApi.as_view(), name="catalog-model"),
     path(
@@ -38,7 +38,7 @@ urlpatterns = [
     path("", include("sizing_site.api.sweeps")),
     path("", include("sizing_site.prices.api")),
     path("", include("sizing_site.reports.api")),
-    # Issue 16: the org's inventory (sizing_site.fleet.api), the capacity planner
+    # The org's inventory (sizing_site.fleet.api), the capacity planner
     # (sizing_site.planner.api).
     path("", include("sizing_site.fleet.api")),
     path("", include("sizing_site.planner.api")),

@@ -1,5 +1,5 @@
-"""The organization's inventory and what its fleet can run, under /api/v1/o/<org_slug>/
-(issue 16): what the fleet pages do (sizing_site.fleet.views), for scripts.
+"""The organization's inventory and what its fleet can run, under /api/v1/o/<org_slug>/:
+what the fleet pages do (sizing_site.fleet.views), for scripts.
 
 - Every view is a TenantApiView: a non-member gets 404 whatever the method; reads need a
   viewer, creating and changing a machine an editor, deleting one an admin (else 403).

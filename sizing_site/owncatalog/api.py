@@ -1,4 +1,4 @@
-"""An organisation's own catalog entries under /api/v1/o/<org_slug>/ (issue 16): what the
+"""An organisation's own catalog entries under /api/v1/o/<org_slug>/: what the
 own-catalog pages do (sizing_site.owncatalog.views), for scripts.
 
 - models/: GET the organisation's own models (paged), POST import one from a config.json

@@ -1,4 +1,4 @@
-"""The capacity planner in the REST API: POST /api/v1/o/<org_slug>/plans/ (issue 16).
+"""The capacity planner in the REST API: POST /api/v1/o/<org_slug>/plans/.
 
 The page's workflow for scripts: the same form (sizing_site.planner.forms.PlanForm, the
 JSON body's values as its query would carry them), the same candidates and plan
@@ -423,6 +423,6 @@ class PlanApi(TenantApiView):
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("o/<slug:org_slug>/plans/", PlanApi.as_view(), name="plans"),
-    # Saved plans (issue 16, "Where it is saved"): o/<org_slug>/plans/saved/...
+    # Saved plans: o/<org_slug>/plans/saved/...
     path("", include("sizing_site.planner.saved_api")),
 ]

@@ -1,4 +1,4 @@
-"""Saved capacity plans and their public share links (issue 16, "Where it is saved").
+"""Saved capacity plans and their public share links.
 
 A saved plan keeps the planner's inputs (PlanForm's fields as strings, so a recompute goes
 through the same form) and a frozen snapshot of the answer the page and the API showed, so

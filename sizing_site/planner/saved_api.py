@@ -1,4 +1,4 @@
-"""Saved capacity plans in the REST API (issue 16, "Where it is saved"), under
+"""Saved capacity plans in the REST API, under
 /api/v1/o/<org_slug>/plans/saved/: what the saved plans' pages do (planner.saved).
 
 - A plan is saved from the planner API's own body (POST /api/v1/o/<org>/plans/) plus a

@@ -9,7 +9,7 @@ ONE = ORG + "saved/<uuid:code>/"
 
 urlpatterns = [
     path(ORG, views.plan, name="plan"),
-    # Saved plans (issue 16, "Where it is saved"): sizing_site.planner.saved.
+    # Saved plans: sizing_site.planner.saved.
     path(ORG + "saved/", saved.saved_list, name="saved"),
     path(ORG + "save/", saved.save, name="save"),
     path(ONE, saved.report, name="saved-report"),

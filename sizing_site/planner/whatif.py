@@ -1,4 +1,4 @@
-"""The what-if view of a plan (issue 16, part 4): the cheapest plan's candidate (same
+"""The what-if view of a plan: the cheapest plan's candidate (same
 cards, engine and TP) at 2x and 0.5x the load and with the next quant down and up, each
 sized again by estimator.capacity.plan; the monthly cost of that candidate against the
 load for a small chart; and the SLO boundary, the most users (or requests a minute) the

@@ -1,4 +1,4 @@
-"""Prices under /api/v1/ (issue 15): the offers the caller may see, the public sources'
+"""Prices under /api/v1/: the offers the caller may see, the public sources'
 refresh runs, and an organisation's own feeds.
 
 - `prices/offers/`: what the prices page lists, from the same filter form and selector

@@ -1,5 +1,5 @@
-"""Saved configurations, share links and the activity log under /api/v1/o/<org_slug>/
-(issue 15): what the reports pages do (sizing_site.reports.views), for scripts.
+"""Saved configurations, share links and the activity log under /api/v1/o/<org_slug>/:
+what the reports pages do (sizing_site.reports.views), for scripts.
 
 - Every view is a TenantApiView: a non-member gets 404 whatever the method; reads need
   a viewer, writes (any unsafe method) an editor, else 403. Rows are named by their public

@@ -33,14 +33,14 @@ urlpatterns = [
 ]
 
 api_urlpatterns: list[URLPattern | URLResolver] = [
-    path("", include("sizing_site.api.urls")),  # POST estimate/ (issue 15)
+    path("", include("sizing_site.api.urls")),  # POST estimate/
     path("o/<slug:org_slug>/members/", api.MemberListApi.as_view(), name="api-members"),
     path(
         "o/<slug:org_slug>/members/<uuid:code>/",
         api.MemberDetailApi.as_view(),
         name="api-member-detail",
     ),
-    # Invitations (issue 15). Admin side: the org's own.
+    # Invitations. Admin side: the org's own.
     path(
         "o/<slug:org_slug>/members/invitations/",
         api.InvitationListApi.as_view(),

@@ -1,2 +1,2 @@
-"""Per-user API tokens (issue 15): stored hashed, shown once, optionally limited to one
+"""Per-user API tokens: stored hashed, shown once, optionally limited to one
 organization and to reading."""

@@ -1,4 +1,4 @@
-"""Bad input the schema fuzz does not draw, found in review (issue 15): a body nested too
+"""Bad input the schema fuzz does not draw, found in review: a body nested too
 deeply for Python's JSON parser, a form-wide error beside a field error, and JSON values
 of the wrong type where a page's form would take their text. Each is a 400 naming the
 field, never a 500 or a row saved from a list's text."""

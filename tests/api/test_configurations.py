@@ -1,4 +1,4 @@
-"""Saved configurations and share links through the API (issue 15): the same services,
+"""Saved configurations and share links through the API: the same services,
 selectors and forms as the reports pages, the same figures as the page's save path, the
 same roles, and another org's rows out of reach."""
 

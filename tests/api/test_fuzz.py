@@ -1,4 +1,4 @@
-"""Schema fuzz (issue 15): every operation of the OpenAPI schema, called over HTTP on a
+"""Schema fuzz: every operation of the OpenAPI schema, called over HTTP on a
 live server with inputs schemathesis draws from the schema itself (valid ones and ones the
 schema forbids), as a member of one organization with an API token. No answer may be a
 server error, and every answer must be one the operation documents: its status code, its
@@ -143,7 +143,7 @@ def _seed() -> tuple[str, str, dict[tuple[str, str], list[str]]]:
         identifier=user.email,
         role=Role.VIEWER,
     )
-    # Inventory machines (issue 16), all of one shape: the fleet route sizes each shape once.
+    # Inventory machines, all of one shape: the fleet route sizes each shape once.
     machines = [
         fleet.machine_create(
             tenant=tenant,

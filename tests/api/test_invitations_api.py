@@ -1,4 +1,4 @@
-"""The invitations API (issue 15): admins invite, list and revoke through the members
+"""The invitations API: admins invite, list and revoke through the members
 page's form and services; the invitee lists, accepts and declines their own. Viewers and
 editors are refused (403), outsiders and other users see nothing (404), and accepting
 creates the membership with the role offered."""

@@ -1,4 +1,4 @@
-"""The prices API (issue 15): the offers are the prices page's, field by field; an
+"""The prices API: the offers are the prices page's, field by field; an
 organisation's negotiated offers reach its members only (and only through a token that
 may see that organisation); bad filters are 400s naming them; refresh runs and an
 organisation's feeds are listed as their pages show them."""

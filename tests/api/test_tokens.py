@@ -1,4 +1,4 @@
-"""API tokens (issue 15): a script with a token reaches the API; tokens are stored hashed,
+"""API tokens: a script with a token reaches the API; tokens are stored hashed,
 shown once, limited to one organization and to reading where asked, and throttled."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A catalog card's architecture reaches the speed model on every path (issue 13): the
+"""A catalog card's architecture reaches the speed model on every path: the
 configurator's request and the all-cards sweep apply the old-generation factor."""
 
 from __future__ import annotations

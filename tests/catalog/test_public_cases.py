@@ -29,7 +29,7 @@ NOT_IN_CATALOG = {
     "P04": "llama-2-70b is not in the catalog",
     "P11": "the M2 Max 96 GB is not in the catalog",
 }
-# Speeds the portal misses today (the speed model is issue 13's work); each is a strict
+# Speeds the portal misses today (the speed model's open work); each is a strict
 # xfail, so a fix is noticed.
 SPEED_MISSES = {
     "P12": "DeepSeek-R1 Q4_K_M on the M3 Ultra: 26.8 tok/s predicted, 14-18 reported (MoE "

@@ -1,4 +1,4 @@
-"""The configurator's answer panel (issue 14, point 1): fit, decode speed, TTFT, context and
+"""The configurator's answer panel: fit, decode speed, TTFT, context and
 concurrency and the cost per 1M output tokens at the top of the results, one sentence, the
 section nav; the cost from the cheapest fitting cloud offer, else from owning the hardware;
 positive "short by" wording; plural forms; the results part's query count."""

@@ -1,4 +1,4 @@
-"""The configurator under bad input (issue 11, finding 6): the htmx analysis part answers
+"""The configurator under bad input: the htmx analysis part answers
 400 with the errors, never a 500, and the memory bar needs no inline style."""
 
 from __future__ import annotations

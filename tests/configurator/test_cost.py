@@ -1,4 +1,4 @@
-"""Cost on the configurator (issue 6 §5): the cloud offers that fit, "Cloud from $X/h" and
+"""Cost on the configurator: the cloud offers that fit, "Cloud from $X/h" and
 rent vs buy, every figure from estimator.cost through pricing.costs."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The configurator's FAQ (issue 14, point 10): at least eight questions, each answered in a
+"""The configurator's FAQ: at least eight questions, each answered in a
 sentence with this pair's own figures, the cost answers read per request (never from the
 catalog-only fragment cache)."""
 

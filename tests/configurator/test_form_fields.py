@@ -1,4 +1,4 @@
-"""The configurator's form (issue 14, points 3 and 4): weights formats grouped, in quality
+"""The configurator's form: weights formats grouped, in quality
 order and filtered by engine, with a note when a switch drops one; errors in place and named
 by their field's label; a zero context answered with a 400 and no figures."""
 

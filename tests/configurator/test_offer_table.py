@@ -1,4 +1,4 @@
-"""The configurator's cloud price table (issue 14, points 6 and 10): per offer the billing
+"""The configurator's cloud price table: per offer the billing
 model (on-demand, spot, reserved), the month's rent at the hours a day the visitor chooses,
 a link to the provider's page; key columns first, no duplicate column, a scroll box."""
 

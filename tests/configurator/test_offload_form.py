@@ -1,4 +1,4 @@
-"""CPU offload in the configurator's form (issue 14, point 10): a share of the layers, a
+"""CPU offload in the configurator's form: a share of the layers, a
 number of layers, all MoE experts (llama.cpp --cpu-moe) or those of the first N layers
 (--n-cpu-moe N). Each takes the worked number of bytes off the GPU, slows decoding as the
 estimator's offload model says, and puts its flag in the llama.cpp command; settings an

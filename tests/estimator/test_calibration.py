@@ -9,16 +9,17 @@ from estimator.calibration.fit import quantile
 from estimator.calibration.product import product_decode, product_prefill
 from estimator.calibration.rows import load_measurements, parse_test
 
-# Issue 13's targets on whole-device hold-outs (calibration.json "overall").
+# The speed model v2's targets on whole-device hold-outs (calibration.json "overall").
 TARGETS = {"median": 8.0, "p90": 20.0, "inside": 0.85, "high_low": 1.6, "prefill_median": 15.0}
 # Where the model stands (whole devices held out, 254 decode / 136 prefill rows after the
-# serving-engine, MLX, old-GPU and offload data of issue 13 were added); a refit must not
+# serving-engine, MLX, old-GPU and offload data of the speed model v2 were added); a refit must not
 # fall behind these.
 REACHED = {"median": 12.2, "p90": 45.7, "inside": 0.82, "high_low": 1.77, "prefill_median": 26.1}
 NOT_YET = (
-    "issue 13 is open: the serving rows mix engine versions a year apart (SGLang 0.4.3 vs "
-    "0.5.7 on DeepSeek-R1: 3x per-user speed) and a held-out device takes its version's "
-    "term from other devices' rows; BF16 MoE models on Vulkan run at 0.35x of the bandwidth "
+    "the speed model v2 is open work: the serving rows mix engine versions a year apart "
+    "(SGLang 0.4.3 vs 0.5.7 on DeepSeek-R1: 3x per-user speed) and a held-out device "
+    "takes its version's term from other devices' rows; BF16 MoE models on Vulkan run at "
+    "0.35x of the bandwidth "
     "bound; prefill on the Strix Halo iGPU (25 of 136 rows, one device) runs at a third "
     "of what its listed TFLOPS and the other devices' efficiency predict"
 )

@@ -1,5 +1,5 @@
 """The capacity planner (estimator/capacity.py, docs/capacity.md): queueing arithmetic,
-curves, the worked example of issue 16 step by step, properties and bad input."""
+curves, the planner's worked example step by step, properties and bad input."""
 
 from __future__ import annotations
 
@@ -121,7 +121,7 @@ def test_it_sizes_an_open_loop_by_erlang_c() -> None:
     assert best.monthly_rent_usd == pytest.approx(7300)
 
 
-# --- the worked example of issue 16 (docs/capacity.md) -------------------------------------
+# --- the planner's worked example (docs/capacity.md) -----------------------------------------
 
 L40S = {"name": "L40S", "memory_gb": 48, "bandwidth_gbps": 864, "fp16_tflops": 362,
         "fp8_tflops": 733, "int8_tops": 733, "interconnect_gbps": 32}  # fmt: skip

@@ -1,5 +1,5 @@
 """Mixture-of-experts decode in the serving engines (vLLM, SGLang) against the public
-reports collected in throughput.csv for issue 13, as the product predicts them (current
+reports collected in throughput.csv for the speed model v2, as the product predicts them (current
 builds: decode_speed without the old-build term), so in-sample."""
 
 import pytest
@@ -44,13 +44,13 @@ def test_most_current_serving_moe_reports_are_within_a_quarter():
     within = sum(abs(e) <= 0.25 for e in errors) / len(errors)
     # 13 of 19 at this commit; the misses: gpt-oss-120b on 8x B200 (single stream 1.9x
     # faster than predicted, 100 streams 1.9x slower), gpt-oss-120b in vLLM on one A100
-    # (90 tok/s measured, 133 predicted; 256 before issue 13), Qwen3-Coder-480B on
+    # (90 tok/s measured, 133 predicted; 256 before the speed model v2), Qwen3-Coder-480B on
     # 8x MI300X (+97 %) and 8x B200 at 64 streams (+39 %), Qwen3-Next on 4x B200 at 256
     # streams (+64 %)
     assert len(errors) >= 19
     assert within >= 13 / 19
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 target: every report within 25 %")
+@pytest.mark.xfail(strict=True, reason="speed model v2 target: every report within 25 %")
 def test_every_current_serving_moe_report_is_within_a_quarter():
     assert all(abs(_error(m)) <= 0.25 for m in _current_moe_rows())

@@ -1,4 +1,4 @@
-"""Hand-parsed numbers on the explore pages: only ASCII decimals count (issue 11, finding 8)."""
+"""Hand-parsed numbers on the explore pages: only ASCII decimals count."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Saved capacity plans (issue 16, "Where it is saved"): a plan saves like a configuration,
+"""Saved capacity plans: a plan saves like a configuration,
 with a frozen snapshot, a report page in four languages, share links and a recompute
 against today's catalog and prices; the same in the REST API.
 

@@ -230,7 +230,7 @@ def test_an_admin_alias_and_rematch_fixes_an_unmatched_offer(fake: FakeProvider)
     assert services.offers_rematch(offers=CloudOffer.all_orgs.all()) == 1
 
 
-# -- robustness (issue 11) -------------------------------------------------------------------
+# -- robustness -------------------------------------------------------------------
 
 
 def test_a_nested_json_source_does_not_stop_the_next_source(fake: FakeProvider) -> None:

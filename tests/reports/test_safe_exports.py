@@ -1,5 +1,5 @@
-"""The saved configuration's CSV export neutralises spreadsheet formulas (issue 11,
-finding 10): the saved query is user input."""
+"""The saved configuration's CSV export neutralises spreadsheet formulas: the saved
+query is user input."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 14 listed texts that looked wrong; none of them may come back on the pages a
+"""A review listed texts that looked wrong; none of them may come back on the pages a
 non-staff member sees (the seeded catalog, in English)."""
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ class LoginThrottleTests(TestCase):
         # answered 429, as are the 11th and the 12th.
         statuses = self.wrong_passwords(SITE_LOGIN, 12)
         assert statuses == [200] * (LIMIT - 1) + [429] * 3
-        assert statuses[11] == 429  # the 12th wrong password in a row (issue 11)
+        assert statuses[11] == 429  # the 12th wrong password in a row
 
     def test_the_admin_login_is_throttled_the_same_way(self) -> None:
         statuses = self.wrong_passwords(ADMIN_LOGIN, 12)

@@ -71,7 +71,7 @@ INVITEE_PREFIX = "/<slug:org_slug>/invitations/"
 
 
 def add_machine(cls: type[ReportsTestCase]) -> InventoryMachine:
-    """A machine of org A's inventory (issue 16), for the routes that take its code."""
+    """A machine of org A's inventory, for the routes that take its code."""
     return machine_create(
         tenant=tenant_for(cls.alice, "org-a"),
         user=cls.alice,
@@ -80,7 +80,7 @@ def add_machine(cls: type[ReportsTestCase]) -> InventoryMachine:
 
 
 def fill_own(route: str) -> str:
-    """Org A's own model or card where an org route takes one (issue 16)."""
+    """Org A's own model or card where an org route takes one."""
     for part, value in (
         ("/own/models/<slug:slug>", OWN_MODEL),
         ("/own/accelerators/<slug:slug>", OWN_CARD),
@@ -107,7 +107,7 @@ class CrossTenantTests(ReportsTestCase):
         cls.link = share_link_create(
             tenant=tenant, user=cls.alice, configuration=cls.saved, expires_at=None
         )
-        # A saved capacity plan of org A and its share link (issue 16).
+        # A saved capacity plan of org A and its share link.
         cls.plan = frozen_plan(organization=cls.org_a, user=cls.alice, name="Org A's plan")
         cls.plan_link = plan_share_link_create(
             tenant=tenant, user=cls.alice, plan=cls.plan, expires_at=None
@@ -196,7 +196,7 @@ class CrossTenantTests(ReportsTestCase):
         )
         with translation.override("en"):
             for name, route, _params in routes:
-                # A saved plan's public page takes a plan link's token (issue 16).
+                # A saved plan's public page takes a plan link's token.
                 plan_route = "/s/plan/" in route
                 live_link = self.plan_link if plan_route else self.link
                 live = route.replace("<str:token>", live_link.token)
@@ -219,7 +219,7 @@ class CrossTenantTests(ReportsTestCase):
                 assert self.client.get(live).status_code == 200, name
 
 
-# --- the REST API with a script's token (issue 15) ---------------------------------------
+# --- the REST API with a script's token ---------------------------------------
 
 API = "/api/v1/"
 # An org-private offer of org A, loaded through its feed as an admin's upload does.
@@ -358,7 +358,7 @@ class ApiCrossTenantTests(ReportsTestCase):
         assert self.saved.name in saved
 
 
-# --- an organisation's own models and accelerators (issue 16) ----------------------------
+# --- an organisation's own models and accelerators ----------------------------
 
 OWN_MODEL = "org-a-secret-tune-0a1b2c3d"
 OWN_CARD = "org-a-secret-card-0a1b2c3d"

@@ -32,7 +32,7 @@ from sizing_site.tenancy.models import Membership, Organization, Role
 # the browser walk can open its edit, delete and history pages.
 DEMO_MACHINE_CODE = uuid.UUID("5eed0000-f1ee-4000-8000-000000000001")
 DEMO_MACHINE_CARD = "nvidia-geforce-rtx-4090"
-# The demo org's own catalog entries (issue 16): a fine-tune of a public model (its
+# The demo org's own catalog entries: a fine-tune of a public model (its
 # config.json) and an in-house card (a public card's figures under the org's name).
 DEMO_OWN_MODEL = "demo-support-assistant-8b"
 DEMO_OWN_MODEL_BASE = "llama-3-1-8b-instruct"
