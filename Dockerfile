@@ -1,12 +1,13 @@
-# Image for compose.yaml: the same pinned dependencies as `make setup` (requirements.lock).
+# Image for compose.yaml: the runtime set only (requirements-runtime.lock, the pins of
+# requirements.lock without the test, lint and type tools), as `make serve` installs it.
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
 # msgfmt for the translations; nothing else is compiled (psycopg ships binary wheels).
 RUN apt-get update && apt-get install -y --no-install-recommends gettext \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-COPY requirements.lock pyproject.toml ./
-RUN pip install -r requirements.lock
+COPY requirements-runtime.lock pyproject.toml ./
+RUN pip install -r requirements-runtime.lock
 COPY . .
 # Static files and translations are built into the image, so containers start with them.
 # The key is a throw-away: settings refuse DEBUG=False without one, nothing is signed here.

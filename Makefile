@@ -2,19 +2,34 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# Two dependency sets (docs/operations.md, "Dependencies"): the runtime set for the portal
+# (make run, make serve, the Dockerfile) and the development set on top for make test.
+RUNTIME_STAMP := $(VENV)/.runtime-installed
 STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test setup serve-prep serve serve-release serve-check lint typecheck pytest messages compilemessages gettext chromium clean
+.PHONY: run test setup runtime locks serve-prep serve serve-release serve-check lint typecheck pytest messages compilemessages gettext chromium clean
 
-$(STAMP): requirements.lock pyproject.toml
+$(RUNTIME_STAMP): requirements-runtime.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-runtime.lock
+	touch $(RUNTIME_STAMP)
+
+$(STAMP): requirements.lock $(RUNTIME_STAMP)
 	$(PY) -m pip install --quiet -r requirements.lock
 	touch $(STAMP)
 
+# The portal's own packages only: no test, lint or type tool.
+runtime: $(RUNTIME_STAMP) gettext
+
 setup: $(STAMP) gettext chromium
+
+# After recompiling requirements.lock (uv pip compile pyproject.toml --extra dev
+# --python-version 3.11 -o requirements.lock): the runtime lock at the same pins.
+locks:
+	$(PYTHON) .ci/runtime_lock.py
 
 # msgfmt/xgettext come from GNU gettext; install it when missing (root on our machines).
 gettext:
@@ -25,7 +40,7 @@ gettext:
 chromium:
 	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 
-compilemessages: setup
+compilemessages: runtime
 	$(PY) manage.py compilemessages --ignore=.venv --verbosity 0
 
 messages: setup
@@ -78,7 +93,7 @@ lint: setup
 typecheck: setup
 	$(VENV)/bin/mypy .
 
-pytest: compilemessages
+pytest: setup compilemessages
 	$(VENV)/bin/pytest
 
 test: lint typecheck pytest
