@@ -35,9 +35,9 @@ from estimator.api import (
 )
 from estimator.api import cache as estimator_cache
 from estimator.api.extras import FinetuneEstimate, finetune_estimate
+from estimator.api.recommend import PlanStep
 from estimator.api.run import offloaded_layer_count
 from estimator.api.schema import LLAMA_FAMILY
-from estimator.recommend import PlanStep
 from estimator.weights import HF_FORMATS
 
 # The quantized KV caches each engine family offers: llama.cpp's ggml types, vLLM's fp8.

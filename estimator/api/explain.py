@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 from estimator import kv as kvmod
 from estimator import speed
+from estimator.api.placement import Budget, KVPlacement, Placement
 from estimator.api.schema import Explanation, Request, Result
 from estimator.model import ModelSpec
 from estimator.weights import WeightsBreakdown
 
 if TYPE_CHECKING:
-    from estimator.api.run import Budget, KVPlacement, Placement
     from estimator.api.speeds import Speeds
 
 

@@ -8,7 +8,7 @@ memory and speed, and each figure's explanation entry names its source module.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from estimator import kv as kvmod
 from estimator import memory, serving, speed
@@ -16,6 +16,7 @@ from estimator.api import cache
 from estimator.api.explain import explanation
 from estimator.api.extras import serving_section
 from estimator.api.parse import RequestError
+from estimator.api.placement import Budget, KVPlacement, Placement
 from estimator.api.schema import LLAMA_FAMILY, Fit, Request, Result, metal_working_set
 from estimator.api.speeds import Speeds, estimate_speeds
 from estimator.model import ModelSpec
@@ -24,27 +25,6 @@ from estimator.weights import WeightsBreakdown
 
 # The largest context or batch a capacity search considers (2^27 tokens or sequences).
 SEARCH_LIMIT = 2**27
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where the weights live: bytes on the accelerators, in host memory, per device."""
-
-    weights_bytes: int  # text weights, all of them
-    multimodal_bytes: int  # vision/audio towers loaded by the engine (0 for llama.cpp)
-    offloaded_bytes: int  # weights kept in host memory
-    offloaded_layers: int
-    device_weights_bytes: int  # on accelerators, all devices together
-    per_device_weights_bytes: int
-    split: str  # "none" | "tensor" | "layer"
-
-
-@dataclass(frozen=True)
-class KVPlacement:
-    cache: kvmod.KVCache
-    device_bytes: int  # on accelerators, all devices together
-    per_device_bytes: int
-    bytes_per_token_per_device: float
 
 
 def context_limit(request: Request, model: ModelSpec) -> int:
@@ -207,13 +187,6 @@ def place_kv(
     else:
         per_device = device_bytes
     return KVPlacement(cache_, device_bytes, per_device, per_device / tokens)
-
-
-@dataclass(frozen=True)
-class Budget:
-    overhead: memory.Overhead
-    usable_bytes: int
-    kv_budget_bytes: int  # per device: usable - weights - overhead (>= 0)
 
 
 def engine_overhead(

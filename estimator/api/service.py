@@ -8,6 +8,7 @@ from typing import Any
 from estimator.api import cache
 from estimator.api.extras import cost_section, finetune_section
 from estimator.api.parse import RequestError, parse_request
+from estimator.api.recommend import recommendations
 from estimator.api.run import run_estimate as run_core
 from estimator.api.schema import Request, Result
 from estimator.api.serialize import result_to_dict
@@ -28,8 +29,6 @@ def run_estimate(request: Request) -> Result:
             ),
         )
     if request.recommend:
-        from estimator.recommend import recommendations  # recommend imports this module
-
         result = replace(
             result, recommendations=recommendations(request, result, run_core, model.n_layers)
         )

@@ -21,7 +21,7 @@ from catalog.sizing.candidates import default_floor, ladder_down_to, quant_ladde
 from catalog.sizing.requests import family_ladder, llama_like
 from estimator import cost
 from estimator.api import RequestError, request_to_dict, result_to_dict
-from estimator.recommend import PlanStep
+from estimator.api.recommend import PlanStep
 from pricing import costs
 from pricing import selectors as pricing_selectors
 from pricing.models import CloudOffer

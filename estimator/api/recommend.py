@@ -1,0 +1,425 @@
+"""Recommendations on top of the public estimate: which quant, which device, how to make it fit.
+
+Everything here calls `run_estimate` on modified copies of a request, so a recommendation
+is exactly what the estimator would say about the changed deployment (no separate model).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from estimator import memory
+from estimator.api.schema import (
+    LLAMA_FAMILY,
+    Device,
+    Offload,
+    Request,
+    Result,
+    WeightsSpec,
+)
+
+# GGUF file types from least to most compressed, with their nominal bits per weight
+# (block sizes in GGUF_QUANTS.md; K-quant mixes take the base type's bpw). The nominal
+# figure is the quality floor's yardstick; the real, mixed size comes from the estimate.
+GGUF_LADDER: tuple[tuple[str, float], ...] = (
+    ("BF16", 16.0),
+    ("Q8_0", 8.5),
+    ("Q6_K", 6.5625),
+    ("Q5_K_M", 5.5),
+    ("Q5_K_S", 5.5),
+    ("Q4_K_M", 4.5),
+    ("Q4_K_S", 4.5),
+    ("IQ4_XS", 4.25),
+    ("Q3_K_L", 3.4375),
+    ("Q3_K_M", 3.4375),
+    ("IQ3_M", 3.4375),
+    ("Q3_K_S", 3.4375),
+    ("IQ3_XXS", 3.0625),
+    ("Q2_K", 2.625),
+    ("IQ2_M", 2.5625),
+    ("IQ2_XS", 2.3125),
+    ("IQ2_XXS", 2.0625),
+    ("IQ1_M", 1.75),
+    ("IQ1_S", 1.5625),
+)
+# vLLM-family checkpoints from least to most compressed, with bits per weight.
+HF_LADDER: tuple[tuple[str, float], ...] = (
+    ("bf16", 16.0),
+    ("fp8", 8.0),
+    ("w8a8", 8.0),
+    ("awq-int4", 4.0),
+    ("gptq-int4", 4.0),
+)
+DEFAULT_MIN_BITS = 3.0
+MAX_EXTRA_DEVICES = 8
+
+Estimator = Callable[[Request], Result]
+
+
+@dataclass(frozen=True)
+class QuantChoice:
+    name: str
+    nominal_bits_per_weight: float
+    fits: bool
+    verdict: str
+    per_device_bytes: int
+    decode_tokens_per_s: float
+
+
+@dataclass(frozen=True)
+class DeviceChoice:
+    index: int
+    name: str | None
+    memory_gb: float
+    count: int
+    verdict: str
+    per_device_bytes: int
+    decode_tokens_per_s: float
+
+
+@dataclass(frozen=True)
+class PlanStep:
+    action: str  # "shorter_context" | "quantize_kv" | "smaller_quant" | ...
+    description: str
+    flags: tuple[str, ...]  # engine command-line flags that apply the step
+    fits: bool
+    verdict: str
+    per_device_bytes: int
+    usable_bytes_per_device: int
+    decode_tokens_per_s: float
+    context_tokens: int
+    change: dict[str, Any]  # the request fields the step changes
+
+
+def _ladder(request: Request) -> tuple[tuple[str, float], ...]:
+    return GGUF_LADDER if request.weights.format == "gguf" else HF_LADDER
+
+
+def _with_quant(request: Request, name: str) -> Request:
+    if request.weights.format == "gguf":
+        weights = WeightsSpec("gguf", quant=name, imatrix=request.weights.imatrix)
+    else:
+        weights = WeightsSpec("hf", dtype=name, group_size=request.weights.group_size)
+    return replace(request, weights=weights, recommend=False)
+
+
+def _fits(result: Result) -> bool:
+    return result.fit.verdict != "does_not_fit"
+
+
+def quant_options(
+    request: Request, estimator: Estimator, min_bits_per_weight: float = DEFAULT_MIN_BITS
+) -> list[QuantChoice]:
+    """Every quant on the ladder at or above the quality floor, evaluated on this device."""
+    out = []
+    for name, bits in _ladder(request):
+        if bits < min_bits_per_weight:
+            break
+        try:
+            result = estimator(_with_quant(request, name))
+        except ValueError:
+            continue  # e.g. a quant the weights module cannot size for this model
+        out.append(
+            QuantChoice(
+                name,
+                bits,
+                _fits(result),
+                result.fit.verdict,
+                result.per_device_bytes,
+                result.decode_tokens_per_s.estimate,
+            )
+        )
+    return out
+
+
+def best_quant(
+    request: Request, estimator: Estimator, min_bits_per_weight: float = DEFAULT_MIN_BITS
+) -> QuantChoice | None:
+    """The least-compressed quant that fits (verdict not "does_not_fit"), None if none does."""
+    for choice in quant_options(request, estimator, min_bits_per_weight):
+        if choice.fits:
+            return choice
+    return None
+
+
+def device_options(
+    request: Request, devices: Iterable[Device], estimator: Estimator
+) -> list[DeviceChoice]:
+    """The request evaluated on each device (same weights, engine and workload)."""
+    out = []
+    for index, device in enumerate(devices):
+        tp = min(request.workload.tensor_parallel, device.count)
+        candidate = replace(
+            request,
+            device=device,
+            recommend=False,
+            workload=replace(request.workload, tensor_parallel=tp),
+        )
+        result = estimator(candidate)
+        out.append(
+            DeviceChoice(
+                index,
+                device.name,
+                device.memory_gb,
+                device.count,
+                result.fit.verdict,
+                result.per_device_bytes,
+                result.decode_tokens_per_s.estimate,
+            )
+        )
+    return out
+
+
+def best_devices(
+    request: Request, devices: Iterable[Device], estimator: Estimator
+) -> dict[str, DeviceChoice | None]:
+    """Smallest fitting device (least total memory, then fastest) and fastest fitting one."""
+    options = device_options(request, devices, estimator)
+    fitting = [c for c in options if c.verdict != "does_not_fit"]
+    smallest = min(
+        fitting, key=lambda c: (c.memory_gb * c.count, -c.decode_tokens_per_s), default=None
+    )
+    fastest = max(
+        fitting, key=lambda c: (c.decode_tokens_per_s, -c.memory_gb * c.count), default=None
+    )
+    return {"smallest": smallest, "fastest": fastest}
+
+
+def _step(
+    action: str,
+    description: str,
+    flags: tuple[str, ...],
+    request: Request,
+    change: dict[str, Any],
+    estimator: Estimator,
+) -> PlanStep | None:
+    try:
+        result = estimator(request)
+    except ValueError:
+        return None
+    return PlanStep(
+        action,
+        description,
+        flags,
+        _fits(result),
+        result.fit.verdict,
+        result.per_device_bytes,
+        result.usable_bytes_per_device,
+        result.decode_tokens_per_s.estimate,
+        request.workload.context_tokens,
+        change,
+    )
+
+
+def _shorter_context(request: Request, result: Result, estimator: Estimator) -> PlanStep | None:
+    """The longest context (multiple of 256) that fits, if it still holds the prompt + output."""
+    floor = request.workload.prompt_tokens + request.workload.output_tokens
+    tokens = (min(result.max_context_tokens, request.workload.context_tokens - 1) // 256) * 256
+    if tokens < max(floor, 256):
+        return None
+    candidate = replace(request, workload=replace(request.workload, context_tokens=tokens))
+    flag = (
+        ("-c", str(tokens))
+        if request.engine.name in LLAMA_FAMILY
+        else ("--max-model-len", str(tokens))
+    )
+    return _step(
+        "shorter_context",
+        f"Reduce the context to {tokens} tokens",
+        flag,
+        candidate,
+        {"workload.context_tokens": tokens},
+        estimator,
+    )
+
+
+def _quantized_kv(request: Request, estimator: Estimator) -> list[PlanStep]:
+    llama = request.engine.name in LLAMA_FAMILY
+    current = request.engine.type_k or request.workload.kv_cache_dtype
+    options = ("q8_0", "q4_0") if llama else ("fp8",)
+    steps = []
+    for dtype in options:
+        if current == dtype or (current == "q4_0" and dtype == "q8_0"):
+            continue
+        engine = replace(
+            request.engine,
+            type_k=None,
+            type_v=None,
+            flash_attention=True if llama else request.engine.flash_attention,
+        )
+        candidate = replace(
+            request, engine=engine, workload=replace(request.workload, kv_cache_dtype=dtype)
+        )
+        flags = (
+            ("-fa", "on", "-ctk", dtype, "-ctv", dtype) if llama else ("--kv-cache-dtype", "fp8")
+        )
+        step = _step(
+            "quantize_kv",
+            f"Store the KV cache as {dtype}",
+            flags,
+            candidate,
+            {"workload.kv_cache_dtype": dtype},
+            estimator,
+        )
+        if step:
+            steps.append(step)
+    return steps
+
+
+def _quant_flags(request: Request, name: str) -> tuple[str, ...]:
+    """llama.cpp picks the file by its quant tag (-hf <repo>:<quant>); vLLM quantizes to FP8
+    on load (--quantization fp8); other schemes need a pre-quantized checkpoint."""
+    if request.weights.format == "gguf":
+        return ("-hf", f"<repo>:{name}")
+    if name == "fp8":
+        return ("--quantization", "fp8")
+    return ("--model", f"<{name} checkpoint>")
+
+
+def _smaller_quant(
+    request: Request, estimator: Estimator, min_bits_per_weight: float
+) -> PlanStep | None:
+    """The next quant down the ladder that fits (or the smallest allowed one if none does)."""
+    ladder = _ladder(request)
+    names = [name for name, _ in ladder]
+    current = request.weights.name
+    start = names.index(current) + 1 if current in names else 0
+    last: PlanStep | None = None
+    for name, bits in ladder[start:]:
+        if bits < min_bits_per_weight:
+            break
+        flag = _quant_flags(request, name)
+        last = _step(
+            "smaller_quant",
+            f"Use {name} weights",
+            flag,
+            _with_quant(request, name),
+            {"weights": name},
+            estimator,
+        )
+        if last and last.fits:
+            return last
+    return last
+
+
+def _offload_layers(request: Request, n_layers: int, estimator: Estimator) -> PlanStep | None:
+    """Fewest repeating layers in host memory that make it fit (binary search)."""
+    if request.device.memory_kind == "unified":
+        return None
+
+    def at(layers: int) -> Request:
+        return replace(request, workload=replace(request.workload, offload=Offload(layers=layers)))
+
+    low, high = 1, n_layers
+    if not _fits(estimator(at(high))):
+        return None
+    while low < high:
+        mid = (low + high) // 2
+        if _fits(estimator(at(mid))):
+            high = mid
+        else:
+            low = mid + 1
+    llama = request.engine.name in LLAMA_FAMILY
+    if llama:
+        flags: tuple[str, ...] = ("-ngl", str(n_layers - low))
+    else:
+        result = estimator(at(low))
+        per_device = memory.cpu_offload_gib_per_device(result.offloaded_bytes, request.device.count)
+        flags = ("--cpu-offload-gb", str(per_device))
+    return _step(
+        "offload_layers",
+        f"Keep {low} of {n_layers} layers in host memory",
+        flags,
+        at(low),
+        {"workload.offload.layers": low},
+        estimator,
+    )
+
+
+def _offload_experts(request: Request, result: Result, estimator: Estimator) -> PlanStep | None:
+    if request.engine.name not in LLAMA_FAMILY or request.device.memory_kind == "unified":
+        return None
+    if request.workload.offload.moe_experts or result.params_active >= result.params_total:
+        return None
+    candidate = replace(
+        request, workload=replace(request.workload, offload=Offload(moe_experts=True))
+    )
+    return _step(
+        "offload_moe_experts",
+        "Keep the routed MoE experts in host memory",
+        ("--cpu-moe",),
+        candidate,
+        {"workload.offload.moe_experts": True},
+        estimator,
+    )
+
+
+def _more_devices(request: Request, estimator: Estimator) -> PlanStep | None:
+    """The fewest identical devices (2, 4, 8) that fit, split the engine's usual way."""
+    count = request.device.count * 2
+    last: PlanStep | None = None
+    while count <= MAX_EXTRA_DEVICES:
+        llama = request.engine.name in LLAMA_FAMILY
+        tp = 1 if llama else count
+        candidate = replace(
+            request,
+            device=replace(request.device, count=count),
+            workload=replace(request.workload, tensor_parallel=tp),
+        )
+        flags = (
+            ("-ts", ",".join(["1"] * count)) if llama else ("--tensor-parallel-size", str(count))
+        )
+        last = _step(
+            "more_devices",
+            f"Use {count} devices",
+            flags,
+            candidate,
+            {"device.count": count, "workload.tensor_parallel": tp},
+            estimator,
+        )
+        if last and last.fits:
+            return last
+        count *= 2
+    return last
+
+
+def make_it_fit(
+    request: Request,
+    result: Result,
+    estimator: Estimator,
+    n_layers: int,
+    min_bits_per_weight: float = DEFAULT_MIN_BITS,
+) -> list[PlanStep]:
+    """Ranked single changes that bring the request within memory.
+
+    Candidates: shorter context, quantized KV, the next quant down, MoE experts or N layers
+    to host memory, more devices. Ranking: steps that fit first, then the fastest decode
+    (so the cheapest-in-speed fix leads); steps that do not fit stay listed as partial help.
+    """
+    request = replace(request, recommend=False)
+    candidates: list[PlanStep | None] = [
+        _shorter_context(request, result, estimator),
+        *_quantized_kv(request, estimator),
+        _smaller_quant(request, estimator, min_bits_per_weight),
+        _offload_experts(request, result, estimator),
+        _offload_layers(request, n_layers, estimator),
+        _more_devices(request, estimator),
+    ]
+    steps = [s for s in candidates if s is not None]
+    return sorted(steps, key=lambda s: (not s.fits, -s.decode_tokens_per_s))
+
+
+def recommendations(
+    request: Request, result: Result, estimator: Estimator, n_layers: int
+) -> dict[str, Any]:
+    """The "recommendations" section of a result: best quant and, when needed, a plan."""
+    best = best_quant(request, estimator)
+    plan = make_it_fit(request, result, estimator, n_layers) if not _fits(result) else []
+    return {
+        "min_bits_per_weight": DEFAULT_MIN_BITS,
+        "best_quant": None if best is None else dataclasses.asdict(best),
+        "make_it_fit": [dataclasses.asdict(step) for step in plan],
+    }
