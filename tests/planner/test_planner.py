@@ -22,6 +22,7 @@ from catalog import hardware
 from catalog.models import Accelerator
 from catalog.services.seed import catalog_load
 from estimator import capacity
+from estimator.capacity.costs import _replica_costs as replica_costs
 from pricing import services as pricing
 from pricing.models import CloudOffer, CloudProvider
 from sizing_site.fleet.models import InventoryMachine
@@ -468,7 +469,7 @@ class InventoryCandidatesTest(PlannerTestCase):
         assert {c.power_w_per_card for c in mine} == {350.0}
         assert {c.electricity_usd_per_kwh for c in mine} == {0.3}
         tp1 = next(c for c in mine if c.tensor_parallel == 1)
-        assert capacity._replica_costs(tp1, capacity.Horizon(), {})[1] == pytest.approx(109.5)
+        assert replica_costs(tp1, capacity.Horizon(), {})[1] == pytest.approx(109.5)
 
 
 class WhatIfTest(PlannerTestCase):
