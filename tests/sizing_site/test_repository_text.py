@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# "issue 13", "Issue 16's": our tracker's numbers. Other projects' issues are cited with
-# their repository and a "#" ("vLLM issue #5711") and stay.
+# Our tracker's numbers: the word "issue" and a number after a space. Other projects'
+# issues are cited with their repository and a "#" ("vLLM issue #5711") and stay.
 TRACKER_NUMBER = re.compile(r"\b[Ii]ssues? \d|\bissue_\d")
 TEXT_SUFFIXES = {".py", ".md", ".html", ".txt", ".toml", ".cfg", ".yaml", ".yml", ".json"}
 
