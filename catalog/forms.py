@@ -5,7 +5,7 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from catalog.limits import MAX_JSON_DEPTH, json_depth
+from catalog.limits import MAX_JSON_DEPTH, has_lone_surrogate, json_depth
 from catalog.models import Architecture, LLMModel, Segment, WeightsAvailability
 from catalog.services.configs import MAX_CONFIG_BYTES
 
@@ -33,7 +33,13 @@ class BoundedJSONField(forms.JSONField):
                     params={"n": MAX_JSON_DEPTH},
                     code="too_deep",
                 )
-        return super().to_python(value)
+        data = super().to_python(value)
+        if has_lone_surrogate(data):
+            raise forms.ValidationError(
+                _("JSON with an unpaired surrogate (such as \\ud800) is not text."),
+                code="surrogate",
+            )
+        return data
 
 
 def _choices(values: list[str]) -> list[tuple[str, Any]]:

@@ -3,7 +3,8 @@
 Works on a whole file or on its first few megabytes: tensor sizes come from each tensor's
 type and shape (gguf.constants.GGML_QUANT_SIZES), never from reading tensor data, so a
 40 GB file costs a few MB of reads. Arrays in the metadata (the tokenizer, most of the
-header) are skipped with seeks, not loaded.
+header) are skipped, not loaded: numbers in one seek, strings by their lengths alone.
+A hostile header is refused from the counts it declares (the limits below).
 
 Layout (GGUF v2/v3, ggml docs/gguf.md): magic, version, tensor count, key/value count,
 key/values, tensor infos (name, dims, type, offset), padding to the alignment, data.
@@ -18,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import IO, Any
 
+from django.utils import formats
 from django.utils.translation import gettext as _
 from gguf.constants import (
     GGML_QUANT_SIZES,
@@ -30,24 +32,44 @@ from gguf.constants import (
 
 from catalog.services.common import CatalogError
 
-# Sanity bounds: far above any real model, low enough to stop a hostile header early.
-MAX_TENSORS = 1_000_000
-MAX_KV = 100_000
+# Sanity bounds: far above any real model (about 50 keys, up to a few thousand tensors, a
+# tokenizer of up to ~260k tokens and ~450k merges), low enough that a hostile header is
+# refused from the counts it declares, before the parser walks them.
+MAX_TENSORS = 100_000
+MAX_KV = 10_000
 MAX_DIMS = 8
 MAX_STRING_BYTES = 64 * 1024 * 1024
+# Strings (or arrays) in one array: a tokenizer's tokens or merges.
+MAX_ARRAY_ITEMS = 1 << 20
+# The parse's work in all: keys, tensors, and the strings and arrays inside arrays. Each is a
+# step of Python; arrays of numbers are skipped in one seek and do not count.
+MAX_ITEMS = 1 << 21
+# Arrays inside arrays: GGUF allows them, no model file has one (llama.cpp reads none), and
+# each costs a step of its own, so a few are allowed, shallow.
+MAX_INNER_ARRAYS = 1 << 16
+MAX_ARRAY_DEPTH = 4
+# The reader's window on the stream: one read per megabyte, not two per field.
+CHUNK_BYTES = 1 << 20
 
-_SCALARS: dict[GGUFValueType, str] = {
-    GGUFValueType.UINT8: "<B",
-    GGUFValueType.INT8: "<b",
-    GGUFValueType.UINT16: "<H",
-    GGUFValueType.INT16: "<h",
-    GGUFValueType.UINT32: "<I",
-    GGUFValueType.INT32: "<i",
-    GGUFValueType.FLOAT32: "<f",
-    GGUFValueType.BOOL: "<?",
-    GGUFValueType.UINT64: "<Q",
-    GGUFValueType.INT64: "<q",
-    GGUFValueType.FLOAT64: "<d",
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<Q")
+_STRING = int(GGUFValueType.STRING)
+_ARRAY = int(GGUFValueType.ARRAY)
+_SCALARS: dict[int, struct.Struct] = {
+    int(kind): struct.Struct(fmt)
+    for kind, fmt in (
+        (GGUFValueType.UINT8, "<B"),
+        (GGUFValueType.INT8, "<b"),
+        (GGUFValueType.UINT16, "<H"),
+        (GGUFValueType.INT16, "<h"),
+        (GGUFValueType.UINT32, "<I"),
+        (GGUFValueType.INT32, "<i"),
+        (GGUFValueType.FLOAT32, "<f"),
+        (GGUFValueType.BOOL, "<?"),
+        (GGUFValueType.UINT64, "<Q"),
+        (GGUFValueType.INT64, "<q"),
+        (GGUFValueType.FLOAT64, "<d"),
+    )
 }
 
 
@@ -122,70 +144,155 @@ def _pad(n: int, alignment: int) -> int:
     return -(-n // alignment) * alignment
 
 
+def _n(count: int) -> str:
+    return formats.number_format(count, force_grouping=True)
+
+
 class _Reader:
+    """The header's fields, read through a window of CHUNK_BYTES on the stream, with the
+    parse's work counted (MAX_ITEMS, MAX_INNER_ARRAYS) before it is done."""
+
     def __init__(self, stream: IO[bytes]) -> None:
         self.stream = stream
         stream.seek(0, 2)
         self.size = stream.tell()
-        stream.seek(0)
+        self.start = 0  # the stream offset of buf[0]
+        self.buf = b""
+        self.pos = 0
+        self.items_left = MAX_ITEMS
+        self.inner_arrays_left = MAX_INNER_ARRAYS
+        self.key = ""  # the key being read, for messages
+
+    def tell(self) -> int:
+        return self.start + self.pos
+
+    def _truncated(self) -> GGUFError:
+        return GGUFError(
+            _("The GGUF header is truncated: it ends at byte %(at)s.") % {"at": self.size}
+        )
+
+    def _fill(self, n: int) -> None:
+        """Move the window to the current position, with at least n bytes in it."""
+        if self.tell() + n > self.size:
+            raise self._truncated()
+        self.start += self.pos
+        self.stream.seek(self.start)
+        self.buf, self.pos = self.stream.read(max(n, CHUNK_BYTES)), 0
+        if len(self.buf) < n:
+            raise self._truncated()
 
     def take(self, n: int) -> bytes:
-        data = self.stream.read(n)
-        if len(data) != n:
-            raise GGUFError(
-                _("The GGUF header is truncated: it ends at byte %(at)s.") % {"at": self.size}
-            )
+        if len(self.buf) - self.pos < n:
+            self._fill(n)
+        data = self.buf[self.pos : self.pos + n]
+        self.pos += n
         return data
 
     def skip(self, n: int) -> None:
-        if self.stream.tell() + n > self.size:
-            raise GGUFError(
-                _("The GGUF header is truncated: it ends at byte %(at)s.") % {"at": self.size}
-            )
-        self.stream.seek(n, 1)
+        if len(self.buf) - self.pos >= n:
+            self.pos += n
+            return
+        if self.tell() + n > self.size:
+            raise self._truncated()
+        self.start, self.buf, self.pos = self.tell() + n, b"", 0
 
-    def unpack(self, fmt: str) -> Any:
-        return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
+    def unpack(self, fmt: struct.Struct) -> Any:
+        if len(self.buf) - self.pos < fmt.size:
+            self._fill(fmt.size)
+        value = fmt.unpack_from(self.buf, self.pos)[0]
+        self.pos += fmt.size
+        return value
+
+    def charge(self, count: int) -> None:
+        """Count `count` more items of work before doing it: a header that declares more
+        than MAX_ITEMS in all is refused without walking them."""
+        self.items_left -= count
+        if self.items_left < 0:
+            raise GGUFError(
+                _("The GGUF header holds more than %(most)s keys, tensors and array items.")
+                % {"most": _n(MAX_ITEMS)}
+            )
 
     def string(self) -> str:
-        n = self.unpack("<Q")
+        n = self.unpack(_U64)
         if n > MAX_STRING_BYTES:
             raise GGUFError(_("The GGUF header declares a %(n)s-byte string.") % {"n": n})
-        return self.take(n).decode("utf-8", errors="replace")
+        text = self.take(n).decode("utf-8", errors="replace")
+        if "\x00" in text:  # PostgreSQL stores no NUL in text
+            raise GGUFError(_("The GGUF header has a string with a NUL character."))
+        return text
 
     def value(self, vtype: int) -> Any:
         """A scalar or string; arrays are skipped and come back as None."""
-        try:
-            kind = GGUFValueType(vtype)
-        except ValueError:
-            raise GGUFError(_("Unknown GGUF value type %(t)s.") % {"t": vtype}) from None
-        if kind == GGUFValueType.STRING:
+        if vtype == _STRING:
             return self.string()
-        if kind == GGUFValueType.ARRAY:
-            self._skip_array()
+        if vtype == _ARRAY:
+            self.skip_array(depth=1)
             return None
-        return self.unpack(_SCALARS[kind])
+        return self.unpack(self._scalar(vtype))
 
-    def _skip_array(self) -> None:
-        item_type, count = self.unpack("<I"), self.unpack("<Q")
-        if item_type in (GGUFValueType.STRING, GGUFValueType.ARRAY):
-            for _i in range(count):
-                self.value(item_type)
+    def _scalar(self, vtype: int) -> struct.Struct:
+        fmt = _SCALARS.get(vtype)
+        if fmt is None:
+            raise GGUFError(_("Unknown GGUF value type %(t)s.") % {"t": vtype})
+        return fmt
+
+    def skip_array(self, depth: int) -> None:
+        """Skip an array: numbers in one seek; strings and arrays one by one, their count
+        checked first."""
+        if depth > MAX_ARRAY_DEPTH:
+            raise GGUFError(
+                _("The GGUF key %(key)s nests arrays more than %(most)s deep.")
+                % {"key": self.key[:80], "most": MAX_ARRAY_DEPTH}
+            )
+        item_type, count = self.unpack(_U32), self.unpack(_U64)
+        if item_type not in (_STRING, _ARRAY):
+            self.skip(self._scalar(item_type).size * count)
             return
-        try:
-            width = struct.calcsize(_SCALARS[GGUFValueType(item_type)])
-        except (ValueError, KeyError):
-            raise GGUFError(_("Unknown GGUF value type %(t)s.") % {"t": item_type}) from None
-        self.skip(width * count)
+        if count > MAX_ARRAY_ITEMS:
+            raise GGUFError(
+                _("The GGUF key %(key)s holds %(n)s items in one array; at most %(most)s.")
+                % {"key": self.key[:80], "n": _n(count), "most": _n(MAX_ARRAY_ITEMS)}
+            )
+        self.charge(count)
+        if item_type == _STRING:
+            self._skip_strings(count)
+            return
+        self.inner_arrays_left -= count
+        if self.inner_arrays_left < 0:
+            raise GGUFError(
+                _("The GGUF header holds more than %(most)s arrays inside arrays.")
+                % {"most": _n(MAX_INNER_ARRAYS)}
+            )
+        for _i in range(count):
+            self.skip_array(depth + 1)
+
+    def _skip_strings(self, count: int) -> None:
+        """Skip `count` strings (a tokenizer has hundreds of thousands): the loop reads the
+        window directly, as a method call per string would double the parse's time."""
+        unpack = _U64.unpack_from
+        buf, pos = self.buf, self.pos
+        for _i in range(count):
+            if len(buf) - pos < 8:
+                self.pos = pos
+                self._fill(8)
+                buf, pos = self.buf, self.pos
+            n = unpack(buf, pos)[0]
+            pos += 8 + n
+            if pos > len(buf):  # the string runs past the window
+                self.pos = pos - n
+                self.skip(n)
+                buf, pos = self.buf, self.pos
+        self.pos = pos
 
 
 def _tensor_info(reader: _Reader) -> TensorInfo:
     name = reader.string()
-    n_dims = reader.unpack("<I")
+    n_dims = reader.unpack(_U32)
     if not 0 < n_dims <= MAX_DIMS:
         raise GGUFError(_("Tensor %(name)s has %(n)s dimensions.") % {"name": name, "n": n_dims})
-    dims = tuple(reader.unpack("<Q") for _d in range(n_dims))
-    raw_type, offset = reader.unpack("<I"), reader.unpack("<Q")
+    dims = tuple(reader.unpack(_U64) for _d in range(n_dims))
+    raw_type, offset = reader.unpack(_U32), reader.unpack(_U64)
     try:
         qtype = GGMLQuantizationType(raw_type)
         block, type_size = GGML_QUANT_SIZES[qtype]
@@ -206,28 +313,40 @@ def _tensor_info(reader: _Reader) -> TensorInfo:
 
 
 def read_header(stream: IO[bytes]) -> GGUFHeader:
-    """Parse the header from a seekable binary stream positioned anywhere."""
+    """Parse the header from a seekable binary stream positioned anywhere.
+
+    The work is bounded before it is done: counts of keys, tensors and array items are
+    checked against the limits above as they are declared, and arrays nest at most
+    MAX_ARRAY_DEPTH deep, so a hostile header is refused in a fraction of a second."""
     reader = _Reader(stream)
-    head = stream.read(4)
-    if len(head) < 4 or struct.unpack("<I", head)[0] != GGUF_MAGIC:
+    if reader.size < 4 or reader.unpack(_U32) != GGUF_MAGIC:
         raise GGUFError(_("This is not a GGUF file (it does not start with “GGUF”)."))
-    version = reader.unpack("<I")
+    version = reader.unpack(_U32)
     if version not in (2, 3):
         raise GGUFError(_("GGUF version %(v)s is not supported (2 and 3 are).") % {"v": version})
-    n_tensors, n_kv = reader.unpack("<Q"), reader.unpack("<Q")
-    if n_tensors > MAX_TENSORS or n_kv > MAX_KV:
-        raise GGUFError(_("The GGUF header declares implausible counts."))
+    n_tensors, n_kv = reader.unpack(_U64), reader.unpack(_U64)
+    if n_tensors > MAX_TENSORS:
+        raise GGUFError(
+            _("The GGUF header declares %(n)s tensors; at most %(most)s are read.")
+            % {"n": _n(n_tensors), "most": _n(MAX_TENSORS)}
+        )
+    if n_kv > MAX_KV:
+        raise GGUFError(
+            _("The GGUF header declares %(n)s keys; at most %(most)s are read.")
+            % {"n": _n(n_kv), "most": _n(MAX_KV)}
+        )
+    reader.charge(n_kv + n_tensors)
     metadata: dict[str, Any] = {}
     for _i in range(n_kv):
-        key = reader.string()
-        value = reader.value(reader.unpack("<I"))
+        key = reader.key = reader.string()
+        value = reader.value(reader.unpack(_U32))
         if value is not None:
             metadata[key] = value
     tensors = tuple(_tensor_info(reader) for _i in range(n_tensors))
     alignment = metadata.get("general.alignment", GGUF_DEFAULT_ALIGNMENT)
     if not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1):
         raise GGUFError(_("general.alignment must be a power of two."))
-    return GGUFHeader(version, metadata, tensors, alignment, _pad(stream.tell(), alignment))
+    return GGUFHeader(version, metadata, tensors, alignment, _pad(reader.tell(), alignment))
 
 
 def check_fits(header: GGUFHeader, file_size: int) -> None:

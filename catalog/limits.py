@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 MAX_JSON_DEPTH = 64  # config.json files nest 3-4 levels; feeds 3
+# Half of a UTF-16 pair: JSON may escape one alone ("\ud800"), and json.loads then makes a
+# str that no UTF-8 encoder takes (a page, a database or a JSON response fails on it).
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class LimitError(ValueError):
@@ -53,6 +59,23 @@ def json_depth(text: str) -> int:
     return deepest
 
 
+def has_lone_surrogate(data: Any) -> bool:
+    """Whether parsed JSON holds an unpaired surrogate in any key or string; iterative, as
+    the data may nest as deep as the parser allowed."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii() and _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 def json_loads_bounded(
     data: str | bytes, *, max_bytes: int, max_depth: int = MAX_JSON_DEPTH
 ) -> Any:
@@ -70,7 +93,7 @@ def json_loads_bounded(
     if json_depth(data) > max_depth:
         raise LimitError(f"nested deeper than {max_depth} levels")
     try:
-        return json.loads(data, parse_constant=_reject_constant, parse_float=_finite_float)
+        parsed = json.loads(data, parse_constant=_reject_constant, parse_float=_finite_float)
     except LimitError:
         raise
     except json.JSONDecodeError as exc:
@@ -78,3 +101,6 @@ def json_loads_bounded(
         raise LimitError(f"not valid JSON: {exc.msg} ({where})") from None
     except (RecursionError, OverflowError) as exc:
         raise LimitError(f"not valid JSON: {exc}") from None
+    if has_lone_surrogate(parsed):
+        raise LimitError(_("contains an unpaired surrogate (such as \\ud800), which is not text"))
+    return parsed

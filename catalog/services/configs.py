@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
-from catalog.limits import json_depth
+from catalog.limits import has_lone_surrogate, json_depth
 from catalog.models import LLMModel, Origin
 from catalog.services.common import CatalogError, validation_text
 from catalog.sizing import specs
@@ -70,6 +70,10 @@ def config_parse_text(*, text: str | bytes) -> dict[str, Any]:
         raise CatalogError(_("Not valid JSON: %(error)s") % {"error": exc}) from None
     if not isinstance(data, dict):
         raise CatalogError(_("A config.json must be a JSON object."))
+    if has_lone_surrogate(data):
+        raise CatalogError(
+            _("A config.json cannot contain an unpaired surrogate (such as \\ud800).")
+        )
     return data
 
 

@@ -10,13 +10,22 @@ from django.utils.translation import gettext as _
 from rest_framework import exceptions
 from rest_framework.parsers import JSONParser
 
+from catalog.limits import has_lone_surrogate
+
 
 class JsonBodyParser(JSONParser):
     """DRF's JSON parser; a body nested too deeply for Python's parser is a 400 (it would
-    raise RecursionError, a 500)."""
+    raise RecursionError, a 500), and so is one with an unpaired surrogate ("\\ud800"):
+    json makes a str of it that every view, serializer, database and response would fail
+    to encode, so it is refused here once, for every endpoint."""
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
         try:
-            return super().parse(stream, media_type, parser_context)
+            data = super().parse(stream, media_type, parser_context)
         except RecursionError:
             raise exceptions.ParseError(_("The JSON is nested too deeply.")) from None
+        if has_lone_surrogate(data):
+            raise exceptions.ParseError(
+                _("The JSON contains an unpaired surrogate (such as \\ud800), which is not text.")
+            )
+        return data

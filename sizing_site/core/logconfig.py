@@ -9,7 +9,8 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-from django.core.exceptions import ImproperlyConfigured
+from django.core.exceptions import ImproperlyConfigured, PermissionDenied
+from rest_framework import exceptions as drf
 
 from sizing_site.core.request_id import current_request_id
 
@@ -26,6 +27,26 @@ class RequestIdFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if not hasattr(record, "request_id"):
             record.request_id = current_request_id()
+        return True
+
+
+# Refusals of the caller, not faults of the code: a user without the role, a visitor not
+# logged in. Django logs each 403 from a page with its whole traceback.
+REFUSALS = (PermissionDenied, drf.NotAuthenticated, drf.AuthenticationFailed, drf.PermissionDenied)
+
+
+class RefusalWithoutTraceback(logging.Filter):
+    """Keeps the one line ("Forbidden (Permission denied): /path") of a refused request
+    (401, 403, or one of REFUSALS) and drops its traceback: a probe of every address would
+    otherwise fill the log with tracebacks that say nothing. 5xx keep theirs."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info:
+            exc = record.exc_info[1]
+            status = getattr(record, "status_code", None)
+            if isinstance(exc, REFUSALS) or status in (401, 403):
+                record.exc_info = None
+                record.exc_text = None
         return True
 
 
@@ -59,7 +80,10 @@ def logging_config(*, log_format: str, level: str) -> dict[str, Any]:
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"request_id": {"()": RequestIdFilter}},
+        "filters": {
+            "request_id": {"()": RequestIdFilter},
+            "refusal_without_traceback": {"()": RefusalWithoutTraceback},
+        },
         "formatters": {"default": formatter},
         "handlers": {
             "console": {
@@ -68,5 +92,8 @@ def logging_config(*, log_format: str, level: str) -> dict[str, Any]:
                 "formatter": "default",
             }
         },
+        # A logger's own filter runs before any handler (the console, pytest's, Sentry's
+        # logging integration): Django logs responses to django.request.
+        "loggers": {"django.request": {"filters": ["refusal_without_traceback"]}},
         "root": {"handlers": ["console"], "level": level.upper()},
     }

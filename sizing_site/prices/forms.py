@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django import forms
@@ -15,7 +16,10 @@ from pricing.forms import outbound_url_validator
 from pricing.models import CloudProvider
 
 MAX_FEED_BYTES = 2 * 1024 * 1024
+REFUSED_URL = _("This address cannot be used: a feed must be on a public http or https address.")
 MAX_ROW_ERRORS = 10  # listed on the form; the rest are counted
+
+logger = logging.getLogger(__name__)
 
 
 class OfferFilterForm(forms.Form):
@@ -55,7 +59,14 @@ class FeedUploadForm(forms.Form):
 
     def clean_url(self) -> str:
         url: str = self.cleaned_data.get("url") or ""
-        outbound_url_validator(url)
+        try:
+            outbound_url_validator(url)
+        except forms.ValidationError as exc:
+            # One answer whatever the reason (no such host, a private address, a slow
+            # resolver, another scheme): an organisation's admin must not learn from it
+            # which host names exist inside the network. The reason goes to the log.
+            logger.info("feed URL refused: %s", "; ".join(exc.messages))
+            raise forms.ValidationError(REFUSED_URL, code="outbound") from None
         return url
 
     def clean_file(self) -> Any:

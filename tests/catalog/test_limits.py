@@ -52,3 +52,10 @@ json_values = st.recursive(
 def test_any_finite_shallow_json_round_trips(value: object) -> None:
     text = json.dumps(value)
     assert json_loads_bounded(text, max_bytes=len(text.encode()) + 1) == value
+
+
+def test_an_unpaired_surrogate_is_a_limit_error_and_a_pair_is_text() -> None:
+    for text in ('{"sku": "\\ud800"}', '{"\\udfff": 1}', '[["ok", "a\\udc00b"]]'):
+        with pytest.raises(LimitError, match="unpaired surrogate"):
+            json_loads_bounded(text, max_bytes=20_000)
+    assert json_loads_bounded('{"sku": "\\ud83d\\ude00"}', max_bytes=100) == {"sku": "😀"}

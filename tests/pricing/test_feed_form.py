@@ -10,6 +10,7 @@ from django.test import override_settings
 from django.urls import reverse
 from kombu.exceptions import OperationalError
 
+from pricing import outbound
 from pricing.admin import PriceSourceForm
 from pricing.models import CloudOffer, CloudProvider, PriceSource, RefreshRun, RunStatus
 from pricing.tasks import refresh_prices
@@ -17,7 +18,8 @@ from tests.cast import CastTestCase
 from tests.pricing.hostile import answer, serving
 from tests.pricing.test_outbound import dns
 
-REFUSED = "This address cannot be used: the address is not allowed."
+# One message for every refused feed URL, whatever the reason (see the test below).
+REFUSED = "This address cannot be used: a feed must be on a public http or https address."
 
 
 class FeedFormTests(CastTestCase):
@@ -61,10 +63,35 @@ class FeedFormTests(CastTestCase):
                     assert self.post_url(feed_url) == [REFUSED]
         assert local.requests == []
 
-    def test_ftp_gets_400_with_the_reason(self) -> None:
-        assert self.post_url("ftp://example.com/feed.csv") == [
-            "This address cannot be used: only http and https addresses are allowed."
-        ]
+    def test_ftp_gets_400(self) -> None:
+        assert self.post_url("ftp://example.com/feed.csv") == [REFUSED]
+
+    def test_every_refused_url_gets_the_same_message(self) -> None:
+        # Which host names exist inside the network must not show: a name that does not
+        # resolve, one that resolves to a private address, a resolver too slow to answer
+        # and a refused scheme all read the same (and so does the API, through this form).
+        def slow(*args: object, **kwargs: object) -> list[object]:
+            raise outbound.TransientFetchError("the source did not answer in time")
+
+        with dns({"intranet.example.com": ["10.1.2.3"]}):
+            answers = {
+                feed_url: self.post_url(feed_url)
+                for feed_url in (
+                    "https://intranet.example.com/feed.csv",
+                    "https://no-such-host.invalid/feed.csv",
+                    "http://10.0.0.1/feed.csv",
+                    "ftp://intranet.example.com/feed.csv",
+                )
+            }
+            with mock.patch.object(outbound, "_lookup", side_effect=slow):
+                answers["slow resolver"] = self.post_url("https://slow.example.com/feed.csv")
+        assert set(map(tuple, answers.values())) == {(REFUSED,)}, answers
+        api = self.client.post(
+            "/api/v1/o/org-a/prices/feeds/",
+            {"provider": "acme", "url": "https://no-such-host.invalid/feed.csv"},
+            content_type="application/json",
+        )
+        assert api.json() == {"errors": {"url": [REFUSED]}}
 
     def test_a_host_resolving_to_private_space_gets_400(self) -> None:
         with dns({"prices.example.com": ["10.20.30.40"]}):
@@ -189,6 +216,9 @@ class StaffSourceFormTests(CastTestCase):
         }
         form = PriceSourceForm(data=data)
         assert not form.is_valid()
-        assert form.errors["base_url"] == [REFUSED]
+        # Staff configure the sources (and read the logs): their form keeps the reason.
+        assert form.errors["base_url"] == [
+            "This address cannot be used: the address is not allowed."
+        ]
         with override_settings(OUTBOUND_ALLOWED_HOSTS=["169.254.169.254"]):
             assert PriceSourceForm(data=data).is_valid()
