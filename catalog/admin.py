@@ -5,16 +5,19 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
-from django.core.exceptions import BadRequest
+from django.core.exceptions import BadRequest, PermissionDenied
 from django.db import models
 from django.db.models import QuerySet
-from django.http import HttpRequest
-from django.utils.translation import gettext
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import URLPattern, path
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 from import_export.admin import ImportExportModelAdmin
 from simple_history.admin import SimpleHistoryAdmin
 
 from catalog.forms import BoundedJSONField
+from catalog.hub import MAX_REVISION, HubError, hub_repo_id, hub_revision
 from catalog.models import (
     Accelerator,
     EngineSupport,
@@ -26,6 +29,7 @@ from catalog.models import (
 from catalog.resources import AcceleratorResource, LLMModelResource
 from catalog.services import CatalogError
 from catalog.services.configs import model_apply_config, model_config_require_size
+from catalog.services.hub import model_import_hub
 from catalog.services.review import catalog_mark_reviewed
 
 
@@ -105,6 +109,65 @@ class ModelWeightsInline(admin.TabularInline):
     readonly_fields = ["computed_bytes"]
 
 
+# Each model of the action calls the Hub (unless cached): a bounded batch keeps the
+# admin's request short.
+HUB_ACTION_MAX = 20
+
+
+@admin.action(description=_("Import again from Hugging Face"))
+def hub_reimport(
+    modeladmin: admin.ModelAdmin[Any], request: HttpRequest, rows: QuerySet[Any]
+) -> None:
+    """Read each selected public model's repository again (config and weights sizes)."""
+    if rows.count() > HUB_ACTION_MAX:
+        message = gettext("Select at most %(n)d models.") % {"n": HUB_ACTION_MAX}
+        modeladmin.message_user(request, message, messages.ERROR)
+        return
+    done = 0
+    for model in rows:
+        if model.organization_id is not None or not model.hf_repo:
+            message = gettext(
+                "%(model)s: only public models with a Hugging Face repo are imported here."
+            ) % {"model": model}
+            modeladmin.message_user(request, message, messages.WARNING)
+            continue
+        try:
+            model_import_hub(repo_id=model.hf_repo)
+        except CatalogError as exc:
+            message = f"{model}: {exc.message}"
+            modeladmin.message_user(request, message, messages.ERROR)
+        else:
+            done += 1
+    message = gettext("Models imported again: %(n)d") % {"n": done}
+    modeladmin.message_user(request, message, messages.SUCCESS)
+
+
+class HubImportAdminForm(forms.Form):
+    repo_id = forms.CharField(
+        label=_("Hugging Face repository"),
+        max_length=200,
+        help_text=_("owner/name, e.g. Qwen/Qwen3-8B, or the repository's address."),
+    )
+    revision = forms.CharField(
+        label=_("Revision"),
+        required=False,
+        max_length=MAX_REVISION,
+        help_text=_("A branch, tag or commit; blank: main."),
+    )
+
+    def clean_repo_id(self) -> str:
+        try:
+            return hub_repo_id(self.cleaned_data["repo_id"])
+        except HubError as exc:
+            raise forms.ValidationError(exc.message) from None
+
+    def clean_revision(self) -> str:
+        try:
+            return hub_revision(self.cleaned_data["revision"])
+        except HubError as exc:
+            raise forms.ValidationError(exc.message) from None
+
+
 @admin.register(LLMModel)
 class LLMModelAdmin(ExportAdmin, SimpleHistoryAdmin):
     formfield_overrides = BOUNDED_JSON
@@ -141,11 +204,52 @@ class LLMModelAdmin(ExportAdmin, SimpleHistoryAdmin):
         "updated",
     ]
     inlines = [ModelWeightsInline]
-    actions = [mark_reviewed]
+    actions = [mark_reviewed, hub_reimport]
+    # Adds "Import from Hugging Face" beside the import-export buttons.
+    change_list_template = "admin/catalog/llmmodel/change_list.html"
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[LLMModel]:
         # Staff curate every row: the public catalog and the organisations' own entries.
         return LLMModel.all_orgs.all()
+
+    def get_urls(self) -> list[URLPattern]:
+        view = self.admin_site.admin_view(self.hub_import_view)
+        urls: list[URLPattern] = [
+            path("import-hf/", view, name="catalog_llmmodel_import_hf"),
+        ]
+        return urls + super().get_urls()
+
+    def hub_import_view(self, request: HttpRequest) -> HttpResponse:
+        """A public catalog model from a Hugging Face repository (manage.py import_hf)."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = HubImportAdminForm(request.POST if request.method == "POST" else None)
+        if form.is_valid():
+            try:
+                result = model_import_hub(
+                    repo_id=form.cleaned_data["repo_id"], revision=form.cleaned_data["revision"]
+                )
+            except CatalogError as exc:
+                form.add_error("repo_id", exc.message)
+            else:
+                n = result.model.weights.count()
+                message = ngettext(
+                    "Imported “%(name)s” with %(n)d weights row.",
+                    "Imported “%(name)s” with %(n)d weights rows.",
+                    n,
+                ) % {"name": result.model.name, "n": n}
+                self.message_user(request, message, messages.SUCCESS)
+                for note in result.notes:
+                    self.message_user(request, note, messages.WARNING)
+                return redirect("admin:catalog_llmmodel_change", result.model.pk)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "form": form,
+            "title": gettext("Import from Hugging Face"),
+        }
+        status = 400 if form.is_bound else 200
+        return render(request, "admin/catalog/llmmodel/import_hf.html", context, status=status)
 
     def save_model(self, request: HttpRequest, obj: LLMModel, form: Any, change: bool) -> None:
         if obj.config:

@@ -1,9 +1,9 @@
-"""Writes for an organisation's own catalog entries: models imported from a config.json or
-a GGUF header, and accelerators entered by hand. Each row carries the organisation
-(catalog's CatalogManager hides it from every other reader), a random-suffixed slug (so a
-slug never collides with, nor reveals, another organisation's entry) and the user who made
-each change in its history. Refusals are CatalogError (a message for the form) or
-ValidationError (by field)."""
+"""Writes for an organisation's own catalog entries: models imported from a config.json, a
+GGUF header or a Hugging Face repository, and accelerators entered by hand. Each row
+carries the organisation (catalog's CatalogManager hides it from every other reader), a
+random-suffixed slug (so a slug never collides with, nor reveals, another organisation's
+entry) and the user who made each change in its history. Refusals are CatalogError (a
+message for the form) or ValidationError (by field)."""
 
 from __future__ import annotations
 
@@ -19,14 +19,22 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
 from catalog.gguf_header import GGUFHeader, check_fits, read_header
+from catalog.hub import hub_repo_read
 from catalog.models import Accelerator, LLMModel, ModelWeights, Origin, WeightsFamily
 from catalog.services.common import CatalogError
 from catalog.services.configs import model_apply_config, model_config_require_size
+from catalog.services.hub import (
+    HUB_SOURCE,
+    HubImport,
+    hub_model_mark,
+    hub_model_update,
+    hub_weights_apply,
+)
 from catalog.sizing import specs
 from estimator.model import ConfigError
 from sizing_site.fleet.models import InventoryMachine
 from sizing_site.tenancy.access import Tenant
-from sizing_site.tenancy.models import Role
+from sizing_site.tenancy.models import Organization, Role
 
 ACCELERATOR_FIELDS = (
     "vendor",
@@ -107,22 +115,109 @@ def own_model_import_config(
     The config must state its own size (model_config_require_size): a bare
     {"model_type": "llama"} would otherwise parse as a 7B Llama."""
     _need(tenant, Role.EDITOR)
+    model = _org_model_new(
+        organization=tenant.organization,
+        name=name,
+        config=config,
+        hf_repo=hf_repo,
+        notes=notes,
+        source=source,
+    )
+    _save(model, user)
+    return model
+
+
+def _import_note(organization: Organization, source: str) -> str:
+    return _("Imported by %(org)s from %(source)s on %(date)s") % {
+        "org": organization.name,
+        "source": source,
+        "date": timezone.localdate().isoformat(),
+    }
+
+
+def _org_model_new(
+    *,
+    organization: Organization,
+    name: str,
+    config: dict[str, Any],
+    hf_repo: str,
+    notes: str,
+    source: str,
+) -> LLMModel:
     model_config_require_size(config=config)
-    org = tenant.organization
     model = LLMModel(
-        organization=org,
+        organization=organization,
         name=name.strip(),
         slug=_unique_slug(LLMModel, name),
         hf_repo=hf_repo.strip(),
         notes=notes,
-        sources={
-            "config": _("Imported by %(org)s from %(source)s on %(date)s")
-            % {"org": org.name, "source": source, "date": timezone.localdate().isoformat()}
-        },
+        sources={"config": _import_note(organization, source)},
     )
     model_apply_config(model=model, config=config)
-    _save(model, user)
     return model
+
+
+def org_model_import_hub(
+    *,
+    organization: Organization,
+    user: Any,
+    repo_id: str,
+    revision: str = "main",
+    allow_private: bool = True,
+) -> HubImport:
+    """The organisation's model of a Hugging Face repository, with its weights rows
+    (catalog.services.hub); importing the same repository again updates that row. For
+    staff and `import_hf --org`: no role is checked here.
+
+    `allow_private=False` refuses a private repository: the portal's token (HF_TOKEN) may
+    read one, and an organisation must not read another's through it."""
+    repo = hub_repo_read(repo_id=repo_id, revision=revision)
+    if repo.private and not allow_private:
+        raise CatalogError(
+            _("%(repo)s is private: the portal imports public and gated repositories only.")
+            % {"repo": repo.repo_id}
+        )
+    with transaction.atomic():
+        model = (
+            LLMModel.objects.for_organization(organization)
+            .select_for_update()
+            .filter(hf_repo__iexact=repo.repo_id, sources__has_key=HUB_SOURCE)
+            .order_by("pk")
+            .first()
+        )
+        created = model is None
+        if model is None:
+            model = _org_model_new(
+                organization=organization,
+                name=repo.name,
+                config=repo.config,
+                hf_repo=repo.repo_id,
+                notes="",
+                source=repo.url,
+            )
+        else:
+            hub_model_update(model=model, repo=repo)
+            model.sources["config"] = _import_note(organization, repo.url)
+        hub_model_mark(model=model, repo=repo)
+        _save(model, user)
+        result = HubImport(model=model, repo=repo, created=created)
+        hub_weights_apply(model=model, repo=repo, result=result, user=user)
+    return result
+
+
+def own_model_import_hub(
+    *, tenant: Tenant, user: Any, repo_id: str, revision: str = "main"
+) -> HubImport:
+    """org_model_import_hub for the tenant's organisation (editors), public and gated
+    repositories only."""
+    _need(tenant, Role.EDITOR)
+    return org_model_import_hub(
+        organization=tenant.organization,
+        user=user,
+        repo_id=repo_id,
+        revision=revision,
+        allow_private=False,
+    )
 
 
 def gguf_config(header: GGUFHeader) -> dict[str, Any]:

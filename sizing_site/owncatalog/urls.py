@@ -12,6 +12,7 @@ ACCELERATOR = ACCELERATORS + "<slug:slug>/"
 urlpatterns = [
     path(MODELS, views.models, name="models"),
     path(MODELS + "new/", views.model_new, name="model-new"),
+    path(MODELS + "hugging-face/", views.model_hub, name="model-hub"),
     path(MODEL + "edit/", views.model_edit, name="model-edit"),
     path(MODEL + "delete/", views.model_delete, name="model-delete"),
     path(MODEL + "history/", views.model_history, name="model-history"),

@@ -1,7 +1,7 @@
-"""The own-catalog pages: an organisation's own models (imported from a config.json or a
-GGUF header) and accelerators. Viewers read; editors add and edit; admins delete. The
-tenant is resolved before the method is read, so an outsider gets the same 404 whatever
-the method."""
+"""The own-catalog pages: an organisation's own models (imported from a config.json, a
+GGUF header or a Hugging Face repository) and accelerators. Viewers read; editors add and
+edit; admins delete. The tenant is resolved before the method is read, so an outsider gets
+the same 404 whatever the method."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from sizing_site.owncatalog import selectors, services
 from sizing_site.owncatalog.forms import (
     GGUF_HEADER_BYTES,
     MAX_MODEL_POST_BYTES,
+    HubImportForm,
     OwnAcceleratorForm,
     OwnModelEditForm,
     OwnModelForm,
@@ -159,6 +160,43 @@ def model_new(request: HttpRequest, org_slug: str) -> HttpResponse:
             messages.success(request, _("Added “%(name)s”.") % {"name": model.name})
             return redirect("owncatalog:models", org_slug=org_slug)
     return _model_form(request, tenant, form, None, status=400)
+
+
+@login_required
+def model_hub(request: HttpRequest, org_slug: str) -> HttpResponse:
+    """Size a Hugging Face model: import it by repository id into the organisation's own
+    models (editors), then open it on every card."""
+    tenant = tenant_for(request.user, org_slug, min_role=Role.EDITOR)
+    if request.method == "GET":
+        form = HubImportForm(initial={"repo_id": request.GET.get("repo", "")[:200]})
+        return render(request, T + "model_hub.html", {"tenant": tenant, "form": form})
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["GET", "POST"])
+    form = HubImportForm(request.POST)
+    if form.is_valid():
+        try:
+            result = services.own_model_import_hub(
+                tenant=tenant,
+                user=request.user,
+                repo_id=form.cleaned_data["repo_id"],
+                revision=form.cleaned_data["revision"],
+            )
+        except (CatalogError, ValidationError) as exc:
+            _add_errors(form, exc, "repo_id")
+        else:
+            names = {"name": result.model.name, "repo": result.repo.repo_id}
+            done = (
+                _("Added “%(name)s” from %(repo)s.")
+                if result.created
+                else _("Updated “%(name)s” from %(repo)s.")
+            )
+            messages.success(request, done % names)
+            if result.notes:
+                # A repository of many oddly named files gives many notes: the first few.
+                notes = "; ".join(result.notes[:5]) + (" …" if len(result.notes) > 5 else "")
+                messages.warning(request, _("Left out: %(notes)s") % {"notes": notes})
+            return redirect("explore:model-gpus", result.model.slug)
+    return render(request, T + "model_hub.html", {"tenant": tenant, "form": form}, status=400)
 
 
 @login_required
