@@ -68,6 +68,9 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     # Before anything reads the path or query: a NUL byte or non-UTF-8 query is a 400.
     "sizing_site.guards.RequestGuardMiddleware",
+    # Before anything reads a body (CSRF, sessions, views): one over its address's limit
+    # is a 413, unread (sizing_site/body_limits.py).
+    "sizing_site.body_limits.BodyLimitMiddleware",
     # Before any view reads a catalog row (catalog.sizing.cache).
     "sizing_site.core.catalog_version.CatalogVersionMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -235,7 +238,7 @@ STORAGES = {
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        # API tokens first (issue 15); the pages' own calls keep their session.
+        # API tokens first; the pages' own calls keep their session.
         "sizing_site.tokens.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
@@ -248,6 +251,9 @@ REST_FRAMEWORK = {
         "user": env_str("API_THROTTLE_USER", "600/min"),
         "token": env_str("API_THROTTLE_TOKEN", "600/min"),
     },
+    # The proxies in front whose X-Forwarded-For entry names the client (throttles by
+    # address); 0 trusts no header, so a client cannot pick the address it is counted as.
+    "NUM_PROXIES": env_int("API_NUM_PROXIES", 0),
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
@@ -259,6 +265,19 @@ REST_FRAMEWORK = {
     # One error shape for every API view: {"errors": {"<field>": ["message"]}}.
     "EXCEPTION_HANDLER": "sizing_site.api.errors.errors_shape",
 }
+
+# The work budget of the API's expensive calls (sizing_site/api/budget.py; docs/api.md, "Work
+# budget"). A work unit is about one ordinary estimate (7 ms of one core): one request at
+# most 500 (50 estimates with analysis, about 3.5 s), a user and a token each 3,000 a
+# minute (a third of a core), two priced requests in flight per user, 20 s of work each.
+API_COST_PER_REQUEST = env_int("API_COST_PER_REQUEST", 500, minimum=1)
+API_COST_PER_MINUTE_USER = env_int("API_COST_PER_MINUTE_USER", 3000, minimum=1)
+API_COST_PER_MINUTE_TOKEN = env_int("API_COST_PER_MINUTE_TOKEN", 3000, minimum=1)
+API_CONCURRENT_PER_USER = env_int("API_CONCURRENT_PER_USER", 2, minimum=1)
+API_WORK_DEADLINE_S = env_int("API_WORK_DEADLINE_S", 20, minimum=1)
+# Bad API tokens one address may send in a minute; then any token from it is a 429 until
+# the minute is over (sizing_site/tokens/throttling.py).
+API_TOKEN_FAILURE_LIMIT = env_int("API_TOKEN_FAILURE_LIMIT", 30, minimum=1)
 
 # The OpenAPI schema at /api/v1/schema/ and its Swagger UI at /api/v1/docs/ (sizing_site/api/
 # schema.py), for logged-in users; Swagger UI's files come from drf-spectacular-sidecar.
@@ -277,6 +296,14 @@ SPECTACULAR_SETTINGS = {
     # Weights' format and a quant format's family share their choices: one enum.
     "ENUM_NAME_OVERRIDES": {"WeightsFamilyEnum": "catalog.models.WeightsFamily"},
 }
+
+# Request bodies. Each address has its limit (sizing_site/body_limits.py, a 413 before
+# anything reads the body); these are Django's own caps behind it. Form fields (not files)
+# up to the largest a page takes, a pasted config.json of 1 MB that a browser may send as up
+# to 4 bytes a character; an upload up to 2.5 MB (a config.json, a price feed) stays in
+# memory, a larger one (a GGUF header) goes to a temporary file.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 4 * 1_000_000 + 64 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
 # Production hardening; each can be relaxed explicitly (e.g. TLS terminated elsewhere).
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -313,6 +340,11 @@ OUTBOUND_ALLOWED_HOSTS = env_list("OUTBOUND_ALLOWED_HOSTS")
 OUTBOUND_MAX_REDIRECTS = env_int("OUTBOUND_MAX_REDIRECTS", 3)
 OUTBOUND_DEADLINE_S = env_int("OUTBOUND_DEADLINE_S", 60, minimum=1)
 OUTBOUND_MAX_BYTES = env_int("OUTBOUND_MAX_BYTES", 32 * 1024 * 1024, minimum=1024)
+# The Hugging Face Hub that `import_hf` and the own catalog's import read (catalog/hub.py),
+# passed to huggingface_hub explicitly: the library reads its own HF_ENDPOINT only once,
+# when first imported. A mirror or a test's local fake Hub goes here; the token is the
+# library's own HF_TOKEN.
+HF_ENDPOINT = env_url("HF_ENDPOINT", "https://huggingface.co", schemes=("https", "http"))
 # Error tracking: a Sentry-compatible DSN; empty leaves it off.
 ERROR_TRACKING_DSN = env_str("ERROR_TRACKING_DSN")
 

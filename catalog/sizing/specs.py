@@ -3,6 +3,7 @@ from it, the size of a weights format and the longest context a page may offer."
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -11,6 +12,8 @@ from catalog.models import Architecture, LLMModel
 from estimator.api import RequestError, model_input
 from estimator.api import cache as estimator_cache
 from estimator.model import ModelSpec, parse_hf_config
+from estimator.model.fields import MAX_LAYERS
+from estimator.model.generic import LAYER_KEYS, PATTERN_KEYS
 from estimator.weights import (
     EXTRA_GGUF_FILE_TYPES,
     GGUF_FILE_TYPES,
@@ -151,3 +154,30 @@ def layer_counts(model: LLMModel) -> LayerCounts | None:
     """The model's layers and experts; None when the config cannot be parsed."""
     spec = _parsed(model)
     return None if spec is None else LayerCounts(spec.n_layers, spec.n_experts > 0)
+
+
+DEFAULT_LAYERS = 32  # transformers' LlamaConfig, the parser's default architecture
+# Where a config states its depth: the text model's layer keys (top level or nested, as
+# multimodal configs nest it), per-layer patterns, and a vision tower's depth.
+_NESTED = ("text_config", "llm_config", "language_config", "thinker_config", "vision_config")
+_DEPTH_KEYS = (*LAYER_KEYS, "depth")
+
+
+def stated_layers(config: Any) -> int:
+    """The most layers a config.json states anywhere, read without parsing it (the API's
+    work budget prices a request before running it): 1 to MAX_LAYERS, the Llama default
+    of 32 when it states none. A number the parser would refuse counts as MAX_LAYERS."""
+    if not isinstance(config, Mapping):
+        return DEFAULT_LAYERS
+    scopes = [config, *(config[k] for k in _NESTED if isinstance(config.get(k), Mapping))]
+    counts = [DEFAULT_LAYERS]
+    for scope in scopes:
+        for key in _DEPTH_KEYS:
+            value = scope.get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                counts.append(int(min(value, MAX_LAYERS)) if math.isfinite(value) else MAX_LAYERS)
+        for key in PATTERN_KEYS:
+            value = scope.get(key)
+            if isinstance(value, list | str):
+                counts.append(len(value))
+    return max(1, min(max(counts), MAX_LAYERS))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 
 from catalog import hardware
 from catalog.models import Accelerator, LLMModel
+from catalog.sizing import deadline
 from catalog.sizing.cache import lookup_many, remembered, store_many
 from catalog.sizing.requests import (
     MATRIX_GGUF_QUANTS,
@@ -215,9 +216,16 @@ def _answers_by_pair(
         i: v for i, v in lookup_many("fit", parts).items() if isinstance(v, CardFit | str)
     }
     missing = [i for i in range(len(parts)) if i not in found]
-    for i in missing:
-        found[i] = one_card(models[i], accelerator, choice, quants, context_tokens)
-    store_many("fit", [(parts[i], found[i]) for i in missing])
+    done: list[int] = []
+    try:
+        for i in missing:
+            deadline.check()  # between models
+            found[i] = one_card(models[i], accelerator, choice, quants, context_tokens)
+            done.append(i)
+    finally:
+        # The pairs done are kept even when the time limit stops the sweep: asked again,
+        # it goes on from there.
+        store_many("fit", [(parts[i], found[i]) for i in done])
     return [found[i] for i in range(len(parts))]
 
 
@@ -259,6 +267,7 @@ def sweep_cards(
     groups: dict[hardware.EngineChoice, list[int]] = {}
     fits: dict[int, CardFit] = {}
     for index, (card, choice) in enumerate(zip(accelerators, choices, strict=True)):
+        deadline.check()  # between boards: each may be a full estimate per quant
         if choice is None:
             fits[index] = CardFit(None, NO_ENGINE, 0, 0, None)
         elif hardware.chips(card) > 1:
@@ -266,6 +275,7 @@ def sweep_cards(
         else:
             groups.setdefault(choice, []).append(index)
     for choice, indices in groups.items():
+        deadline.check()
         ladder = _ladder(choice, quants)
         probe = accelerators[indices[0]]
         request = card_request(

@@ -13,9 +13,17 @@ Config = Mapping[str, Any]
 # Larger than any size a real config states (2^53: the largest integer a JSON float
 # holds exactly), so an absurd value is refused before any arithmetic on it.
 MAX_CONFIG_INT = 2**53
-# The deepest model published has a few hundred layers; the estimator walks the layers one
-# by one, so a config claiming 2^40 would keep a worker busy for hours.
-MAX_LAYERS = 10_000
+# A model's size, bounded by the largest published models with a margin of about four,
+# rounded up to a power of two (the catalog's configs, December 2026):
+# - layers: Llama 3.1 405B has 126 (DeepSeek-V3 61, Qwen3-235B 94, Falcon-180B 80). The
+#   estimator walks the layers one by one and a page's analysis sizes the model dozens of
+#   times, so the time a request takes grows with this bound (10,000 layers: 2.7 s an
+#   analysed estimate; 512: about 0.4 s).
+# - hidden size: Llama 3.1 405B's 16,384 is the widest.
+# - routed experts: Kimi K3's 896 (Qwen3-Next 512, DeepSeek-V3 256) is the most.
+MAX_LAYERS = 512
+MAX_HIDDEN = 65_536
+MAX_EXPERTS = 4_096
 
 
 def get_int(

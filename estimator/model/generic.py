@@ -13,7 +13,14 @@ import math
 from dataclasses import dataclass
 
 from estimator.model.blocks import AttnPlan, BlockPlan, FfnPlan, LinearAttn
-from estimator.model.fields import Config, get_bool, get_int, get_opt_int, get_rope_scaling
+from estimator.model.fields import (
+    MAX_LAYERS,
+    Config,
+    get_bool,
+    get_int,
+    get_opt_int,
+    get_rope_scaling,
+)
 from estimator.model.spec import ConfigError, MLASpec, RopeScaling
 from estimator.model.text import Common, MoE, TextArch
 
@@ -79,14 +86,20 @@ def layer_count(cfg: Config, used: Used) -> int:
     hybrid_override_pattern have one character per layer. Raises ConfigError when none.
     """
     n = used.first_int(cfg, LAYER_KEYS, None)
-    if n is not None:
-        return n
-    for key in PATTERN_KEYS:
-        value = cfg.get(key)
-        if isinstance(value, (list, str)) and value:
-            used.keys.append(f"len({key})")
-            return len(value)
-    raise ConfigError("num_hidden_layers", "is required (no per-layer pattern to derive it)")
+    if n is None:
+        for key in PATTERN_KEYS:
+            value = cfg.get(key)
+            if isinstance(value, (list, str)) and value:
+                used.keys.append(f"len({key})")
+                n = len(value)
+                break
+    if n is None:
+        raise ConfigError("num_hidden_layers", "is required (no per-layer pattern to derive it)")
+    # Before any block is planned: the parser walks the layers one by one.
+    if n > MAX_LAYERS:
+        key = used.keys[-1].removeprefix("len(").removesuffix(")")
+        raise ConfigError(key, f"must be <= {MAX_LAYERS}, got {n}")
+    return n
 
 
 def read_generic_common(cfg: Config, used: Used) -> Common:

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 from estimator.model.blocks import BlockPlan, block_tensors, global_tensors, layer_spec
 from estimator.model.fields import (
+    MAX_EXPERTS,
+    MAX_HIDDEN,
     MAX_LAYERS,
     Config,
     get_bool,
@@ -54,7 +56,7 @@ def read_common(cfg: Config, d: Defaults) -> Common:
 
     head_dim = config head_dim, else the class default, else hidden_size // heads.
     """
-    hidden = get_int(cfg, "hidden_size", d.hidden_size)
+    hidden = get_int(cfg, "hidden_size", d.hidden_size, maximum=MAX_HIDDEN)
     n_heads = get_int(cfg, "num_attention_heads", d.num_attention_heads)
     n_kv = get_int(cfg, "num_key_value_heads", d.num_key_value_heads or n_heads)
     if n_heads % n_kv:
@@ -109,7 +111,7 @@ def read_moe(
     k_default: int,
 ) -> MoE:
     """Expert count, experts per token and expert width under this architecture's key names."""
-    n = get_int(cfg, n_key, n_default)
+    n = get_int(cfg, n_key, n_default, maximum=MAX_EXPERTS)
     k = get_int(cfg, k_key, k_default)
     if k > n:
         raise ConfigError(k_key, f"{k} experts per token exceeds {n} experts")
@@ -121,11 +123,24 @@ def opt_window(cfg: Config, key: str = "sliding_window") -> int | None:
     return get_opt_int(cfg, key)
 
 
+def check_size(c: Common, moe: MoE) -> None:
+    """The size bounds (fields.MAX_LAYERS, MAX_HIDDEN, MAX_EXPERTS) for every parser,
+    whichever keys it read them from; ConfigError naming the transformers key."""
+    for key, value, most in (
+        ("num_hidden_layers", c.n_layers, MAX_LAYERS),
+        ("hidden_size", c.hidden, MAX_HIDDEN),
+        ("num_experts", moe.n_experts, MAX_EXPERTS),
+    ):
+        if value > most:
+            raise ConfigError(key, f"must be <= {most}, got {value}")
+
+
 def assemble(
     arch: TextArch, extra_tensors: tuple[Tensor, ...] = (), extra_notes: tuple[str, ...] = ()
 ) -> ModelSpec:
     """Build the ModelSpec: global tensors, every block's tensors and LayerSpecs."""
     c = arch.common
+    check_size(c, arch.moe)
     tensors = global_tensors(c.vocab, c.hidden, c.tied)
     for i, plan in enumerate(arch.blocks):
         tensors += block_tensors(i, c.hidden, plan)

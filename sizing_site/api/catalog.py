@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from datetime import date
 from typing import Any, ClassVar
 
+from django.contrib.auth import get_permission_codename
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import BigIntegerField, Field, FloatField, Max, Model, Q, QuerySet, Value
 from django.db.models.fields.json import KT
@@ -75,13 +76,21 @@ CONFIG_KEYS = {
 
 
 class ReadOrStaffPatch(permissions.IsAuthenticated):
-    """Reads for any signed-in user; anything else for staff only (the view then allows
-    PATCH alone)."""
+    """Reads for any signed-in user; anything else (the view then allows PATCH alone) for
+    staff holding the table's change permission, as the admin requires for the same edit
+    (`catalog.change_llmmodel`, ...; a superuser holds every one)."""
 
     def has_permission(self, request: Request, view: APIView) -> bool:
         if not super().has_permission(request, view):
             return False
-        return request.method in permissions.SAFE_METHODS or bool(request.user.is_staff)
+        if request.method in permissions.SAFE_METHODS:
+            return True
+        user = request.user
+        table = getattr(view, "table", None)
+        if not user.is_staff or table is None:
+            return False
+        meta = table._meta
+        return bool(user.has_perm(f"{meta.app_label}.{get_permission_codename('change', meta)}"))
 
 
 class CatalogCursor(CursorPagination):
@@ -264,7 +273,10 @@ def if_none_match_etags(header: str) -> set[str]:
 
 # --- the schema ----------------------------------------------------------------------------
 
-STAFF_ONLY = schema.errors("Not logged in, or not staff (only staff may PATCH).")
+STAFF_ONLY = schema.errors(
+    "Not logged in; or a PATCH by a user who is not staff or lacks the table's change "
+    "permission (as the admin requires)."
+)
 BAD_FILTER = schema.errors("A malformed filter, the query parameter named.")
 NO_SUCH_ROW = schema.errors("No row with this slug.")
 BAD_CURSOR = schema.errors("An invalid cursor.")

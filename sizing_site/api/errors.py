@@ -34,6 +34,22 @@ class Refused(exceptions.APIException):
         self.status_code = status_code
 
 
+class OverLimit(exceptions.APIException):
+    """A refusal by a limit, with its figures beside the one error shape: which limit (the
+    setting's name), what it allows, what the request costs, and any count it was checked
+    against (sizing_site.api.budget). `retry_after_s` becomes the Retry-After header."""
+
+    def __init__(self, status_code: int, message: str, **figures: Any) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.message = message
+        self.figures = figures
+        self.wait: int | None = figures.get("retry_after_s")
+
+    def body(self) -> dict[str, Any]:
+        return {"errors": {"detail": [self.message]}, "detail": self.message, **self.figures}
+
+
 def form_errors(form: forms.Form, rename: Mapping[str, str] | None = None) -> Errors:
     """A page form's errors under the API's names: form-wide ones under "detail" (or the
     name `rename` gives "__all__"), fields renamed as `rename` says."""
@@ -78,6 +94,9 @@ def errors_shape(exc: Exception, context: dict[str, Any]) -> Response | None:
     response = exception_handler(exc, context)
     if response is None:
         return None
+    if isinstance(exc, OverLimit):
+        response.data = exc.body()
+        return response
     data = response.data
     # Errors by field (a dict detail) keep every field, "detail" among them; a single
     # message (DRF's "Not found.", "Authentication credentials ...") goes under "detail".

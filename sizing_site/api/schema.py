@@ -77,6 +77,78 @@ NOT_LOGGED_IN = errors(
     ),
 )
 
+# --- the work budget (sizing_site.api.budget) ------------------------------------------
+
+OVER_LIMIT: dict[str, Any] = {
+    "type": "object",
+    "description": "The one error shape, with the limit's figures beside it.",
+    "properties": {
+        **ERRORS["properties"],
+        "detail": {"type": "string", "description": "The message in errors.detail."},
+        "limit": {
+            "type": "string",
+            "description": "The setting that refused the request: API_COST_PER_REQUEST, "
+            "API_COST_PER_MINUTE_USER, API_COST_PER_MINUTE_TOKEN, API_CONCURRENT_PER_USER "
+            "or API_WORK_DEADLINE_S.",
+        },
+        "allowed": {"type": "integer", "description": "What the limit allows."},
+        "cost": {"type": "integer", "description": "The request's price in work units."},
+        "spent": {"type": "integer", "description": "Work units already spent this minute."},
+        "in_flight": {"type": "integer", "description": "Priced requests running now."},
+        "retry_after_s": {"type": "integer", "description": "As the Retry-After header."},
+    },
+    "required": ["errors", "detail", "limit", "allowed", "cost"],
+}
+
+
+def _over_limit(description: str, name: str, value: dict[str, Any]) -> OpenApiResponse:
+    example = OpenApiExample(name, value=value, response_only=True)
+    return OpenApiResponse(response=OVER_LIMIT, description=description, examples=[example])
+
+
+def _refusal(message: str, **figures: Any) -> dict[str, Any]:
+    return {"errors": {"detail": [message]}, "detail": message, **figures}
+
+
+BUDGET_RESPONSES: dict[int, OpenApiResponse] = {
+    413: _over_limit(
+        "The request costs more work units than one request may (API_COST_PER_REQUEST).",
+        "Over the per-request budget",
+        _refusal(
+            "This request costs 1000 work units; one request may cost at most 500. Send "
+            "fewer items.",
+            limit="API_COST_PER_REQUEST",
+            allowed=500,
+            cost=1000,
+        ),
+    ),
+    429: _over_limit(
+        "The user's or the token's work units for this minute are spent, or the user has "
+        "as many priced requests in flight as allowed; also the request throttles.",
+        "Minute spent",
+        _refusal(
+            "This request costs 400 work units and 2800 of the 3000 a minute allows are "
+            "spent; try again in 41 s.",
+            limit="API_COST_PER_MINUTE_USER",
+            allowed=3000,
+            cost=400,
+            spent=2800,
+            retry_after_s=41,
+        ),
+    ),
+    503: _over_limit(
+        "The work did not finish within the time limit (API_WORK_DEADLINE_S).",
+        "Time limit",
+        _refusal(
+            "The work did not finish within the time limit of 20 s; try again later (a "
+            "card sweep keeps what it finished).",
+            limit="API_WORK_DEADLINE_S",
+            allowed=20,
+            cost=120,
+        ),
+    ),
+}
+
 # --- estimate ------------------------------------------------------------------------
 
 _RANGE = {
@@ -301,6 +373,8 @@ ESTIMATE_RESPONSES: dict[int, OpenApiResponse] = {
     400: errors("Bad input, the field named; or a batch of more than 100 items."),
     403: NOT_LOGGED_IN,
     404: errors("No model or card with this slug."),
+    413: BUDGET_RESPONSES[413],
+    429: BUDGET_RESPONSES[429],
 }
 
 # --- tenancy members -----------------------------------------------------------------

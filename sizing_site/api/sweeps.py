@@ -1,4 +1,4 @@
-"""Sweeps under /api/v1/ (issue 15): the explore pages' tables for scripts.
+"""Sweeps under /api/v1/: the explore pages' tables for scripts.
 
 - `sweeps/models/<model>/accelerators/`: a model on every card, as the model page
   (explore:model-gpus) computes it with the same filters and sort;
@@ -40,9 +40,10 @@ from catalog import hardware, sizing
 from catalog.models import Accelerator, LLMModel
 from catalog.sizing import CardFit, candidates
 from catalog.sizing.cache import remembered
+from catalog.sizing.specs import stated_layers
 from estimator.api import RequestError
 from estimator.units import Range
-from sizing_site.api import schema
+from sizing_site.api import budget, schema
 from sizing_site.api.catalog import CatalogView
 from sizing_site.api.errors import form_errors
 from sizing_site.api.serializers import row_data
@@ -553,6 +554,7 @@ def _sweep_responses(body: dict[str, Any], missing: str) -> dict[int, OpenApiRes
             ),
             NO_PAGE,
         ),
+        **schema.BUDGET_RESPONSES,
     }
 
 
@@ -657,7 +659,11 @@ class ModelAcceleratorsApi(SweepView):
         # Keyed by the caller's organisations: their own rows stay in their members' entry.
         orgs = candidates.organization_keys(self.organizations)
         key = (model.pk, selectors.offers_key(self.offers), orgs, *_query_key(form, page, size))
-        return Response(remembered("api:sweeps-model", key, build))
+        # Priced at its width before it runs, kept or not; filters and pages do not narrow
+        # the sweep itself, so it is never too large, only charged (sizing_site.api.budget).
+        units = budget.sweep_units([stated_layers(model.config)] * len(read_cards()))
+        with budget.spend(request, units, divisible=False):
+            return Response(remembered("api:sweeps-model", key, build))
 
 
 class AcceleratorModelsApi(SweepView):
@@ -701,10 +707,12 @@ class AcceleratorModelsApi(SweepView):
             raise exceptions.ValidationError(errors)
         quants, ctx, filters = selectors.table_filters(form.cleaned_data, ladder=form.ladder)
 
+        models = candidates.explore_models(self.organizations)
+
         def build() -> dict[str, Any]:
             table = selectors.card_model_table(
                 accelerator=card,
-                models=candidates.explore_models(self.organizations),
+                models=models,
                 quants=quants,
                 context_tokens=ctx,
                 offers=self.offers,
@@ -740,7 +748,9 @@ class AcceleratorModelsApi(SweepView):
 
         orgs = candidates.organization_keys(self.organizations)
         key = (card.pk, self.offers.get(card.pk), orgs, *_query_key(form, page, size))
-        return Response(remembered("api:sweeps-card", key, build))
+        units = budget.sweep_units(stated_layers(m.config) for m in models)
+        with budget.spend(request, units, divisible=False):
+            return Response(remembered("api:sweeps-card", key, build))
 
 
 class CompareApi(SweepView):
@@ -793,6 +803,8 @@ class CompareApi(SweepView):
                     response_only=True,
                 ),
             ),
+            413: schema.BUDGET_RESPONSES[413],
+            429: schema.BUDGET_RESPONSES[429],
         },
         tags=["sweeps"],
     )
@@ -808,7 +820,11 @@ class CompareApi(SweepView):
                 errors.update(form.column_errors)
             raise exceptions.ValidationError(errors)
         ctx = form.cleaned_data["ctx"]
-        columns = selectors.compare_columns(specs=form.cleaned_data["columns"], context_tokens=ctx)
+        # A column costs an ordinary estimate (sizing_site.api.budget).
+        with budget.spend(request, len(form.cleaned_data["columns"])):
+            columns = selectors.compare_columns(
+                specs=form.cleaned_data["columns"], context_tokens=ctx
+            )
         # The columns in the order of their parameters (CompareForm skips empty ones).
         names = [
             f"c{n}"

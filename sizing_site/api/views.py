@@ -16,10 +16,12 @@ from rest_framework.views import APIView
 
 from catalog import sizing
 from catalog.models import Accelerator, LLMModel
+from catalog.sizing import deadline
+from catalog.sizing.specs import stated_layers
 from estimator.api import RequestError, estimate, result_to_dict
 from pricing import costs
 from pricing.models import CloudOffer
-from sizing_site.api import schema
+from sizing_site.api import budget, schema
 from sizing_site.api.errors import Errors, Refused, errors_shape, form_errors
 from sizing_site.api.parsers import JsonBodyParser
 from sizing_site.api.serializers import (
@@ -79,6 +81,9 @@ class EstimateApi(APIView):
     One item: 200 with the result, or 400 (404 for an unknown slug) with
     {"errors": {"<field>": ["message", ...]}}. A batch: 200 with a list in the same order,
     a result or an {"errors": ...} object per item; 400 for more than 100 items.
+    The request is priced first (sizing_site.api.budget): 413 over the per-request budget,
+    429 over the user's or token's minute or with too many priced requests in flight; the
+    items a batch did not reach within the time limit are answered with a "deadline" error.
     Within one request the catalog rows of a model and card pair, and the cheapest offer
     for a card count, are read once (a batch sweeping one pair costs a few queries).
     """
@@ -97,15 +102,52 @@ class EstimateApi(APIView):
         tags=["estimate"],
     )
     def post(self, request: Request) -> Response:
-        body = request.data
+        body, rows = request.data, _Rows(request)
         if isinstance(body, list):
             if len(body) > MAX_ITEMS:
                 message = _("At most %(max)d items in one request.") % {"max": MAX_ITEMS}
                 return Response({"errors": {"items": [message]}}, status=400)
-            rows = _Rows(request)
-            return Response([_answer_item(item, rows)[0] for item in body])
-        data, code = _answer_item(body, _Rows(request))
+            # Priced before anything is sized (the work budget: 413, 429).
+            with budget.spend(request, sum(_item_units(item, rows) for item in body)):
+                return Response(_answer_batch(body, rows))
+        with budget.spend(request, _item_units(body, rows)):
+            data, code = _answer_item(body, rows)
         return Response(data, status=code)
+
+
+def _answer_batch(body: list[Any], rows: _Rows) -> list[dict[str, Any]]:
+    """Each item's answer, in order, until the time limit passes: the items after it are
+    answered with an error naming the limit, not sized."""
+    answers = []
+    for item in body:
+        if deadline.passed():
+            answers.append({"errors": budget.deadline_error()})
+        else:
+            answers.append(_answer_item(item, rows)[0])
+    return answers
+
+
+def _item_units(item: Any, rows: _Rows) -> float:
+    """What sizing the item will cost (sizing_site.api.budget), from the depth of the
+    model it names and the sections it asks for; an item that will be refused costs as
+    an ordinary estimate."""
+    if not isinstance(item, dict):
+        return budget.estimate_units(layers=0)
+    if "request" in item:
+        raw = item["request"] if isinstance(item["request"], dict) else {}
+        model = raw.get("model")
+        config = model.get("hf_config") if isinstance(model, dict) else None
+        sections = 1 if raw.get("recommend") is True else 0  # the recommendations
+        return budget.estimate_units(layers=stated_layers(config), sections=sections)
+    model_slug, card_slug = item.get("model"), item.get("accelerator")
+    if not all(isinstance(s, str) and SLUG.fullmatch(s) for s in (model_slug, card_slug)):
+        return budget.estimate_units(layers=0)
+    try:
+        model, _card = rows.pair(str(model_slug), str(card_slug))
+    except (LLMModel.DoesNotExist, Accelerator.DoesNotExist):
+        return budget.estimate_units(layers=0)
+    sections = budget.ANALYSIS_SECTIONS if item.get("analysis") is True else 0
+    return budget.estimate_units(layers=stated_layers(model.config), sections=sections)
 
 
 class _Rows:

@@ -43,6 +43,25 @@ def clear_request_id(**kwargs: object) -> None:
     _current.set(_NO_REQUEST)
 
 
+# The URL keyword that carries a secret in the path: a public share link's token (the
+# reports' /r/<token>/ and the planner's /s/plan/<token>/). Logs keep "<token>" instead.
+SECRET_KWARGS = ("token",)
+REDACTED = "<token>"
+
+
+def loggable_path(request: HttpRequest) -> str:
+    """The request's path with any secret URL part replaced, for the log: whoever reads
+    the logs (or a log collector) must not be able to open the reports shared."""
+    match = getattr(request, "resolver_match", None)
+    path = request.path
+    if match is not None:
+        for name in SECRET_KWARGS:
+            secret = match.kwargs.get(name)
+            if isinstance(secret, str) and secret:
+                path = path.replace(secret, REDACTED)
+    return path
+
+
 class RequestIdMiddleware:
     """Sets the request id for the request's duration and logs one line when it ends.
 
@@ -58,14 +77,15 @@ class RequestIdMiddleware:
         started = time.perf_counter()
         response = self.get_response(request)
         response[HEADER] = request_id
+        path = loggable_path(request)
         logger.info(
             "%s %s %s",
             request.method,
-            request.path,
+            path,
             response.status_code,
             extra={
                 "method": request.method,
-                "path": request.path,
+                "path": path,
                 "status": response.status_code,
                 "duration_ms": round((time.perf_counter() - started) * 1000, 1),
             },

@@ -16,7 +16,7 @@ class SavedConfigurationAdmin(admin.ModelAdmin):
 class ShareLinkAdmin(admin.ModelAdmin):
     list_display = ["configuration", "organization", "created_by", "expires_at", "revoked_at"]
     list_filter = ["organization"]
-    readonly_fields = ["code", "token", "created"]
+    readonly_fields = ["code", "token_hash", "created"]
 
 
 @admin.register(SharePolicy)

@@ -30,7 +30,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from catalog.models import Accelerator, LLMModel
-from sizing_site.api import schema
+from catalog.sizing.specs import stated_layers
+from sizing_site.api import budget, schema
 from sizing_site.api.errors import Refused, form_errors, json_object, text
 from sizing_site.api.pagination import NumberedPages
 from sizing_site.api.parsers import JsonBodyParser
@@ -129,6 +130,11 @@ def _state_refusal(
     return Refused({"setup": [message]})
 
 
+def _state_units(state: ConfiguratorState) -> float:
+    """Sizing a state costs one estimate of its model (sizing_site.api.budget)."""
+    return budget.estimate_units(layers=stated_layers(state.model.config))
+
+
 def _setup_query(data: dict[str, Any]) -> dict[str, str]:
     """The setup fields as the configurator's query parameters (as /api/v1/estimate/)."""
     return setup_query(data)
@@ -170,8 +176,11 @@ def _link(request: Request, link: ShareLink) -> dict[str, Any]:
         "code": str(link.code),
         "configuration": str(link.configuration.code),
         "configuration_name": link.configuration.name,
-        "token": link.token,
-        "url": request.build_absolute_uri(reverse("reports:shared", args=[link.token])),
+        # Only in the answer that creates the link: the database keeps its SHA-256.
+        "token": link.token or None,
+        "url": request.build_absolute_uri(reverse("reports:shared", args=[link.token]))
+        if link.token
+        else None,
         "created_by": link.created_by.get_username() if link.created_by else None,
         "created": link.created.isoformat(),
         "expires_at": link.expires_at.isoformat() if link.expires_at else None,
@@ -284,8 +293,17 @@ LINK: dict[str, Any] = {
         "code": _UUID,
         "configuration": _UUID,
         "configuration_name": _STR,
-        "token": _STR,
-        "url": {"type": "string", "format": "uri", "description": "The public report."},
+        "token": {
+            **_NULL_STR,
+            "description": "The link's secret, in the answer that created it only (null "
+            "afterwards: the database keeps its SHA-256, nobody can read it again).",
+        },
+        "url": {
+            "type": "string",
+            "format": "uri",
+            "nullable": True,
+            "description": "The public report, in the answer that created it only.",
+        },
         "created_by": _NULL_STR,
         "created": _TIME,
         "expires_at": _NULL_TIME,
@@ -442,13 +460,16 @@ class ConfigurationListApi(ReportsApiView):
         operation_id="configurations_create",
         summary="Size a setup now and save it",
         request=SAVE_REQUEST,
-        responses=_responses(
-            201,
-            DETAIL,
-            write=True,
-            bad="Bad input, the field named (an unknown field too).",
-            missing="Not a member; or no model or card with this slug (the field named).",
-        ),
+        responses={
+            **_responses(
+                201,
+                DETAIL,
+                write=True,
+                bad="Bad input, the field named (an unknown field too).",
+                missing="Not a member; or no model or card with this slug (the field named).",
+            ),
+            429: schema.BUDGET_RESPONSES[429],
+        },
         tags=TAGS,
     )
     def post(self, request: Request, org_slug: str) -> Response:
@@ -474,14 +495,16 @@ class ConfigurationListApi(ReportsApiView):
             tenant=self.tenant,
         )
         try:
-            saved = services.saved_configuration_create(
-                tenant=self.tenant,
-                user=request.user,
-                name=clean["name"],
-                notes=clean["notes"],
-                tags=clean["tags"],
-                state=state,
-            )
+            # Sizing it costs one estimate of the model (sizing_site.api.budget).
+            with budget.spend(request, _state_units(state)):
+                saved = services.saved_configuration_create(
+                    tenant=self.tenant,
+                    user=request.user,
+                    name=clean["name"],
+                    notes=clean["notes"],
+                    tags=clean["tags"],
+                    state=state,
+                )
         except StateError as exc:
             raise Refused({"setup": [str(exc)]}) from None
         return Response(_detail(saved), status=status.HTTP_201_CREATED)
@@ -530,7 +553,7 @@ class ConfigurationRecomputeApi(ReportsApiView):
     @extend_schema(
         operation_id="configurations_recompute",
         summary="Today's figures for a saved configuration, and what changed",
-        responses=_responses(200, RECOMPUTE),
+        responses={**_responses(200, RECOMPUTE), 429: schema.BUDGET_RESPONSES[429]},
         tags=TAGS,
     )
     def get(self, request: Request, org_slug: str, code: UUID) -> Response:
@@ -546,7 +569,10 @@ class ConfigurationRecomputeApi(ReportsApiView):
             )
         except StateError:
             state = None
-        today, changes = selectors.configuration_changes(configuration=configuration, state=state)
+        with budget.spend(request, _state_units(state) if state else 1):
+            today, changes = selectors.configuration_changes(
+                configuration=configuration, state=state
+            )
         catalog = (
             selectors.catalog_changes(saved=configuration.snapshot, today=today) if today else []
         )

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django import forms
@@ -7,6 +8,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from sizing_site.reports.models import NAME_MAX, NOTES_MAX
+
+MAX_SHARE_DAYS = 3650  # ten years: the longest a share link may stay open
 
 
 class NameForm(forms.Form):
@@ -36,8 +39,14 @@ class ShareForm(forms.Form):
 
     def clean_expires_at(self) -> Any:
         value = self.cleaned_data["expires_at"]
-        if value is not None and value <= timezone.now():
+        now = timezone.now()
+        if value is not None and value <= now:
             raise forms.ValidationError(_("Choose a time in the future."))
+        # The same ceiling as the API's expires_in_days: a date in the year 9999 is no expiry.
+        if value is not None and value > now + timedelta(days=MAX_SHARE_DAYS):
+            raise forms.ValidationError(
+                _("Choose a time at most %(days)s days from now.") % {"days": MAX_SHARE_DAYS}
+            )
         return value
 
 

@@ -3,6 +3,7 @@ activity log. Every row belongs to one organization (TenantOwned: fail-closed ma
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, ClassVar
 
 from django.conf import settings
@@ -50,8 +51,21 @@ class SavedConfiguration(TenantOwned):
         return self.name
 
 
+def share_token_hash(token: str) -> str:
+    """What the database keeps of a share link's token: its SHA-256 (hex). The token has
+    256 random bits, so no salt or slow hash is needed against guessing."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 class ShareLink(TenantOwned):
-    token = models.CharField(_("token"), max_length=64, unique=True)
+    """A public link to a saved configuration. The database keeps the token's SHA-256
+    only (a copy of the table or a backup opens no report); the token itself is shown once,
+    on the instance that share_link_create returns."""
+
+    token_hash = models.CharField(_("token hash"), max_length=64, unique=True, editable=False)
+    # Not a field: the token itself, set on a new link only (reports.services.new_share_link);
+    # "" on every link read from the database.
+    token: str = ""
     configuration = models.ForeignKey(
         SavedConfiguration,
         on_delete=models.CASCADE,

@@ -22,7 +22,9 @@ from sizing_site.reports.models import (
     SavedConfiguration,
     ShareLink,
     SharePolicy,
+    share_token_hash,
 )
+from sizing_site.reports.selectors import stores_hash
 from sizing_site.tenancy.access import Tenant
 from sizing_site.tenancy.models import Role, TenantOwned
 
@@ -34,17 +36,23 @@ def new_share_link(
     model: type[L], *, tenant: Tenant, user: Any, expires_at: datetime | None, **subject: Any
 ) -> L:
     """A new share link of `model` (ShareLink, or the planner's PlanShareLink) to
-    `subject` (its configuration= or plan=), with a fresh token."""
+    `subject` (its configuration= or plan=), with a fresh token, which the returned
+    instance carries as `token`. A model with `token_hash` (ShareLink) stores the token's
+    SHA-256 only; the planner's links still store the token itself."""
+    # 32 random bytes: 256 bits, far past guessing.
+    token = secrets.token_urlsafe(32)
+    secret = {"token_hash": share_token_hash(token)} if stores_hash(model) else {"token": token}
     manager: Any = model.all_tenants
-    link: L = manager.create(
+    link: Any = manager.create(
         organization=tenant.organization,
-        # 32 random bytes: 256 bits, far past guessing.
-        token=secrets.token_urlsafe(32),
         created_by=user,
         expires_at=expires_at,
+        **secret,
         **subject,
     )
-    return link
+    link.token = token  # shown once, in the answer that creates it
+    created: L = link
+    return created
 
 
 def revoke_share_link(*, tenant: Tenant, user: Any, link: Any) -> bool:

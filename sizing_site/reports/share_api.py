@@ -16,11 +16,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from sizing_site.api.errors import Refused, form_errors, json_object
-from sizing_site.reports.forms import ShareForm
+from sizing_site.reports.forms import MAX_SHARE_DAYS, ShareForm
 from sizing_site.reports.selectors import public_links_allowed
 from sizing_site.tenancy.access import Tenant
 
-MAX_SHARE_DAYS = 3650
+__all__ = ["MAX_SHARE_DAYS", "new_link_expiry", "revoked", "share_expiry"]
 
 
 def share_expiry(data: dict[str, Any]) -> Any:

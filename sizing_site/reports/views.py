@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
@@ -260,27 +261,37 @@ def share_create(request: HttpRequest, org_slug: str, code: UUID) -> HttpRespons
     if form.errors or not form.is_valid():
         context = {**_report_context(tenant, configuration), "share_form": form}
         return render(request, REPORT, context, status=400)
-    services.share_link_create(
+    link = services.share_link_create(
         tenant=tenant,
         user=request.user,
         configuration=configuration,
         expires_at=form.cleaned_data["expires_at"],
     )
-    messages.success(request, _("Share link created."))
-    return redirect("reports:links", org_slug=org_slug)
+    # The page that shows the new link's address, once: the database keeps only its
+    # token's hash, so no redirect could show it again. (A reload asks to post again.)
+    return _links_page(request, tenant, new_link=link, status=201)
 
 
 @login_required
 def links(request: HttpRequest, org_slug: str) -> HttpResponse:
-    tenant = tenant_for(request.user, org_slug)
+    return _links_page(request, tenant_for(request.user, org_slug))
+
+
+def _links_page(
+    request: HttpRequest, tenant: Tenant, *, new_link: ShareLink | None = None, status: int = 200
+) -> HttpResponse:
     context = {
         "tenant": tenant,
         "links": selectors.share_link_list(tenant=tenant),
         "is_admin": tenant.can(Role.ADMIN),
         "can_edit": tenant.can(Role.EDITOR),
         "public_links": selectors.public_links_allowed(tenant=tenant),
+        "new_link": new_link,
+        "new_link_url": request.build_absolute_uri(reverse("reports:shared", args=[new_link.token]))
+        if new_link is not None
+        else "",
     }
-    return render(request, "reports/links.html", context)
+    return render(request, "reports/links.html", context, status=status)
 
 
 @post_only

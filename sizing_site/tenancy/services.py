@@ -6,10 +6,14 @@ from their own account. An invitation never tells the admin whether an account e
 
 from __future__ import annotations
 
+import logging
+import time
+from collections.abc import Callable
 from datetime import timedelta
+from typing import TypeVar
 
 from django.contrib.auth.models import User
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, OperationalError, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -24,6 +28,8 @@ from sizing_site.tenancy.models import (
 )
 
 INVITATION_LIFETIME = timedelta(days=14)
+T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 
 class MembershipError(Exception):
@@ -113,28 +119,100 @@ def invitation_decline(*, invitee: Invitee) -> None:
     _answer(invitee, InvitationStatus.DECLINED)
 
 
-def _ensure_another_admin(tenant: Tenant, membership: Membership) -> None:
-    """Refuse a change that would leave the organization without an admin."""
+class MembershipConflict(MembershipError):
+    """Another change held the same rows on every try (a deadlock or serialization failure
+    the database reported): nothing was changed, and the page or API answers 409."""
+
+
+CONFLICT_ATTEMPTS = 3
+CONFLICT_PAUSE_S = 0.05
+# PostgreSQL's serialization_failure and deadlock_detected: the transaction was rolled back
+# and may simply run again.
+_RETRYABLE_SQLSTATES = frozenset({"40001", "40P01"})
+
+
+def is_conflict(exc: OperationalError) -> bool:
+    """Whether the database refused the transaction for another one's sake (so trying
+    again may succeed), rather than for a lost connection or a bad query."""
+    cause = exc.__cause__
+    sqlstate = getattr(cause, "sqlstate", None) or getattr(cause, "pgcode", None)
+    return sqlstate in _RETRYABLE_SQLSTATES or "database is locked" in str(exc)  # SQLite
+
+
+def retry_on_conflict(
+    action: Callable[[], T], *, attempts: int = CONFLICT_ATTEMPTS, pause_s: float | None = None
+) -> T:
+    """Run `action` (a whole transaction) again when the database reports a conflict, up
+    to `attempts` times with a growing pause (CONFLICT_PAUSE_S, then twice that); then
+    MembershipConflict. Other errors pass through at once."""
+    pause = CONFLICT_PAUSE_S if pause_s is None else pause_s
+    for attempt in range(1, attempts + 1):
+        try:
+            return action()
+        except OperationalError as exc:
+            if not is_conflict(exc):
+                raise
+            logger.warning("membership change conflict, attempt %d of %d", attempt, attempts)
+            if attempt == attempts:
+                raise MembershipConflict(
+                    _(
+                        "Another change to this organization's members happened at the "
+                        "same time; try again."
+                    )
+                ) from exc
+            time.sleep(pause * attempt)
+    raise AssertionError("unreachable")  # the loop returns or raises
+
+
+def _locked_members(tenant: Tenant, *keys: int) -> dict[int, Membership]:
+    """The organization's admins and the memberships `keys`, locked in key order. Two
+    admins demoting each other at once then lock the same rows in the same order: one waits
+    for the other instead of each holding the row the other needs (a deadlock)."""
+    rows = tenant.scoped(Membership).filter(Q(role=Role.ADMIN) | Q(pk__in=keys))
+    return {m.pk: m for m in rows.select_for_update().order_by("pk")}
+
+
+def _locked_target(tenant: Tenant, code: object) -> tuple[Membership, dict[int, Membership]]:
+    """The membership `code` names, as locked and read now, with the locked rows. Checks
+    that the acting admin still is one: another admin may have demoted them a moment ago."""
+    found = get_owned_or_404(tenant, Membership, code)
+    actor = tenant.membership.pk
+    rows = _locked_members(tenant, found.pk, actor)
+    if rows.get(actor) is None or rows[actor].role != Role.ADMIN:
+        raise MembershipError(_("You are no longer an admin of this organization."))
+    if found.pk not in rows:
+        raise MembershipError(_("This person is no longer a member."))
+    return rows[found.pk], rows
+
+
+def _ensure_another_admin(rows: dict[int, Membership], membership: Membership) -> None:
+    """Refuse a change that would leave the organization without an admin (`rows`: the
+    locked admins, read inside the change's transaction)."""
     if membership.role != Role.ADMIN:
         return
-    others = tenant.scoped(Membership).filter(role=Role.ADMIN).exclude(pk=membership.pk)
-    if not others.select_for_update().exists():
+    if not any(m.role == Role.ADMIN and m.pk != membership.pk for m in rows.values()):
         raise MembershipError(_("An organization needs at least one admin."))
 
 
 def membership_change_role(*, tenant: Tenant, code: object, role: str) -> Membership:
-    with transaction.atomic():
-        membership = get_owned_or_404(tenant, Membership, code)
-        if Role(role) != Role.ADMIN:
-            _ensure_another_admin(tenant, membership)
-        membership.role = Role(role)
-        membership.save(update_fields=["role"])
-    return membership
+    def change() -> Membership:
+        with transaction.atomic():
+            membership, rows = _locked_target(tenant, code)
+            if Role(role) != Role.ADMIN:
+                _ensure_another_admin(rows, membership)
+            membership.role = Role(role)
+            membership.save(update_fields=["role"])
+        return membership
+
+    return retry_on_conflict(change)
 
 
 def membership_remove(*, tenant: Tenant, code: object) -> Membership:
-    with transaction.atomic():
-        membership = get_owned_or_404(tenant, Membership, code)
-        _ensure_another_admin(tenant, membership)
-        membership.delete()
-    return membership
+    def remove() -> Membership:
+        with transaction.atomic():
+            membership, rows = _locked_target(tenant, code)
+            _ensure_another_admin(rows, membership)
+            membership.delete()
+        return membership
+
+    return retry_on_conflict(remove)

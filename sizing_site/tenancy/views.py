@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from sizing_site.tenancy import services
-from sizing_site.tenancy.access import invitation_for_invitee, tenant_for
+from sizing_site.tenancy.access import Tenant, invitation_for_invitee, tenant_for
 from sizing_site.tenancy.forms import InvitationForm, RoleForm
 from sizing_site.tenancy.models import Organization, Role
 from sizing_site.tenancy.selectors import (
@@ -61,6 +61,12 @@ def members(request: HttpRequest, org_slug: str) -> HttpResponse:
             else:
                 messages.success(request, _invited_message())
                 return redirect("tenancy:members", org_slug=org_slug)
+    return _members_page(request, tenant, form, status=400 if form.errors else 200)
+
+
+def _members_page(
+    request: HttpRequest, tenant: Tenant, form: InvitationForm, *, status: int
+) -> HttpResponse:
     is_admin = tenant.can(Role.ADMIN)
     context = {
         "tenant": tenant,
@@ -71,7 +77,14 @@ def members(request: HttpRequest, org_slug: str) -> HttpResponse:
         "roles": Role.choices,
         "invitation_days": services.INVITATION_LIFETIME.days,
     }
-    return render(request, "tenancy/members.html", context, status=400 if form.errors else 200)
+    return render(request, "tenancy/members.html", context, status=status)
+
+
+def _conflict(request: HttpRequest, tenant: Tenant, exc: services.MembershipError) -> HttpResponse:
+    """Another admin's change held the rows on every try: the members page as it is now,
+    the message on it, 409 (nothing was changed)."""
+    messages.error(request, str(exc))
+    return _members_page(request, tenant, InvitationForm(), status=409)
 
 
 @login_required
@@ -86,6 +99,8 @@ def member_role(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse
         return redirect("tenancy:members", org_slug=org_slug)
     try:
         services.membership_change_role(tenant=tenant, code=code, role=form.cleaned_data["role"])
+    except services.MembershipConflict as exc:
+        return _conflict(request, tenant, exc)
     except services.MembershipError as exc:
         messages.error(request, str(exc))
     else:
@@ -107,6 +122,8 @@ def _admin_post(
         return HttpResponseNotAllowed(["POST"])
     try:
         action(tenant=tenant, code=code)
+    except services.MembershipConflict as exc:
+        return _conflict(request, tenant, exc)
     except services.MembershipError as exc:
         messages.error(request, str(exc))
     else:

@@ -2,9 +2,10 @@
 
 Listed before SessionAuthentication, so the pages' own calls keep their session. A request
 without a token header is left to the next class; a request with a bad token (unknown,
-revoked, expired, malformed) is a 401. A read-only token's unsafe request is a 403, except
-POST /api/v1/estimate/, which writes nothing. The organization limit is applied by
-TenantApiView through `ApiToken.allows_organization`.
+revoked, expired, malformed) is a 401; an address that sent API_TOKEN_FAILURE_LIMIT bad
+tokens in a minute gets 429 for any token until that minute is over. A read-only token's
+unsafe request is a 403, except POST /api/v1/estimate/, which writes nothing. The
+organization limit is applied by TenantApiView through `ApiToken.allows_organization`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from rest_framework.request import Request
 
 from sizing_site.tokens.models import ApiToken
 from sizing_site.tokens.services import token_for, token_touch
+from sizing_site.tokens.throttling import count_failure, refuse_after_failures
 
 KEYWORDS = (b"bearer", b"token")
 # Routes a read-only token may POST to: they compute and write nothing.
@@ -39,21 +41,27 @@ def _token_header(request: Request) -> list[bytes] | None:
     return parts
 
 
+def _token(parts: list[bytes]) -> ApiToken | None:
+    """The live token the header names, None for a malformed, unknown, revoked or expired
+    one."""
+    if len(parts) != 2:
+        return None
+    try:
+        return token_for(parts[1].decode("ascii"))
+    except UnicodeDecodeError:
+        return None
+
+
 class ApiTokenAuthentication(BaseAuthentication):
     def authenticate(self, request: Request) -> tuple[Any, ApiToken] | None:
         parts = _token_header(request)
         if parts is None:
             return None
-        message = _("Invalid, expired or revoked token.")
-        if len(parts) != 2:
-            raise exceptions.AuthenticationFailed(message)
-        try:
-            plain = parts[1].decode("ascii")
-        except UnicodeDecodeError as exc:
-            raise exceptions.AuthenticationFailed(message) from exc
-        token = token_for(plain)
+        refuse_after_failures(request)
+        token = _token(parts)
         if token is None:
-            raise exceptions.AuthenticationFailed(message)
+            count_failure(request)
+            raise exceptions.AuthenticationFailed(_("Invalid, expired or revoked token."))
         match = getattr(request, "resolver_match", None)
         if not token_allows(token, request.method or "", match.view_name if match else None):
             raise exceptions.PermissionDenied(_("This token is read-only."))

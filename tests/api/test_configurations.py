@@ -4,13 +4,14 @@ same roles, and another org's rows out of reach."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connection
-from django.test import Client
+from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone, translation
 
@@ -55,6 +56,23 @@ class ConfigurationApiTestCase(ReportsTestCase):
 
 
 class CreateTests(ConfigurationApiTestCase):
+    def test_saving_and_recomputing_spend_the_work_budget(self) -> None:
+        # Each sizes the setup once: one unit (GLM-4.5-Air has 46 layers).
+        with override_settings(API_COST_PER_MINUTE_USER=2):
+            saved = self.create(self.dave)
+            assert saved.status_code == 201
+            recomputed = self.send(self.dave, "get", self.one(saved.json()["code"], "recompute/"))
+            assert recomputed.status_code == 200
+            refused = self.create(self.dave)
+            assert refused.status_code == 429
+            assert (refused.json()["limit"], refused.json()["cost"]) == (
+                "API_COST_PER_MINUTE_USER",
+                1,
+            )
+            again = self.send(self.dave, "get", self.one(saved.json()["code"], "recompute/"))
+            assert again.status_code == 429
+        assert self.actions().count("saved") == 2  # the cast's own save and this one
+
     def test_the_api_saves_the_same_figures_as_the_page_save_path(self) -> None:
         response = self.create(self.dave, notes="n", tags=["budget", "q3"])
         assert response.status_code == 201, response.content
@@ -305,8 +323,10 @@ class ShareTests(ConfigurationApiTestCase):
         assert response.status_code == 201, response.content
         got = response.json()
         link = ShareLink.objects.for_organization(self.org_a).get(code=got["code"])
-        assert got["token"] == link.token
-        assert got["url"] == f"http://testserver/en/r/{link.token}/"
+        # The token in this answer only; the row keeps its SHA-256.
+        assert len(got["token"]) == 43
+        assert link.token_hash == hashlib.sha256(got["token"].encode()).hexdigest()
+        assert got["url"] == f"http://testserver/en/r/{got['token']}/"
         assert link.expires_at is not None
         assert timedelta(days=6) < link.expires_at - timezone.now() <= timedelta(days=7)
         assert self.actions()[0] == "shared"
@@ -314,9 +334,24 @@ class ShareTests(ConfigurationApiTestCase):
         page = anonymous.get(got["url"].removeprefix("http://testserver"))
         assert page.status_code == 200
         assert "2x A100 at 32K" in page.content.decode()
-        # Listed for a viewer.
+        # Listed for a viewer, without the token or the address: nobody can read them again.
         listed = self.send(self.bob, "get", BASE + "share-links/").json()["links"]
         assert [row["code"] for row in listed] == [got["code"]]
+        assert listed[0]["token"] is None and listed[0]["url"] is None
+        one = self.send(self.alice, "get", f"{BASE}share-links/{got['code']}/").json()
+        assert one["token"] is None and one["url"] is None
+
+    def test_expires_at_is_capped_like_expires_in_days(self) -> None:
+        # expires_in_days allowed at most 3,650 days; expires_at allowed the year 9999.
+        for far in ("9999-12-31T00:00:00Z", (timezone.now() + timedelta(days=3651)).isoformat()):
+            response = self.share(self.dave, {"expires_at": far})
+            assert response.status_code == 400, far
+            assert response.json()["errors"] == {
+                "expires_at": ["Choose a time at most 3650 days from now."]
+            }
+        near = (timezone.now() + timedelta(days=3649)).isoformat()
+        assert self.share(self.dave, {"expires_at": near}).status_code == 201
+        assert self.share(self.dave, {"expires_in_days": 3650}).status_code == 201
 
     def test_expiry_is_validated_as_the_share_form_does(self) -> None:
         past = (timezone.now() - timedelta(hours=1)).isoformat()

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import pytest
 import schemathesis
 from django.conf import settings as django_settings
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Permission, User
 from django.core.management import call_command
 from django.db.models import Model
 from django.test import Client, override_settings
@@ -180,6 +180,12 @@ def _seed() -> tuple[str, str, dict[tuple[str, str], list[str]]]:
         ("/api/v1/sweeps/accelerators/{accelerator_slug}/models/", "accelerator_slug"): cards,
     }
     staff = User.objects.create_user("fuzz-staff", "staff@fuzz.example", is_staff=True)
+    # A catalog curator (the PATCH needs the table's change permission, as in admin).
+    staff.user_permissions.add(
+        *Permission.objects.filter(
+            content_type__app_label="catalog", codename__startswith="change_"
+        )
+    )
     return (
         token_create(user=user, name="fuzz").plain,
         token_create(user=staff, name="fuzz staff").plain,
@@ -190,12 +196,15 @@ def _seed() -> tuple[str, str, dict[tuple[str, str], list[str]]]:
 @pytest.fixture(scope="module")
 def fuzz_server(django_db_setup: None, django_db_blocker: DjangoDbBlocker) -> Iterator[FuzzServer]:
     started = time.monotonic()
-    # The throttles (600/min by default) would answer 429 before the fuzz is through.
+    # The throttles (600/min by default) and the work budget's minute would answer 429
+    # before the fuzz is through.
     rest_framework = override_settings(
         REST_FRAMEWORK={
             **django_settings.REST_FRAMEWORK,
             "DEFAULT_THROTTLE_RATES": {"user": "100000/min", "token": "100000/min"},
-        }
+        },
+        API_COST_PER_MINUTE_USER=10**9,
+        API_COST_PER_MINUTE_TOKEN=10**9,
     )
     with django_db_blocker.unblock():
         token, staff_token, known = _seed()

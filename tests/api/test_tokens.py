@@ -8,6 +8,7 @@ import io
 import json
 from datetime import timedelta
 from typing import Any
+from unittest import mock
 
 from django.conf import settings as django_settings
 from django.contrib.auth.models import User
@@ -15,6 +16,7 @@ from django.core.cache import cache
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client, override_settings
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone, translation
 
 from estimator.api import estimate
@@ -286,3 +288,60 @@ class ThrottleTest(TokenTestCase):
         # Another user is counted apart.
         alices = token_create(user=self.alice, name="a").plain
         assert self.call(alices, "get", MEMBERS_A).status_code == 200
+
+
+class FailedTokenThrottleTest(TokenTestCase):
+    """1,400 bad tokens from one address once each cost a token lookup and a 401, with no
+    limit; scaled down here: 140 tokens against a limit of 30."""
+
+    def guess(self, plain: str, address: str = "10.0.0.7", **headers: str) -> Any:
+        return self.script.get(
+            MEMBERS_A,
+            headers={"Authorization": f"Bearer {plain}", **headers},
+            REMOTE_ADDR=address,
+        )
+
+    @override_settings(API_TOKEN_FAILURE_LIMIT=30)
+    def test_an_address_that_sent_too_many_bad_tokens_gets_429_for_any_token(self) -> None:
+        good = token_create(user=self.bob, name="ci").plain
+        guesses = [f"rs_{n:08x}_{'x' * 43}" for n in range(140)]
+        with CaptureQueriesContext(connection) as queries:
+            codes = [self.guess(plain).status_code for plain in guesses]
+        assert codes == [401] * 30 + [429] * 110
+        # The refused ones never reached the database: 30 lookups, not 140.
+        lookups = [q for q in queries.captured_queries if ApiToken._meta.db_table in q["sql"]]
+        assert len(lookups) == 30
+        refused = self.guess(good)  # a good token from that address waits too
+        assert refused.status_code == 429
+        assert list(refused.json()["errors"]) == ["detail"]
+        assert 1 <= int(refused["Retry-After"]) <= 60
+        # A forged X-Forwarded-For changes nothing (API_NUM_PROXIES=0: the header is not
+        # trusted); another address is counted apart.
+        assert self.guess(good, **{"X-Forwarded-For": "203.0.113.9"}).status_code == 429
+        assert self.guess(good, address="10.0.0.8").status_code == 200
+
+    @override_settings(API_TOKEN_FAILURE_LIMIT=3)
+    def test_the_count_is_per_minute(self) -> None:
+        good = token_create(user=self.bob, name="ci").plain
+        with mock.patch("sizing_site.tokens.throttling.time.time", return_value=6000.0):
+            assert [self.guess("rs_bad").status_code for _ in range(4)] == [401, 401, 401, 429]
+        with mock.patch("sizing_site.tokens.throttling.time.time", return_value=6060.0):
+            assert self.guess(good).status_code == 200
+
+    @override_settings(
+        API_TOKEN_FAILURE_LIMIT=2,
+        REST_FRAMEWORK={**django_settings.REST_FRAMEWORK, "NUM_PROXIES": 1},
+    )
+    def test_behind_a_proxy_the_address_it_forwards_is_counted(self) -> None:
+        good = token_create(user=self.bob, name="ci").plain
+        proxy = "127.0.0.1"
+        for _ in range(2):
+            self.guess("rs_bad", address=proxy, **{"X-Forwarded-For": "198.51.100.1"})
+        assert (
+            self.guess(good, address=proxy, **{"X-Forwarded-For": "198.51.100.1"}).status_code
+            == 429
+        )
+        assert (
+            self.guess(good, address=proxy, **{"X-Forwarded-For": "198.51.100.2"}).status_code
+            == 200
+        )

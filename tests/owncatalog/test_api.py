@@ -67,6 +67,33 @@ class Api(OwnCase):
             assert field in response.json()["errors"], response.json()
         assert not LLMModel.all_orgs.exists()
 
+    def test_a_model_deeper_than_the_largest_published_ones_is_refused(self) -> None:
+        # Up to 10,000 layers were accepted, and 20 analysed estimates of such a model took
+        # 54.8 s; the bound is now 512 (Llama 3.1 405B has 126).
+        self.client.force_login(self.dave)
+        for key, value in (("num_hidden_layers", 10_000), ("hidden_size", 65_537)):
+            response = self.post("own-models", {"name": "Deep", "config": {**QWEN3_8B, key: value}})
+            assert response.status_code == 400, response.json()
+            assert key in response.json()["errors"]["config"][0]
+        assert not LLMModel.all_orgs.exists()
+        deepest = self.post(
+            "own-models", {"name": "Deep", "config": {**QWEN3_8B, "num_hidden_layers": 512}}
+        )
+        assert deepest.status_code == 201
+
+    def test_a_stored_model_past_the_bounds_is_answered_not_sized(self) -> None:
+        # A row imported under the old ceiling: the API says the estimator cannot read it.
+        self.client.force_login(self.dave)
+        slug = self.post("own-models", {"name": "Deep", "config": QWEN3_8B}).json()["slug"]
+        LLMModel.all_orgs.filter(slug=slug).update(config={**QWEN3_8B, "num_hidden_layers": 10_000})
+        card = self.post("own-accelerators", CARD).json()["slug"]
+        body = {"model": slug, "accelerator": card, "analysis": True}
+        response = self.client.post("/api/v1/estimate/", body, JSON)
+        assert response.status_code == 400
+        assert response.json() == {
+            "errors": {"model": ["The estimator cannot read this model's config."]}
+        }
+
     def test_accelerators_and_the_card_in_use(self) -> None:
         self.client.force_login(self.dave)
         created = self.post("own-accelerators", CARD)

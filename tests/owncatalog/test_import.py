@@ -188,7 +188,8 @@ class HostileHeaders(OwnCase):
 
     def test_absurd_or_non_finite_layer_counts_are_refused(self) -> None:
         for block_count, words in (
-            (2**40, "must be <= 10000"),  # the estimator's ceiling on layers
+            (2**40, "must be <= 512"),  # the estimator's ceiling on layers
+            (513, "must be <= 512"),
             (float("inf"), "llama.block_count"),  # not a count: "has no llama.block_count"
             (float("nan"), "llama.block_count"),
             (2.5, "llama.block_count"),

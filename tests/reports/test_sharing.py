@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import io
+import json
 from datetime import timedelta
 
 from django.contrib.auth.models import User
+from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -18,11 +22,15 @@ from tests.reports.base import ReportsTestCase
 
 class ShareLifecycleTests(ReportsTestCase):
     def share(self, user: User | None = None, **data: str) -> ShareLink:
+        """A link made on the page, with its token as the page showed it (once)."""
         self.client.force_login(user or self.dave)
         response = self.client.post(self.url("share", "org-a", self.saved.code), data)
-        assert response.status_code == 302, response.content
+        assert response.status_code == 201, response.content
         self.client.logout()
         link: ShareLink = ShareLink.objects.for_organization(self.org_a).latest("created")
+        shown = response.context["new_link_url"]
+        assert shown in response.content.decode()
+        link.token = shown.removeprefix("http://testserver/en/r/").removesuffix("/")
         return link
 
     def shared_url(self, token: str, lang: str = "en") -> str:
@@ -139,3 +147,65 @@ class FlatQueryTests(ReportsTestCase):
                 (self.count(self.url("links", "org-a")), self.count(self.url("activity", "org-a")))
             )
         assert counts[0] == counts[1], counts
+
+
+class TokenAtRestTests(ReportsTestCase):
+    """The database keeps a share token's SHA-256, never the token: a copy of the table, a
+    backup or a dumpdata opens no report. The token is shown once, when the link is made."""
+
+    def test_the_database_keeps_only_the_tokens_hash_and_finds_the_link_by_it(self) -> None:
+        link = share_link_create(
+            tenant=tenant_for(self.alice, "org-a"),
+            user=self.alice,
+            configuration=self.saved,
+            expires_at=None,
+        )
+        token = link.token
+        assert len(token) == 43
+        row = ShareLink.all_tenants.get(pk=link.pk)
+        assert row.token == ""  # not a column: read back, a link has no token
+        assert row.token_hash == hashlib.sha256(token.encode()).hexdigest()
+        stored = json.dumps(list(ShareLink.all_tenants.values()), default=str)
+        dumped = io.StringIO()
+        call_command("dumpdata", "reports", stdout=dumped)
+        assert token not in stored and token not in dumped.getvalue()
+        assert self.client.get(reverse("reports:shared", args=[token])).status_code == 200
+        # The hash itself opens nothing.
+        assert self.client.get(reverse("reports:shared", args=[row.token_hash])).status_code == 404
+
+    def test_the_links_page_shows_a_new_links_address_once(self) -> None:
+        self.client.force_login(self.dave)
+        made = self.client.post(self.url("share", "org-a", self.saved.code), {})
+        assert made.status_code == 201
+        address = made.context["new_link_url"]
+        assert "/en/r/" in address and address in made.content.decode()
+        listed = self.client.get(self.url("links", "org-a"))
+        assert listed.status_code == 200
+        token = address.rstrip("/").rsplit("/", 1)[1]
+        assert token not in listed.content.decode()
+        assert [link.pk for link in listed.context["links"]] == [made.context["new_link"].pk]
+
+    def test_an_expiry_past_ten_years_is_refused_on_the_page(self) -> None:
+        self.client.force_login(self.dave)
+        response = self.client.post(
+            self.url("share", "org-a", self.saved.code), {"expires_at": "9999-12-31T23:59"}
+        )
+        assert response.status_code == 400
+        assert "Choose a time at most 3650 days from now." in response.content.decode()
+        assert not ShareLink.objects.for_organization(self.org_a).exists()
+
+    def test_the_request_log_shows_no_token(self) -> None:
+        link = share_link_create(
+            tenant=tenant_for(self.alice, "org-a"),
+            user=self.alice,
+            configuration=self.saved,
+            expires_at=None,
+        )
+        with self.assertLogs("sizing_site.request", "INFO") as logged:
+            self.client.get(reverse("reports:shared", args=[link.token]))
+            self.client.get(reverse("reports:shared", args=["x" * 43]))  # unknown: 404
+        lines = [(r.getMessage(), r.path) for r in logged.records]  # type: ignore[attr-defined]
+        assert lines == [
+            ("GET /en/r/<token>/ 200", "/en/r/<token>/"),
+            ("GET /en/r/<token>/ 404", "/en/r/<token>/"),
+        ]
