@@ -9,10 +9,14 @@ worker's event loop, which costs no thread. A head still incomplete after
 GUNICORN_REQUEST_HEAD_DEADLINE seconds (default 20) is dropped, as is a connection silent
 for GUNICORN_KEEPALIVE seconds. Once a thread has the request, each later socket read
 (the body) waits at most GUNICORN_CLIENT_TIMEOUT seconds (default 10).
+
+Its access log, when on (GUNICORN_ACCESSLOG), keeps share tokens out as every other log
+does (sizing_site.core.logconfig.ShareTokenFilter).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import socket
@@ -21,6 +25,8 @@ import weakref
 from typing import Any
 
 from gunicorn.workers.gthread import _DEFER, ThreadWorker
+
+from sizing_site.core.logconfig import ShareTokenFilter
 
 CLIENT_TIMEOUT_S = float(os.environ.get("GUNICORN_CLIENT_TIMEOUT", "10"))
 HEAD_DEADLINE_S = float(os.environ.get("GUNICORN_REQUEST_HEAD_DEADLINE", "20"))
@@ -61,6 +67,8 @@ class BoundedThreadWorker(ThreadWorker):
             cfg.limit_request_line + cfg.limit_request_fields * (cfg.limit_request_field_size + 2)
         ) or math.inf
         self.heads: weakref.WeakKeyDictionary[Any, _Head] = weakref.WeakKeyDictionary()
+        # gunicorn's access log writes each request line, a share link's token included.
+        logging.getLogger("gunicorn.access").addFilter(ShareTokenFilter())
 
     def enqueue_req(self, conn: Any) -> None:
         if type(conn.sock) is socket.socket:

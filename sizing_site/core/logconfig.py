@@ -1,18 +1,22 @@
 """Logging for every process (web, worker, beat, manage.py): one line per record, with the
-request id, as plain text or as JSON lines (LOG_FORMAT=json) for a log collector.
+request id, as plain text or as JSON lines (LOG_FORMAT=json) for a log collector. No line
+carries a share link's token (ShareTokenFilter).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
+import re
 from datetime import UTC, datetime
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured, PermissionDenied
+from django.utils.log import DEFAULT_LOGGING
 from rest_framework import exceptions as drf
 
-from sizing_site.core.request_id import current_request_id
+from sizing_site.core.request_id import REDACTED, current_request_id
 
 FORMATS = ("text", "json")
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -50,6 +54,48 @@ class RefusalWithoutTraceback(logging.Filter):
         return True
 
 
+# A public share address: a saved configuration's /r/<token>/ or a saved plan's
+# /s/plan/<token>/, behind a language prefix (/en/r/...) or not (which redirects there).
+# The token is the report's only credential: whoever reads the log must not open it.
+SHARE_ADDRESS = re.compile(r"(/r/|/s/plan/)[^/\s?#'\"<>]+")
+
+
+def redact_share_tokens(text: str) -> str:
+    """`text` with the token of every share address in it replaced by "<token>"."""
+    return SHARE_ADDRESS.sub(lambda match: match.group(1) + REDACTED, text)
+
+
+class ShareTokenFilter(logging.Filter):
+    """Rewrites every share address (SHARE_ADDRESS) in a record's message, its arguments
+    and its text `extra` fields. Django's "Not Found: /en/r/<token>/" warning, a CSRF
+    refusal, runserver's request lines and our request log of an address no route matched
+    (request_id.loggable_path redacts only what a route names) all carry the path."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = redact_share_tokens(record.msg)
+        args = record.args
+        if isinstance(args, dict):
+            # In place: a dict subclass (gunicorn's access-log atoms) keeps its lookups.
+            for key, value in args.items():
+                if isinstance(value, str):
+                    args[key] = redact_share_tokens(value)
+        elif isinstance(args, tuple):
+            record.args = tuple(
+                redact_share_tokens(arg) if isinstance(arg, str) else arg for arg in args
+            )
+        for key, value in list(vars(record).items()):
+            if key not in _STANDARD and isinstance(value, str):
+                setattr(record, key, redact_share_tokens(value))
+        return True
+
+
+def _loggable(value: object) -> str:
+    """An `extra` value JSON cannot encode, as text: Django's `request` (its repr has the
+    path)."""
+    return redact_share_tokens(str(value))
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message, request id, `extra` fields."""
 
@@ -63,9 +109,9 @@ class JsonFormatter(logging.Formatter):
         }
         entry.update((k, v) for k, v in vars(record).items() if k not in _STANDARD)
         if record.exc_info:
-            entry["exc_info"] = self.formatException(record.exc_info)
-        # default=str: an `extra` value that JSON cannot encode must not lose the line.
-        return json.dumps(entry, default=str, ensure_ascii=False)
+            entry["exc_info"] = redact_share_tokens(self.formatException(record.exc_info))
+        # default: an `extra` value that JSON cannot encode must not lose the line.
+        return json.dumps(entry, default=_loggable, ensure_ascii=False)
 
 
 def logging_config(*, log_format: str, level: str) -> dict[str, Any]:
@@ -77,23 +123,40 @@ def logging_config(*, log_format: str, level: str) -> dict[str, Any]:
     formatter: dict[str, Any] = (
         {"()": JsonFormatter} if log_format == "json" else {"format": TEXT_FORMAT}
     )
+    # runserver's request lines, as Django sets them up, plus the share-token filter.
+    server = copy.deepcopy(DEFAULT_LOGGING["loggers"]["django.server"])
+    server["filters"] = ["share_tokens"]
     return {
         "version": 1,
         "disable_existing_loggers": False,
         "filters": {
             "request_id": {"()": RequestIdFilter},
             "refusal_without_traceback": {"()": RefusalWithoutTraceback},
+            "share_tokens": {"()": ShareTokenFilter},
         },
-        "formatters": {"default": formatter},
+        "formatters": {
+            "default": formatter,
+            "django.server": copy.deepcopy(DEFAULT_LOGGING["formatters"]["django.server"]),
+        },
         "handlers": {
             "console": {
                 "class": "logging.StreamHandler",
-                "filters": ["request_id"],
+                # Any logger's lines reach the console through this: none keeps a token.
+                "filters": ["request_id", "share_tokens"],
                 "formatter": "default",
-            }
+            },
+            "django.server": copy.deepcopy(DEFAULT_LOGGING["handlers"]["django.server"]),
         },
         # A logger's own filter runs before any handler (the console, pytest's, Sentry's
-        # logging integration): Django logs responses to django.request.
-        "loggers": {"django.request": {"filters": ["refusal_without_traceback"]}},
+        # logging integration), but only for its own records, not its children's: each
+        # logger that writes a request's path is named. Django logs responses to
+        # django.request, CSRF refusals to django.security.csrf, runserver's lines to
+        # django.server (which does not propagate).
+        "loggers": {
+            "django.request": {"filters": ["share_tokens", "refusal_without_traceback"]},
+            "django.security.csrf": {"filters": ["share_tokens"]},
+            "django.server": server,
+            "sizing_site.request": {"filters": ["share_tokens"]},
+        },
         "root": {"handlers": ["console"], "level": level.upper()},
     }

@@ -16,4 +16,4 @@ class SavedPlanAdmin(admin.ModelAdmin):
 class PlanShareLinkAdmin(admin.ModelAdmin):
     list_display = ["plan", "organization", "created_by", "expires_at", "revoked_at"]
     list_filter = ["organization"]
-    readonly_fields = ["code", "token", "created"]
+    readonly_fields = ["code", "token_hash", "created"]

@@ -56,7 +56,15 @@ class SavedPlan(TenantOwned):
 
 
 class PlanShareLink(TenantOwned):
-    token = models.CharField(_("token"), max_length=64, unique=True)
+    """A public link to a saved plan. As for a saved configuration's (reports.ShareLink),
+    the database keeps the token's SHA-256 only (reports.models.share_token_hash): a copy
+    of the table or a backup opens no plan. The token itself is shown once, on the instance
+    that plan_share_link_create returns."""
+
+    token_hash = models.CharField(_("token hash"), max_length=64, unique=True, editable=False)
+    # Not a field: the token itself, set on a new link only (reports.services.new_share_link);
+    # "" on every link read from the database.
+    token: str = ""
     plan = models.ForeignKey(
         SavedPlan, on_delete=models.CASCADE, related_name="share_links", verbose_name=_("plan")
     )

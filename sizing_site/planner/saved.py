@@ -234,11 +234,14 @@ def share(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
         form.add_error(None, _("Public share links are turned off for this organization."))
     if form.errors or not form.is_valid():
         return render(request, REPORT, _context(tenant, plan, share_form=form), status=400)
-    services.plan_share_link_create(
+    link = services.plan_share_link_create(
         tenant=tenant, user=request.user, plan=plan, expires_at=form.cleaned_data["expires_at"]
     )
-    messages.success(request, _("Share link created."))
-    return redirect("planner:saved-report", org_slug=org_slug, code=code)
+    # The report with the new link's address, shown once: the database keeps only its
+    # token's hash, so no redirect could show it again. (A reload asks to post again.)
+    address = request.build_absolute_uri(reverse("planner:shared", args=[link.token]))
+    context = _context(tenant, plan, new_link=link, new_link_url=address)
+    return render(request, REPORT, context, status=201)
 
 
 @post_only

@@ -127,8 +127,11 @@ class SavedPlanPage(serializers.Serializer[Any]):
 class SavedPlanLink(serializers.Serializer[Any]):
     code = serializers.UUIDField()
     plan = serializers.UUIDField()
-    token = serializers.CharField()
-    url = serializers.URLField(help_text="The public, read-only report.")
+    token = serializers.CharField(
+        help_text="The link's secret, in this answer only: the database keeps its SHA-256, "
+        "nobody can read it again."
+    )
+    url = serializers.URLField(help_text="The public, read-only report, in this answer only.")
     created_by = serializers.CharField(allow_null=True)
     created = serializers.DateTimeField()
     expires_at = serializers.DateTimeField(allow_null=True)
@@ -189,6 +192,8 @@ def _detail(request: Request, plan: SavedPlan, org_slug: str) -> dict[str, Any]:
 
 
 def _link(request: Request, link: PlanShareLink) -> dict[str, Any]:
+    """A link just created (only a new link carries its token: the database keeps its
+    SHA-256, so the API lists no plan link)."""
     return {
         "code": str(link.code),
         "plan": str(link.plan.code),

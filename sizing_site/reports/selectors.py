@@ -255,12 +255,6 @@ def public_links_allowed(*, tenant: Tenant) -> bool:
     return policy is None or policy.public_links
 
 
-def stores_hash(model: type[Any]) -> bool:
-    """Whether a share link model keeps its tokens' SHA-256 (ShareLink) rather than the
-    tokens (the planner's PlanShareLink, until it moves too)."""
-    return any(f.name == "token_hash" for f in model._meta.get_fields())
-
-
 def live_shared_link(model: type[L], *, token: str, subject: str) -> L:
     """The live link (of `model`: ShareLink or the planner's PlanShareLink) behind a
     token, its `subject` and organization joined; 404 for unknown, revoked or expired
@@ -269,10 +263,9 @@ def live_shared_link(model: type[L], *, token: str, subject: str) -> L:
     The token is the only credential here, so this is the one lookup not scoped by a
     Tenant: it looks inside all orgs' links, then scopes the policy to the link's org."""
     manager: Any = model.all_tenants
-    secret = {"token_hash": share_token_hash(token)} if stores_hash(model) else {"token": token}
     link: Any = (
         manager.select_related(subject, "organization")
-        .filter(**secret, revoked_at__isnull=True)
+        .filter(token_hash=share_token_hash(token), revoked_at__isnull=True)
         .first()
     )
     if link is None or (link.expires_at is not None and link.expires_at <= timezone.now()):

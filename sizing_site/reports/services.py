@@ -24,7 +24,6 @@ from sizing_site.reports.models import (
     SharePolicy,
     share_token_hash,
 )
-from sizing_site.reports.selectors import stores_hash
 from sizing_site.tenancy.access import Tenant
 from sizing_site.tenancy.models import Role, TenantOwned
 
@@ -37,17 +36,15 @@ def new_share_link(
 ) -> L:
     """A new share link of `model` (ShareLink, or the planner's PlanShareLink) to
     `subject` (its configuration= or plan=), with a fresh token, which the returned
-    instance carries as `token`. A model with `token_hash` (ShareLink) stores the token's
-    SHA-256 only; the planner's links still store the token itself."""
+    instance carries as `token`. The database keeps the token's SHA-256 only."""
     # 32 random bytes: 256 bits, far past guessing.
     token = secrets.token_urlsafe(32)
-    secret = {"token_hash": share_token_hash(token)} if stores_hash(model) else {"token": token}
     manager: Any = model.all_tenants
     link: Any = manager.create(
         organization=tenant.organization,
         created_by=user,
         expires_at=expires_at,
-        **secret,
+        token_hash=share_token_hash(token),
         **subject,
     )
     link.token = token  # shown once, in the answer that creates it

@@ -318,7 +318,8 @@ def save_plan(page: Page, server: Server) -> tuple[str, str]:
     page.wait_for_url(re.compile(rf"/en/o/{ORG}/planner/saved/[0-9a-f-]{{36}}/$"))
     report = urlsplit(page.url).path
     page.locator('form[action$="/share/"] button[type=submit]').click()
-    page.wait_for_url(re.compile(rf"/en/o/{ORG}/planner/saved/[0-9a-f-]{{36}}/$"))
+    # The report, rendered by the POST itself: the address is shown this once.
+    page.wait_for_url(re.compile(rf"/en/o/{ORG}/planner/saved/[0-9a-f-]{{36}}/share/$"))
     href = page.locator('main a[href*="/s/plan/"]').first.get_attribute("href")
     assert href and "/s/plan/" in href, page.url
     return report, urlsplit(href).path

@@ -10,6 +10,8 @@ plan buys 6 RTX PRO 6000 at 8,500 USD: vLLM FP8, 5 + 1 replicas of one card,
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 from datetime import timedelta
 from typing import Any
@@ -17,6 +19,7 @@ from uuid import uuid4
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -253,16 +256,21 @@ class NoPlanReportTest(SavedPlanTestCase):
 
 class ShareTest(SavedPlanTestCase):
     def share(self, user: User | None = None, **data: str) -> PlanShareLink:
+        """A link made on the report page, with its token as the page showed it (once)."""
         response = self.as_user(user or self.dave).post(
             url("saved-share", "org-a", self.saved.code), data
         )
-        assert response.status_code == 302, response.content
+        assert response.status_code == 201, response.content
         link: PlanShareLink = PlanShareLink.objects.for_organization(self.org_a).latest("created")
+        shown = response.context["new_link_url"]
+        assert shown in response.content.decode()
+        link.token = shown.removeprefix("http://testserver/en/s/plan/").removesuffix("/")
         return link
 
     def test_a_link_opens_the_frozen_report_anonymously_until_revoked(self) -> None:
         link = self.share()
         assert len(link.token) == 43  # token_urlsafe(32): 256 random bits
+        assert link.expires_at is None
         anonymous = Client()
         response = anonymous.get(url("shared", link.token))
         assert response.status_code == 200
@@ -287,6 +295,28 @@ class ShareTest(SavedPlanTestCase):
         )
         assert Client().get(url("shared", link.token)).status_code == 404
 
+    def test_a_future_expiry_still_opens(self) -> None:
+        later = (timezone.localtime() + timedelta(days=2)).strftime("%Y-%m-%dT%H:%M")
+        link = self.share(expires_at=later)
+        assert link.expires_at is not None
+        assert Client().get(url("shared", link.token)).status_code == 200
+
+    def test_an_expiry_in_the_past_or_past_ten_years_is_refused_on_the_page(self) -> None:
+        share = url("saved-share", "org-a", self.saved.code)
+        for when, message in (
+            ("2001-01-01T00:00", "Choose a time in the future."),
+            ("9999-12-31T23:59", "Choose a time at most 3650 days from now."),
+        ):
+            response = self.as_user(self.dave).post(share, {"expires_at": when})
+            assert response.status_code == 400, when
+            assert message in response.content.decode(), when
+        assert not PlanShareLink.objects.for_organization(self.org_a).exists()
+
+    def test_unknown_and_mangled_tokens_are_404(self) -> None:
+        link = self.share()
+        for token in ("nope", link.token[:-1], link.token + "x", "x" * 43):
+            assert Client().get(url("shared", token)).status_code == 404, token
+
     def test_policy_off_refuses_new_links_and_closes_old_ones(self) -> None:
         link = self.share()
         SharePolicy.all_tenants.create(organization=self.org_a, public_links=False)
@@ -305,6 +335,83 @@ class ShareTest(SavedPlanTestCase):
         revoke = url("saved-revoke", "org-a", link.code)
         assert self.as_user(self.dave).post(revoke).status_code == 403
         assert self.as_user(self.alice).post(revoke).status_code == 302
+
+
+class PlanTokenAtRestTest(SavedPlanTestCase):
+    """The database keeps a plan share token's SHA-256, never the token (as for saved
+    configurations' links): a copy of the table, a backup or a dumpdata opens no plan. The
+    address is shown once, in the page or API answer that creates the link."""
+
+    def test_the_database_keeps_only_the_tokens_hash_and_finds_the_link_by_it(self) -> None:
+        link = services.plan_share_link_create(
+            tenant=tenant_for(self.dave, "org-a"), user=self.dave, plan=self.saved, expires_at=None
+        )
+        token = link.token
+        assert len(token) == 43
+        row = PlanShareLink.all_tenants.get(pk=link.pk)
+        assert row.token == ""  # not a column: read back, a link has no token
+        assert row.token_hash == hashlib.sha256(token.encode()).hexdigest()
+        stored = json.dumps(list(PlanShareLink.all_tenants.values()), default=str)
+        dumped = io.StringIO()
+        call_command("dumpdata", "planner", stdout=dumped)
+        assert token not in stored and token not in dumped.getvalue()
+        assert Client().get(url("shared", token)).status_code == 200
+        # The hash itself opens nothing.
+        assert Client().get(url("shared", row.token_hash)).status_code == 404
+
+    def test_the_report_shows_a_new_links_address_once(self) -> None:
+        editor = self.as_user(self.dave)
+        report = url("saved-report", "org-a", self.saved.code)
+        made = editor.post(url("saved-share", "org-a", self.saved.code))
+        assert made.status_code == 201
+        address = made.context["new_link_url"]
+        token = address.rstrip("/").rsplit("/", 1)[1]
+        assert address == f"http://testserver{url('shared', token)}"
+        assert address in made.content.decode()
+        # Listed afterwards (its creation date, author and expiry), without its address.
+        for user in (self.dave, self.alice):
+            listed = self.as_user(user).get(report)
+            assert listed.status_code == 200
+            html = listed.content.decode()
+            assert token not in html and "/s/plan/" not in html
+            assert [link.pk for link in listed.context["links"]] == [made.context["new_link"].pk]
+            assert 'id="share-links"' in html
+        assert Client().get(url("shared", token)).status_code == 200
+
+    def test_the_api_answers_the_token_only_when_it_creates_the_link(self) -> None:
+        one = f"{SAVED_API}{self.saved.code}/"
+        client = self.as_user(self.dave)
+        made = client.post(one + "share-links/", "{}", content_type="application/json")
+        assert made.status_code == 201
+        body = made.json()
+        row = PlanShareLink.objects.for_organization(self.org_a).get(code=body["code"])
+        assert row.token_hash == hashlib.sha256(body["token"].encode()).hexdigest()
+        assert body["url"] == f"http://testserver/en/s/plan/{body['token']}/"
+        # No later answer, page or API, has it.
+        for address in (one, SAVED_API, url("saved-report", "org-a", self.saved.code)):
+            answer = client.get(address)
+            assert answer.status_code == 200, address
+            assert body["token"] not in answer.content.decode(), address
+
+    def test_an_expiry_past_ten_years_is_refused_in_the_api_either_way(self) -> None:
+        share = f"{SAVED_API}{self.saved.code}/share-links/"
+
+        def post(body: dict[str, Any]) -> Any:
+            return self.as_user(self.dave).post(
+                share, json.dumps(body), content_type="application/json"
+            )
+
+        for far in ("9999-12-31T00:00:00Z", (timezone.now() + timedelta(days=3651)).isoformat()):
+            response = post({"expires_at": far})
+            assert response.status_code == 400, far
+            assert response.json()["errors"] == {
+                "expires_at": ["Choose a time at most 3650 days from now."]
+            }
+        assert list(post({"expires_in_days": 3651}).json()["errors"]) == ["expires_in_days"]
+        assert not PlanShareLink.objects.for_organization(self.org_a).exists()
+        near = (timezone.now() + timedelta(days=3649)).isoformat()
+        assert post({"expires_at": near}).status_code == 201
+        assert post({"expires_in_days": 3650}).status_code == 201
 
 
 class RolesTest(SavedPlanTestCase):

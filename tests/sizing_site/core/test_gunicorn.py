@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +109,13 @@ def get(port: int, path: str, timeout: float) -> bytes:
 @pytest.fixture
 def gunicorn_port(tmp_path: Path) -> Iterator[int]:
     """The real config: one process, two threads, short timeouts so the test is quick."""
+    yield from serving(tmp_path)
+
+
+def serving(
+    tmp_path: Path, *, stderr: Any = subprocess.DEVNULL, **env: str
+) -> Generator[int, None, None]:
+    """gunicorn with the real config (and `env`) on a free port, until the generator ends."""
     port = free_port()
     env = {
         **os.environ,
@@ -119,11 +126,10 @@ def gunicorn_port(tmp_path: Path) -> Iterator[int]:
         "GUNICORN_CLIENT_TIMEOUT": "1",
         "GUNICORN_KEEPALIVE": "2",
         "GUNICORN_REQUEST_HEAD_DEADLINE": "3",
+        **env,
     }
     command = [sys.executable, "-m", "gunicorn", "-c", str(CONF), "sizing_site.wsgi"]
-    proc = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -188,3 +194,20 @@ def test_a_request_sent_in_pieces_is_still_served(gunicorn_port: int) -> None:
             data += chunk
         assert data.startswith(b"HTTP/1.1 200")
         assert data.endswith(b"ok")
+
+
+def test_the_access_log_and_the_error_stream_carry_no_share_token(tmp_path: Path) -> None:
+    token = "Zq3-secret_share-token-0123456789abcdefghij"
+    access, errors = tmp_path / "access.log", tmp_path / "stderr.log"
+    with errors.open("w") as stream:
+        server = serving(tmp_path, stderr=stream, GUNICORN_ACCESSLOG=str(access))
+        port = next(server)
+        # Without the language prefix: redirected (302) before any database is read.
+        for path in (f"/r/{token}/", f"/s/plan/{token}/"):
+            assert get(port, path, timeout=10).startswith(b"HTTP/1.1 302"), path
+        server.close()  # stops gunicorn, which flushes its logs
+    written = access.read_text()
+    assert '"GET /r/<token>/ HTTP/1.1" 302' in written
+    assert '"GET /s/plan/<token>/ HTTP/1.1" 302' in written
+    assert "GET /r/<token>/ 302" in errors.read_text()  # our request log, on stderr
+    assert token not in written and token not in errors.read_text()
