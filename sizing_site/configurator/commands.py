@@ -185,6 +185,10 @@ class LaunchConfig:
     offloaded_bytes: int  # all devices together
     moe_experts: bool  # every routed expert in host memory
     moe_layers: int = 0  # the routed experts of layers 0 .. N-1 in host memory (0: none)
+    # the serving engines' batch cap (--max-num-seqs ...): the page's sequences, or, when
+    # the page sizes fewer, the serving point's users (the most that each decode at its
+    # per-user speed with a first token in time); 0: the page's sequences
+    server_sequences: int = 0
 
 
 @dataclass(frozen=True)
@@ -242,6 +246,10 @@ def launch_config(
         offloaded_bytes=result["offloaded_bytes"],
         moe_experts=bool(offload.get("moe_experts", False)),
         moe_layers=int(offload.get("moe_layers") or 0),
+        server_sequences=max(
+            int(workload["concurrent_sequences"]),
+            int((result.get("serving") or {}).get("users") or 0),
+        ),
     )
 
 
@@ -539,10 +547,28 @@ def _sizing_flags(config: LaunchConfig, engine: str, kv: tuple[str, ...] = ()) -
     return [
         *(flags.tensor_parallel, str(_server_tp(config))),
         *(flags.context, str(config.context_tokens)),
-        *(flags.sequences, str(config.sequences)),
+        *(flags.sequences, str(_server_sequences(config))),
         *kv,
         *(flags.memory_share, str(share)),
     ]
+
+
+def _server_sequences(config: LaunchConfig) -> int:
+    return max(config.sequences, config.server_sequences)
+
+
+def _batch_notes(config: LaunchConfig, flag: str) -> tuple[str, ...]:
+    """Why the batch cap is above the page's sequences: the serving point's users."""
+    if _server_sequences(config) <= config.sequences:
+        return ()
+    return (
+        _(
+            "%(flag)s %(n)s: the most users that each get the serving point's speed and "
+            "first-token time (the page sizes %(m)s); the engine admits fewer when its KV "
+            "cache is full."
+        )
+        % {"flag": flag, "n": _server_sequences(config), "m": config.sequences},
+    )
 
 
 def vllm(config: LaunchConfig) -> LaunchCommand:
@@ -556,7 +582,11 @@ def vllm(config: LaunchConfig) -> LaunchCommand:
         *_sizing_flags(config, "vllm", ("--kv-cache-dtype", kv)),
         *_offload_flags(config),
     ]
-    notes = source.notes + _backend_notes("vllm", config.backend)
+    notes = (
+        source.notes
+        + _backend_notes("vllm", config.backend)
+        + _batch_notes(config, "--max-num-seqs")
+    )
     if config.offloaded_bytes and config.moe_experts:
         parts += ["--cpu-offload-params", "experts"]
         notes += (_("--cpu-offload-params needs a recent vLLM release."),)
@@ -577,7 +607,11 @@ def sglang(config: LaunchConfig) -> LaunchCommand:
         *(("--device", device) if device else ()),
         *_offload_flags(config),
     ]
-    notes = source.notes + _backend_notes("sglang", config.backend)
+    notes = (
+        source.notes
+        + _backend_notes("sglang", config.backend)
+        + _batch_notes(config, "--max-running-requests")
+    )
     if config.offloaded_bytes and config.moe_experts:
         notes += (_("SGLang offloads weights in load order, not the MoE experts first."),)
     return LaunchCommand("sglang", _join(parts), None, notes)
@@ -595,7 +629,8 @@ def tensorrt_llm(config: LaunchConfig) -> LaunchCommand:
     if config.kv == "fp8":
         parts += ["--extra_llm_api_options", "extra_llm_api_options.yaml"]
         prefix = _heredoc("extra_llm_api_options.yaml", "kv_cache_config:\n  dtype: fp8")
-    return LaunchCommand("tensorrt-llm", prefix + _join(parts), None, source.notes)
+    notes = source.notes + _batch_notes(config, "--max_batch_size")
+    return LaunchCommand("tensorrt-llm", prefix + _join(parts), None, notes)
 
 
 def _mlx_source(config: LaunchConfig) -> _Source:

@@ -415,3 +415,37 @@ def test_a_command_loads_what_was_sized_or_the_engine_is_refused(
         assert quant in got.text
     else:
         assert ".gguf" not in got.text
+
+
+def test_a_server_batches_the_serving_points_users_when_the_page_sizes_one() -> None:
+    # The page sizes 1 sequence; the estimate's serving point serves 64 users at its speed
+    # and first-token time, so the servers cap their batch at 64, not 1, and say why.
+    served = replace(GLM_AIR_BF16, server_sequences=64)
+    assert "--max-num-seqs 64" in flat(text(served, "vllm"))
+    assert "--max-running-requests 64" in flat(text(served, "sglang"))
+    assert "--max_batch_size 64" in flat(text(served, "tensorrt-llm"))
+    assert any("--max-num-seqs 64" in note for note in command(served, "vllm").notes)
+    # llama.cpp's slots stay the page's: each slot holds a whole context
+    assert "-np 1" in flat(
+        text(replace(served, weights_format="gguf", quant="Q4_K_M"), "llama.cpp")
+    )
+    # more sequences on the page than the serving point: the page's, and no note
+    crowded = replace(GLM_AIR_BF16, sequences=128, server_sequences=64)
+    assert "--max-num-seqs 128" in flat(text(crowded, "vllm"))
+    assert not any("--max-num-seqs" in note for note in command(crowded, "vllm").notes)
+
+
+def test_launch_config_takes_the_serving_points_users() -> None:
+    request = {
+        "model": {"hf_config": {"torch_dtype": "bfloat16"}},
+        "weights": {"format": "hf", "dtype": "bf16"},
+        "device": {"count": 1},
+        "workload": {"context_tokens": 8192, "concurrent_sequences": 1, "kv_cache_dtype": "auto"},
+    }
+    result = {"offloaded_bytes": 0, "serving": {"users": 48}}
+    got = launch_config(request, result, hf_repo="a/b", gguf_repo="", weights_repo="",
+                        layers=(0, 30), backend="cuda")  # fmt: skip
+    assert (got.sequences, got.server_sequences) == (1, 48)
+    alone = launch_config(request, {"offloaded_bytes": 0}, hf_repo="a/b", gguf_repo="",
+                          weights_repo="", layers=(0, 30), backend="cuda")  # fmt: skip
+    assert alone.server_sequences == 1
