@@ -21,6 +21,7 @@ from catalog.sizing.requests import (
     sizeable_quants,
     sizing_request,
 )
+from catalog.sizing.specs import published_context_tokens
 from catalog.sizing.sweeps import CardChoice
 from estimator import recommend
 from estimator.api import (
@@ -86,6 +87,12 @@ def size_setup(*, model: LLMModel, accelerator: Accelerator, setup: Setup) -> Si
     )
     result = run_estimate(request)
     spec = estimator_cache.model_spec(request.model.hf_config_json)
+    # The longest context that fits, never past what the page offers: the published
+    # context caps a config that allows more (DeepSeek-V3: 163,840 in config.json, 128K on
+    # its card), as the form does (specs.model_context_limit).
+    published = published_context_tokens(model)
+    if published and result.max_context_tokens > published:
+        result = replace(result, max_context_tokens=published)
     return Sizing(setup, request, result, offloaded_layer_count(request, spec), spec.n_layers)
 
 
