@@ -83,11 +83,40 @@ def fallback_quant(engine: str) -> str:
     return "Q4_K_M" if llama_like(engine) else "bf16"
 
 
-def family_ladder(engine: str) -> list[str]:
+def family_ladder(engine: str, native: str = "") -> list[str]:
     """The quality ladder of the engine's weights family down to estimator.recommend's
-    floor, least compressed first."""
+    floor, least compressed first; for a model that ships quantized (`native`, from
+    native_format), from its own format down (native_ladder)."""
     ladder = recommend.GGUF_LADDER if llama_like(engine) else recommend.HF_LADDER
-    return [name for name, bits in ladder if bits >= recommend.DEFAULT_MIN_BITS]
+    names = [name for name, bits in ladder if bits >= recommend.DEFAULT_MIN_BITS]
+    return native_ladder(names, native, gguf=llama_like(engine))
+
+
+# Formats that only widen a checkpoint published in FP8 or MXFP4: they add bytes, not
+# quality, so "best that fits" starts at the published format instead.
+_UPCASTS = {"gguf": ("BF16", "F16", "F32"), "hf": ("bf16", "fp16", "f16")}
+# The published format's name in each family: gpt-oss's MXFP4 experts are MXFP4_MOE in
+# GGUF files (ggml-org/gpt-oss-*-GGUF) and "mxfp4" as a checkpoint; FP8 has no GGUF type.
+_NATIVE_NAMES = {("mxfp4", True): "MXFP4_MOE", ("mxfp4", False): "mxfp4", ("fp8", False): "fp8"}
+
+
+def native_format(config: Mapping[str, Any]) -> str:
+    """The format a model ships in when it ships quantized: config.json's
+    quantization_config.quant_method "fp8" (DeepSeek-V3) or "mxfp4" (gpt-oss); "" else."""
+    quantization = config.get("quantization_config")
+    method = quantization.get("quant_method") if isinstance(quantization, Mapping) else None
+    return method if method in ("fp8", "mxfp4") else ""
+
+
+def native_ladder(names: Sequence[str], native: str, *, gguf: bool) -> list[str]:
+    """`names` for a model published in `native`: the published format first, and no
+    format that only widens it (BF16 of an MXFP4 or FP8 checkpoint); unchanged without one."""
+    if not native:
+        return list(names)
+    upcasts = _UPCASTS["gguf" if gguf else "hf"]
+    own = _NATIVE_NAMES.get((native, gguf))
+    rest = [name for name in names if name not in upcasts and name != own]
+    return [own, *rest] if own else rest
 
 
 def estimator_vendor(accelerator: Accelerator) -> str:

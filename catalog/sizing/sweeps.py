@@ -32,6 +32,8 @@ from catalog.sizing.requests import (
     llama_like,
     measured_bytes,
     measured_weights,
+    native_format,
+    native_ladder,
     sizeable_quants,
     sizing_request,
 )
@@ -276,7 +278,7 @@ def sweep_cards(
             groups.setdefault(choice, []).append(index)
     for choice, indices in groups.items():
         deadline.check()
-        ladder = _ladder(choice, quants)
+        ladder = _ladder(choice, quants, native_format(model.config or {}))
         probe = accelerators[indices[0]]
         request = card_request(
             model, probe, quant=ladder[0], context_tokens=context_tokens, choice=choice
@@ -290,12 +292,13 @@ def sweep_cards(
     return [fits[index] for index in range(len(accelerators))]
 
 
-def _ladder(choice: hardware.EngineChoice, quants: Sequence[str]) -> list[str]:
+def _ladder(choice: hardware.EngineChoice, quants: Sequence[str], native: str = "") -> list[str]:
     """The page's GGUF ladder for GGUF engines (recommend's when the catalog has none);
-    the HF ladder for the others."""
+    the HF ladder for the others; from the published format down for a model that ships
+    quantized (requests.native_ladder)."""
     if llama_like(choice.engine) and quants:
-        return list(quants)
-    return family_ladder(choice.engine)
+        return native_ladder(quants, native, gguf=True)
+    return family_ladder(choice.engine, native)
 
 
 def _board_fit(
@@ -308,7 +311,7 @@ def _board_fit(
     """A board of several devices: the full estimate over all of them, quant by quant
     down the ladder until one fits (a sweep sizes single devices only)."""
     last = CardFit(None, "does_not_fit", 0, 0, None, choice.engine, choice.backend)
-    for quant in _ladder(choice, quants):
+    for quant in _ladder(choice, quants, native_format(model.config or {})):
         try:
             request = card_request(
                 model, card, quant=quant, context_tokens=context_tokens, choice=choice

@@ -17,6 +17,7 @@ from catalog.sizing.requests import (
     fallback_quant,
     family_ladder,
     measured_weights,
+    native_format,
     offloads,
     sizeable_quants,
     sizing_request,
@@ -106,7 +107,7 @@ def default_quant(*, model: LLMModel, accelerator: Accelerator, setup: Setup) ->
     request = sizing_request(
         model=model, accelerator=accelerator, setup=replace(setup, quant=fallback), measured={}
     )
-    names = family_ladder(setup.engine)
+    names = family_ladder(setup.engine, native_format(model.config or {}))
     if request.device.count == 1 and not offloads(request):
         try:
             rows = sweep(request, [request.device], sizeable_quants(request, names))

@@ -18,7 +18,7 @@ from catalog.models import Accelerator, LLMModel, ModelWeights, Segment
 from catalog.scoping import Owner
 from catalog.sizing.cache import remembered
 from catalog.sizing.candidates import default_floor, ladder_down_to, quant_ladder
-from catalog.sizing.requests import family_ladder, llama_like
+from catalog.sizing.requests import family_ladder, llama_like, native_format
 from estimator import cost
 from estimator.api import RequestError, request_to_dict, result_to_dict
 from estimator.api.recommend import PlanStep
@@ -438,7 +438,7 @@ def faq_figures(
     each), BF16 at the setup's context, and the setup's quant at the model's maximum."""
     setup = sized.setup
     fitting = {row.quant: row for row in matrix if row.verdict != "does_not_fit"}
-    ladder = family_ladder(setup.engine)
+    ladder = family_ladder(setup.engine, native_format(model.config or {}))
     best = next((fitting[q] for q in ladder if q in fitting), None)
     full = "BF16" if llama_like(setup.engine) else "bf16"
     precision = _gpus_needed(

