@@ -243,6 +243,17 @@ def apple_gpu_working_set_bytes(ram_bytes: int) -> int:
     return int(ram_bytes * fraction)
 
 
+def default_memory_share(engine: str) -> float:
+    """The share of a device's memory a paged engine takes by default: vLLM's
+    gpu_memory_utilization 0.9, SGLang's mem_fraction_static 0.88, TensorRT-LLM's
+    free_gpu_memory_fraction 0.9; 1.0 for the others (they take what they need)."""
+    return {
+        "vllm": VLLM_GPU_MEMORY_UTILIZATION,
+        "sglang": SGLANG_MEM_FRACTION_STATIC,
+        "tensorrt-llm": TRTLLM_FREE_GPU_MEMORY_FRACTION,
+    }.get(engine, 1.0)
+
+
 def usable_bytes_per_device(
     *,
     engine: str,

@@ -386,6 +386,34 @@ def _more_devices(request: Request, estimator: Estimator) -> PlanStep | None:
     return last
 
 
+# The memory share a vLLM or SGLang server may be given ("make it fit"): the rest of the
+# device stays for the CUDA context, NCCL and the CUDA graphs captured after the KV cache.
+HIGHER_MEMORY_SHARE = 0.95
+_MEMORY_SHARE_FLAGS = {"vllm": "--gpu-memory-utilization", "sglang": "--mem-fraction-static"}
+
+
+def _more_memory_share(request: Request, estimator: Estimator) -> PlanStep | None:
+    """vLLM and SGLang: give the engine HIGHER_MEMORY_SHARE of each device instead of its
+    default (0.9 / 0.88), when that is more than the request has."""
+    flag = _MEMORY_SHARE_FLAGS.get(request.engine.name)
+    current = request.engine.gpu_memory_utilization or memory.default_memory_share(
+        request.engine.name
+    )
+    if flag is None or current >= HIGHER_MEMORY_SHARE:
+        return None
+    candidate = replace(
+        request, engine=replace(request.engine, gpu_memory_utilization=HIGHER_MEMORY_SHARE)
+    )
+    return _step(
+        "memory_share",
+        f"Give the engine {HIGHER_MEMORY_SHARE:.0%} of each device's memory",
+        (flag, str(HIGHER_MEMORY_SHARE)),
+        candidate,
+        {"engine.gpu_memory_utilization": HIGHER_MEMORY_SHARE},
+        estimator,
+    )
+
+
 def make_it_fit(
     request: Request,
     result: Result,
@@ -395,15 +423,17 @@ def make_it_fit(
 ) -> list[PlanStep]:
     """Ranked single changes that bring the request within memory.
 
-    Candidates: shorter context, quantized KV, the next quant down, MoE experts or N layers
-    to host memory, more devices. Ranking: steps that fit first, then the fastest decode
-    (so the cheapest-in-speed fix leads); steps that do not fit stay listed as partial help.
+    Candidates: shorter context, quantized KV, the next quant down, a larger memory share
+    (vLLM, SGLang), MoE experts or N layers to host memory, more devices. Ranking: steps
+    that fit first, then the fastest decode (so the cheapest-in-speed fix leads); steps that
+    do not fit stay listed as partial help.
     """
     request = replace(request, recommend=False)
     candidates: list[PlanStep | None] = [
         _shorter_context(request, result, estimator),
         *_quantized_kv(request, estimator),
         _smaller_quant(request, estimator, min_bits_per_weight),
+        _more_memory_share(request, estimator),
         _offload_experts(request, result, estimator),
         _offload_layers(request, n_layers, estimator),
         _more_devices(request, estimator),

@@ -96,3 +96,48 @@ def test_the_json_api_adds_recommendations_when_asked() -> None:
     assert result["recommendations"]["best_quant"]["name"] == "Q6_K"
     assert result["recommendations"]["make_it_fit"][0]["fits"] is True
     assert "recommendations" not in estimate(request("meta-llama__Llama-3.1-8B-Instruct", 10))
+
+
+def _vllm(memory_gb: float, share: float | None = None) -> Any:
+    engine: dict[str, Any] = {"name": "vllm"}
+    if share is not None:
+        engine["gpu_memory_utilization"] = share
+    return parse_request(
+        request(
+            "meta-llama__Llama-3.1-8B-Instruct",
+            memory_gb,
+            weights={"format": "hf", "dtype": "bf16"},
+            engine=engine,
+        )
+    )
+
+
+def test_make_it_fit_offers_vllms_memory_share_where_it_is_enough() -> None:
+    # Llama-3.1-8B BF16 (16.1 GB of weights) with an 8,192-token cache in vLLM: find the
+    # device size where 0.90 of it is too little and 0.95 is enough (the usable memory is
+    # share x device; weights, activations and the KV cache stay the same).
+    low, high = 16.0, 40.0  # 0.9 x 16 does not fit; 0.9 x 40 does
+    while high - low > 0.01:
+        middle = (low + high) / 2
+        if run_estimate(_vllm(middle)).fit.verdict == "does_not_fit":
+            low = middle
+        else:
+            high = middle
+    memory_gb = low  # does not fit at 0.90 ...
+    assert run_estimate(_vllm(memory_gb)).fit.verdict == "does_not_fit"
+    # ... and at 0.95 it has (0.95 - 0.90) x memory_gb ~ 1 GB more: it fits
+    assert run_estimate(_vllm(memory_gb, 0.95)).fit.verdict != "does_not_fit"
+    parsed = _vllm(memory_gb)
+    steps = make_it_fit(parsed, run_estimate(parsed), run_estimate, 32)
+    share = next(step for step in steps if step.action == "memory_share")
+    assert share.fits and share.flags == ("--gpu-memory-utilization", "0.95")
+    assert share.change == {"engine.gpu_memory_utilization": 0.95}
+
+
+def test_make_it_fit_offers_no_memory_share_step_to_llama_cpp_or_at_the_higher_share() -> None:
+    parsed = parse_request(request("meta-llama__Llama-3.1-8B-Instruct", 10))
+    steps = make_it_fit(parsed, run_estimate(parsed), run_estimate, 32)
+    assert all(step.action != "memory_share" for step in steps)
+    high = _vllm(16.0, 0.95)
+    steps = make_it_fit(high, run_estimate(high), run_estimate, 32)
+    assert all(step.action != "memory_share" for step in steps)
