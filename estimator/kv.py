@@ -602,7 +602,10 @@ def _assemble(
     notes: list[str] = []
     if model.mla is not None:
         notes.append(f"MLA cache layout: {layout}")
-    if tp > 1:
+    if tp > 1 and model.mla is not None and layout != "full":
+        # MLA's latent is one vector per token shared by all heads: every rank keeps it all
+        notes.append(f"MLA latent cache replicated on each of {tp} tensor-parallel ranks")
+    elif tp > 1:
         notes.append(f"KV heads split over {tp} tensor-parallel ranks")
     return KVCache(
         engine=engine,

@@ -368,3 +368,23 @@ def test_the_parsed_configs_give_the_worked_examples() -> None:
     assert kv_bytes_per_token(parsed("deepseek-ai__DeepSeek-V3.json")) == 61 * 576 * 2
     # gpt-oss-20b: 24 layers x 2 x 8 x 64 x 2 B = 49,152 B (sliding layers counted in full)
     assert kv_bytes_per_token(parsed("openai__gpt-oss-20b.json")) == 49_152
+
+
+def test_an_mla_latent_cache_is_noted_as_replicated_on_every_rank() -> None:
+    # DeepSeek-V3's latent (kv_lora_rank 512 + rope 64 per token and layer) is shared by all
+    # heads: each tensor-parallel rank keeps all of it, so "KV heads split" would mislead.
+    from estimator.api import estimate as run
+
+    config = json.loads((CONFIGS / "deepseek-ai__DeepSeek-V3.json").read_text())
+    result = run(
+        {
+            "model": {"hf_config": config},
+            "weights": {"format": "hf", "dtype": "fp8"},
+            "device": {"memory_gb": 141, "bandwidth_gbps": 4800, "count": 8},
+            "engine": {"name": "vllm"},
+            "workload": {"context_tokens": 8192, "tensor_parallel": 8},
+        }
+    )
+    text = " ".join(result["notes"]) + " " + json.dumps(result["explanation"])
+    assert "MLA latent cache replicated on each of 8 tensor-parallel ranks" in text
+    assert "KV heads split over" not in text
