@@ -16,8 +16,7 @@ from django.utils.translation import gettext_lazy as _
 from import_export.admin import ImportExportModelAdmin
 from simple_history.admin import SimpleHistoryAdmin
 
-from catalog.forms import BoundedJSONField
-from catalog.hub import MAX_REVISION, HubError, hub_repo_id, hub_revision
+from catalog.forms import BoundedJSONField, HubImportForm
 from catalog.models import (
     Accelerator,
     EngineSupport,
@@ -142,32 +141,6 @@ def hub_reimport(
     modeladmin.message_user(request, message, messages.SUCCESS)
 
 
-class HubImportAdminForm(forms.Form):
-    repo_id = forms.CharField(
-        label=_("Hugging Face repository"),
-        max_length=200,
-        help_text=_("owner/name, e.g. Qwen/Qwen3-8B, or the repository's address."),
-    )
-    revision = forms.CharField(
-        label=_("Revision"),
-        required=False,
-        max_length=MAX_REVISION,
-        help_text=_("A branch, tag or commit; blank: main."),
-    )
-
-    def clean_repo_id(self) -> str:
-        try:
-            return hub_repo_id(self.cleaned_data["repo_id"])
-        except HubError as exc:
-            raise forms.ValidationError(exc.message) from None
-
-    def clean_revision(self) -> str:
-        try:
-            return hub_revision(self.cleaned_data["revision"])
-        except HubError as exc:
-            raise forms.ValidationError(exc.message) from None
-
-
 @admin.register(LLMModel)
 class LLMModelAdmin(ExportAdmin, SimpleHistoryAdmin):
     formfield_overrides = BOUNDED_JSON
@@ -223,7 +196,7 @@ class LLMModelAdmin(ExportAdmin, SimpleHistoryAdmin):
         """A public catalog model from a Hugging Face repository (manage.py import_hf)."""
         if not self.has_add_permission(request):
             raise PermissionDenied
-        form = HubImportAdminForm(request.POST if request.method == "POST" else None)
+        form = HubImportForm(request.POST if request.method == "POST" else None)
         if form.is_valid():
             try:
                 result = model_import_hub(

@@ -5,6 +5,7 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from catalog.hub import MAX_REVISION, HubError, hub_repo_id, hub_revision
 from catalog.limits import MAX_JSON_DEPTH, has_lone_surrogate, json_depth
 from catalog.models import Architecture, LLMModel, Segment, WeightsAvailability
 from catalog.services.configs import MAX_CONFIG_BYTES
@@ -155,3 +156,32 @@ class ConfigImportForm(forms.Form):
         """The pasted text, or the upload's bytes (at most MAX_CONFIG_BYTES, checked)."""
         upload = self.cleaned_data["file"]
         return upload.read(MAX_CONFIG_BYTES + 1) if upload else self.cleaned_data["text"]
+
+
+class HubImportForm(forms.Form):
+    """A Hugging Face repository to import: its id (or address) and a revision (staff's
+    admin import and the organisation's own import share it)."""
+
+    repo_id = forms.CharField(
+        label=_("Hugging Face repository"),
+        max_length=200,
+        help_text=_("owner/name, e.g. Qwen/Qwen3-8B, or the repository's address."),
+    )
+    revision = forms.CharField(
+        label=_("Revision"),
+        required=False,
+        max_length=MAX_REVISION,
+        help_text=_("A branch, tag or commit; blank: main."),
+    )
+
+    def clean_repo_id(self) -> str:
+        try:
+            return hub_repo_id(self.cleaned_data["repo_id"])
+        except HubError as exc:
+            raise forms.ValidationError(exc.message, code="invalid") from None
+
+    def clean_revision(self) -> str:
+        try:
+            return hub_revision(self.cleaned_data["revision"])
+        except HubError as exc:
+            raise forms.ValidationError(exc.message, code="invalid") from None

@@ -8,7 +8,7 @@ from django import forms
 from django.core.validators import MaxValueValidator
 from django.utils.translation import gettext_lazy as _
 
-from catalog.hub import MAX_REVISION, HubError, hub_repo_id, hub_revision
+from catalog import forms as catalog_forms
 from catalog.models import Accelerator
 from catalog.services.configs import MAX_CONFIG_BYTES
 from sizing_site.owncatalog.services import ACCELERATOR_FIELDS
@@ -93,36 +93,12 @@ class OwnModelForm(forms.Form):
         return upload.read(MAX_CONFIG_BYTES + 1) if upload else self.cleaned_data["config_text"]
 
 
-class HubImportForm(forms.Form):
-    """A Hugging Face repository to import: its id (or address) and a revision."""
-
-    repo_id = forms.CharField(
-        label=_("Hugging Face repository"),
-        max_length=200,
-        help_text=_("owner/name, e.g. Qwen/Qwen3-8B, or the repository's address."),
-    )
-    revision = forms.CharField(
-        label=_("Revision"),
-        required=False,
-        max_length=MAX_REVISION,
-        help_text=_("A branch, tag or commit; blank: main."),
-    )
+class HubImportForm(catalog_forms.HubImportForm):
+    """A Hugging Face repository to import into the organisation's own models."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
-
-    def clean_repo_id(self) -> str:
-        try:
-            return hub_repo_id(self.cleaned_data["repo_id"])
-        except HubError as exc:
-            raise forms.ValidationError(exc.message, code="invalid") from None
-
-    def clean_revision(self) -> str:
-        try:
-            return hub_revision(self.cleaned_data["revision"])
-        except HubError as exc:
-            raise forms.ValidationError(exc.message, code="invalid") from None
 
 
 class OwnModelEditForm(forms.Form):
