@@ -85,6 +85,14 @@ def offer_check(offer: FetchedOffer, *, now: datetime) -> None:
     ):
         if price is not None:
             _price_check(name, price, cap, offer.currency)
+    spot, on_demand = offer.spot_per_hour, offer.on_demand_per_hour
+    if spot is not None and on_demand is not None and spot > on_demand:
+        # Spot capacity is the interruptible discount on the same instance: above the
+        # on-demand price it is a transcription or feed error (a different SKU's figure).
+        raise ValueError(
+            _("spot_per_hour (%(spot)s) is above on_demand_per_hour (%(on_demand)s)")
+            % {"spot": spot, "on_demand": on_demand}
+        )
     vram = offer.vram_total_gb
     if vram is not None and not (math.isfinite(vram) and 0 < vram <= MAX_VRAM_TOTAL_GB):
         raise ValueError(

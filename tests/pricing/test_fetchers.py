@@ -302,3 +302,27 @@ def test_numbers_in_stored_messages_follow_the_active_language() -> None:
     with translation.override("de"):
         assert (grouped(MAX_PER_HOUR), grouped(MAX_PER_HOUR * 200)) == ("10.000", "2.000.000")
         assert (outbound.megabytes(512 * 1024), outbound.megabytes(32 * 1024**2)) == ("0,5", "32")
+
+
+def test_a_spot_price_above_on_demand_is_skipped_with_the_reason() -> None:
+    # Spot is the interruptible discount on the same instance: 35.84 spot beside 6.50
+    # on demand (a GH200 row once transcribed that way) is another figure, not a price.
+    text = (
+        "sku,gpu_count,on_demand_per_hour,spot_per_hour,currency,billing_granularity\n"
+        "gh200,1,6.50,35.84,USD,minute\n"
+        "h100,1,2.99,1.50,USD,minute\n"
+    )
+    result = feed.parse(text, now=NOW)
+    assert [o.sku for o in result.offers] == ["h100"]
+    assert len(result.skipped) == 1 and "above on_demand_per_hour" in result.skipped[0]
+
+
+def test_no_seeded_offer_has_spot_above_on_demand() -> None:
+    import csv
+    from pathlib import Path
+
+    seed = Path(__file__).resolve().parents[2] / "pricing/data/offers.csv"
+    with seed.open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            if row["spot_per_hour"] and row["on_demand_per_hour"]:
+                assert float(row["spot_per_hour"]) <= float(row["on_demand_per_hour"]), row
