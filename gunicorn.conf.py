@@ -4,12 +4,12 @@ Every value comes from an environment variable, with the default shown. Read wit
 `gunicorn -c gunicorn.conf.py sizing_site.wsgi`; `gunicorn --print-config` lists the result.
 
 Database connections: with CONN_MAX_AGE > 0 Django keeps one connection per thread, so
-the web tier holds at most workers x threads connections to PostgreSQL. The defaults cap
-that at 8 x 4 = 32 (2 x 4 = 8 on one core). PostgreSQL allows 100 by default, 3 of them
-kept for superusers; the Celery worker adds its concurrency (CELERY_CONCURRENCY, default
-2) and beat none, so 32 + 2 + a few manage.py or psql sessions stay well under 97.
-Start-up fails when workers x threads exceeds DB_CONNECTION_BUDGET (default 64): raise
-PostgreSQL's max_connections before raising that.
+the web tier holds at most workers x (threads + api_threads) connections to PostgreSQL.
+The defaults cap that at 8 x (4 + 2) = 48 (2 x 6 = 12 on one core). PostgreSQL allows 100
+by default, 3 of them kept for superusers; the Celery worker adds its concurrency
+(CELERY_CONCURRENCY, default 2) and beat none, so 48 + 2 + a few manage.py or psql
+sessions stay under 97. Start-up fails when workers x (threads + api_threads) exceeds
+DB_CONNECTION_BUDGET (default 64): raise PostgreSQL's max_connections before raising that.
 """
 
 from __future__ import annotations
@@ -39,6 +39,10 @@ bind = [os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")]
 workers = _int("GUNICORN_WORKERS", min(2 * (os.cpu_count() or 1), 8))
 # Threads per process (gthread): they overlap database and Redis waits, not computation.
 threads = _int("GUNICORN_THREADS", 4)
+# Besides them, API requests (/api/) have a pool of their own of this many threads per
+# process (sizing_site/core/gunicorn_worker.py; 0: one pool for everything), so that API
+# calls waiting for a thread never hold up the pages and the health checks.
+api_threads = _int("GUNICORN_API_THREADS", 2)
 # Our gthread subclass (sizing_site/core/gunicorn_worker.py): a request's headers are
 # gathered in the event loop, so a client that sends half a request and stalls holds a
 # connection slot, not a thread. It is dropped after `keepalive` seconds of silence or
@@ -47,10 +51,11 @@ threads = _int("GUNICORN_THREADS", 4)
 worker_class = "sizing_site.core.gunicorn_worker.BoundedThreadWorker"
 
 _budget = _int("DB_CONNECTION_BUDGET", 64)
-if workers * threads > _budget:
+if workers * (threads + api_threads) > _budget:
     raise SystemExit(
-        f"GUNICORN_WORKERS x GUNICORN_THREADS = {workers * threads} database connections, "
-        f"over DB_CONNECTION_BUDGET={_budget} (see gunicorn.conf.py)"
+        f"GUNICORN_WORKERS x (GUNICORN_THREADS + GUNICORN_API_THREADS) = "
+        f"{workers * (threads + api_threads)} database connections, over "
+        f"DB_CONNECTION_BUDGET={_budget} (see gunicorn.conf.py)"
     )
 
 # Open connections per process, idle keep-alive ones included; past it the process stops

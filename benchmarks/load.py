@@ -6,8 +6,9 @@ worker, on PostgreSQL and Redis, driven over real sockets on 127.0.0.1.
     python benchmarks/load.py hold [--keepalive 200] [--half-open 50] [--hold-s 20] [--restart]
     python benchmarks/load.py api [--quick] [--clients 8] [--requests 240]
     python benchmarks/load.py planner [--quick] [--clients 8] [--requests 240]
+    python benchmarks/load.py abuse [--quick] [--clients 16] [--baseline-s 40] [--abuse-s 180]
 
-Both modes create a scratch database (rightsize_bench, dropped at the end) on the local
+Every mode creates a scratch database (rightsize_bench, dropped at the end) on the local
 PostgreSQL, empty Redis database 9 (cache and Celery queue; emptied again at the end), run
 the release step (migrate, collectstatic, load_catalog), add a bench user and start gunicorn
 with the repository's configuration. GUNICORN_WORKERS and GUNICORN_THREADS come from
@@ -53,10 +54,30 @@ tok/s each, N+1) POSTed to /api/v1/o/demo/plans/ with an API token, and the plan
 /en/o/demo/planner/ with the same query, by the logged-in clients: p50/p95 and p50 as a
 multiple of the trivial view's. The curves come from the sizing cache after the warm-up.
 
+abuse: the API under a member who sends its most expensive allowed requests, with the
+throttles and the work budget at their production defaults (docs/api.md, "Work budget").
+A viewer of seed_demo's `demo` organization gets a read-only API token limited to it (the
+token service, as the tokens page issues one); a batch of 100 analysed items of each of
+ABUSE_MODELS is refused with 413 and its price, from which the largest batch one request
+may send follows (50 items of Llama 3.1 8B, 25 of Llama 3.1 405B at the defaults). Then 2
+clients a row browse for --baseline-s seconds: /health/live/ and the login page as a
+visitor, the configurator's varied setups as the signed-in bench user (a member of `demo`).
+Then the same browsing for --abuse-s seconds while --clients clients (16) send, each in
+turn and again at once when refused: such a batch of analysed items at contexts no request
+asked for before, one of the deepest model, a card across every model and the deepest
+model on every card (show_all, 1,000 rows a page, fresh contexts). Prints the browsing
+rows' p50/p95/p99 before and during (and p50 as a multiple of the login page's), the
+expensive requests by kind and status (200, 413, 429, 503, other) with the longest each
+took, the refusals by the limit they name, and the targets: /health/live/ p99 < 1 s and
+the login page p95 < 2 s during the abuse, and every expensive request answered 200 within
+API_WORK_DEADLINE_S + DEADLINE_MARGIN_S or refused in the API's error shape with a
+message. --quick: a baseline of 20 s, 70 s of abuse (the minute's budget runs out once).
+Exit status 1 when a browsing request was not answered 200 or a target was missed.
+
 hold: `--keepalive` clients each keep a connection open and send a request every second,
 while `--half-open` clients send half a request and hold (reconnecting when dropped), for
 `--hold-s` seconds. Checks that PostgreSQL's connection count for the scratch database stays
-at or under gunicorn's workers x threads and that /health/ keeps answering. With
+at or under gunicorn's workers x (threads + API threads) and that /health/ keeps answering. With
 --restart it then restarts PostgreSQL and Redis (this affects everything else using them)
 and checks that pages come back with no manual step.
 
@@ -82,6 +103,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -199,10 +221,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def server_env(port: int, workers: int, threads: int) -> dict[str, str]:
-    """The environment of every server process: production settings on loopback."""
+def server_env(port: int, workers: int, threads: int, *, throttles: bool = False) -> dict[str, str]:
+    """The environment of every server process: production settings on loopback; the
+    API's throttles at their defaults only with `throttles` (the abuse run)."""
     env = {k: v for k, v in os.environ.items() if k not in ("WEB_CONCURRENCY", "GUNICORN_CMD_ARGS")}
-    return {
+    environment = {
         **env,
         "DATABASE_URL": f"postgres://postgres@{HOST}:5432/{DB}",
         "REDIS_URL": f"redis://{HOST}:6379/{REDIS_DB}",
@@ -219,10 +242,11 @@ def server_env(port: int, workers: int, threads: int) -> dict[str, str]:
         "GUNICORN_THREADS": str(threads),
         "GUNICORN_LOGLEVEL": "info",  # its "Booting worker" lines count the replacements
         "LOG_LEVEL": "WARNING",  # one line per request would time the log, not the pages
-        # The API's per-user and per-token throttles (600/min) would time the throttle.
-        "API_THROTTLE_USER": "1000000/min",
-        "API_THROTTLE_TOKEN": "1000000/min",
     }
+    if throttles:
+        return environment
+    # The API's per-user and per-token throttles (600/min) would time the throttle.
+    return {**environment, "API_THROTTLE_USER": "1000000/min", "API_THROTTLE_TOKEN": "1000000/min"}
 
 
 @contextmanager
@@ -768,16 +792,7 @@ def api_token(root: Path, env: dict[str, str]) -> str:
         "from sizing_site.tokens.services import token_create; "
         f"print(token_create(user=User.objects.get(username={USER!r}), name='bench').plain)"
     )
-    out = subprocess.run(
-        [PY, "manage.py", "shell", "-c", code],
-        cwd=root,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    ).stdout
-    return out.strip().splitlines()[-1]
+    return shell_output(root, env, code)
 
 
 def api_mode(args: argparse.Namespace, env: dict[str, str], port: int, server: Server) -> int:
@@ -940,6 +955,347 @@ def planner_mode(args: argparse.Namespace, env: dict[str, str], port: int, serve
     return 1 if failed else 0
 
 
+# --- abuse: the most expensive allowed API requests while others browse ----------------
+
+ABUSER = "abuser"  # a viewer of PLANNER_ORG with a read-only token
+# An ordinary model and the catalog's deepest (126 layers: each estimate costs 1.97 units).
+ABUSE_MODELS = (MODEL, "llama-3-1-405b-instruct")
+ABUSE_KINDS = ("batch, ordinary model", "batch, deepest model", "card sweep", "model sweep")
+DEADLINE_MARGIN_S = 2.0  # past API_WORK_DEADLINE_S: the last item, the answer's encoding
+HEALTH_P99_S, LOGIN_P95_S = 1.0, 2.0
+PROBE_ITEMS = 100  # the probe batch, refused with its price: the largest batch follows
+
+
+def shell_output(root: Path, env: dict[str, str], code: str) -> str:
+    """The last line `manage.py shell -c code` printed."""
+    out = subprocess.run(
+        [PY, "manage.py", "shell", "-c", code],
+        cwd=root,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    return out.strip().splitlines()[-1]
+
+
+def abuser_token(root: Path, env: dict[str, str]) -> str:
+    """A viewer of the demo organization and its read-only API token (limited to that
+    organization), made by the token service as the tokens page makes one."""
+    code = (
+        "from django.contrib.auth.models import User; "
+        "from sizing_site.tenancy.models import Membership, Organization, Role; "
+        "from sizing_site.tokens.services import token_create; "
+        f"org = Organization.objects.get(slug={PLANNER_ORG!r}); "
+        f"user = User.objects.create_user({ABUSER!r}); "
+        "Membership.all_tenants.create(user=user, organization=org, role=Role.VIEWER); "
+        "print(token_create(user=user, name='abuse', organization=org, read_only=True).plain)"
+    )
+    return shell_output(root, env, code)
+
+
+class Contexts:
+    """Context lengths no request of the run asked for before (the sizing cache misses),
+    shared by the abusing clients."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.next = 1100
+
+    def take(self, n: int) -> list[int]:
+        with self.lock:
+            first = self.next
+            self.next += n
+            if self.next > 120_000:  # under every model's limit; wraps after ~2,400 batches
+                self.next = 1100
+        return list(range(first, first + n))
+
+
+@dataclass
+class Abuse:
+    """The expensive requests: the batch size each model's price allows, and what came back."""
+
+    headers: dict[str, str]
+    batch_items: dict[str, int]  # model slug -> items of one batch within the budget
+    contexts: Contexts = field(default_factory=Contexts)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    # (kind, status or exception name, seconds, the refusal's `limit`, a clear error?)
+    outcomes: list[tuple[str, str, float, str, bool]] = field(default_factory=list)
+
+    def request(self, kind: int) -> tuple[str, str, str]:
+        """(method, path, body) of the next request of this kind, at fresh contexts."""
+        cards = VARIED_CARDS
+        if kind < 2:
+            model = ABUSE_MODELS[kind]
+            contexts = self.contexts.take(self.batch_items[model])
+            items = [
+                {
+                    "model": model,
+                    "accelerator": cards[n % len(cards)],
+                    "quant": VARIED_QUANTS[n % len(VARIED_QUANTS)],
+                    "ctx": ctx,
+                    "analysis": True,
+                }
+                for n, ctx in enumerate(contexts)
+            ]
+            return "POST", API_ESTIMATE, json.dumps(items)
+        ctx = self.contexts.take(1)[0]
+        query = urlencode({"ctx": ctx, "show_all": "true", "page_size": 1000})
+        if kind == 2:
+            return "GET", f"/api/v1/sweeps/accelerators/{cards[ctx % 4]}/models/?{query}", ""
+        return "GET", f"/api/v1/sweeps/models/{ABUSE_MODELS[1]}/accelerators/?{query}", ""
+
+
+def refusal(text: str) -> tuple[str, bool]:
+    """A refusal's `limit` (the throttles name none) and whether it is a clear error: the
+    API's error shape with a message."""
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return "", False
+    if not isinstance(body, dict):
+        return "", False
+    messages = (body.get("errors") or {}).get("detail") or []
+    return str(body.get("limit") or "throttle"), bool(messages and all(messages))
+
+
+def probe_batch_sizes(port: int, headers: dict[str, str]) -> dict[str, int]:
+    """The largest batch of analysed items each model's price allows, as an abuser finds
+    it: a batch of PROBE_ITEMS is refused with 413, its cost and the budget in the body."""
+    client = Client(port)
+    sizes = {}
+    for model in ABUSE_MODELS:
+        items = [
+            {"model": model, "accelerator": CARD, "ctx": 1024 + n, "analysis": True}
+            for n in range(PROBE_ITEMS)
+        ]
+        code, text = client.request("POST", API_ESTIMATE, json.dumps(items), **headers)
+        if code != 413:
+            raise SystemExit(f"probe batch of {PROBE_ITEMS} {model} items answered {code}")
+        body = json.loads(text)
+        per_item = body["cost"] / PROBE_ITEMS
+        sizes[model] = min(PROBE_ITEMS, int(body["allowed"] // per_item))
+        print(
+            f"  {model}: {PROBE_ITEMS} analysed items cost {body['cost']} units, one request "
+            f"{body['allowed']}: batches of {sizes[model]}"
+        )
+    return sizes
+
+
+def abuse_client(port: int, abuse: Abuse, first_kind: int, stop: threading.Event) -> None:
+    """One abusing client: the kinds in turn, each sent again at once when refused."""
+    client = Client(port)
+    client.conn.timeout = 120.0
+    kind = first_kind
+    while not stop.is_set():
+        method, path, body = abuse.request(kind)
+        started = time.perf_counter()
+        try:
+            code, text = client.request(method, path, body, **abuse.headers)
+            outcome = str(code)
+        except (OSError, http.client.HTTPException) as error:
+            outcome, text = type(error).__name__, ""
+            client.conn.close()
+        elapsed = time.perf_counter() - started
+        limit, clear = refusal(text) if outcome in ("413", "429", "503") else ("", False)
+        with abuse.lock:
+            abuse.outcomes.append((ABUSE_KINDS[kind], outcome, elapsed, limit, clear))
+        kind = (kind + 1) % len(ABUSE_KINDS)
+
+
+@dataclass
+class Browsing:
+    """Latencies of the browsing rows, by row name, and the failures (not 200)."""
+
+    latencies: dict[str, list[float]] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def browse_client(
+    client: Client,
+    name: str,
+    paths: Sequence[str],
+    seen: Browsing,
+    stop: threading.Event,
+    offset: int,
+) -> None:
+    """GET the row's paths in turn until `stop`, timing each."""
+    k = offset
+    while not stop.is_set():
+        path = paths[k % len(paths)]
+        k += 1
+        started = time.perf_counter()
+        try:
+            outcome = str(client.request("GET", path)[0])
+        except (OSError, http.client.HTTPException) as error:
+            outcome = type(error).__name__
+            client.conn.close()
+        elapsed = time.perf_counter() - started
+        with seen.lock:
+            seen.latencies.setdefault(name, []).append(elapsed)
+            if outcome != "200":
+                seen.failures.append(f"{outcome} {path}")
+
+
+def browse_rows() -> list[tuple[str, tuple[str, ...], bool]]:
+    """(row, paths, signed in): the trivial view, the login page as a visitor, and the
+    configurator's varied setups as a signed-in member of the demo organization."""
+    return [
+        ("/health/live/", ("/health/live/",), False),
+        ("login page", ("/en/accounts/login/",), False),
+        ("configurator page, varied", tuple(configurator_variants()), True),
+    ]
+
+
+def browse(
+    port: int, seconds: float, per_row: int, abuse: Abuse | None = None, abusers: int = 0
+) -> Browsing:
+    """The browsing rows, `per_row` clients each, for `seconds`; with `abuse`, `abusers`
+    abusing clients at the same time (their requests in flight at the end are waited for)."""
+    seen, stop = Browsing(), threading.Event()
+    threads = []
+    for name, paths, signed_in in browse_rows():
+        for n in range(per_row):
+            client = logged_in_client(port) if signed_in else Client(port)
+            args = (client, name, paths, seen, stop, n * 37)
+            threads.append(threading.Thread(target=browse_client, args=args, daemon=True))
+    for n in range(abusers if abuse else 0):
+        args = (port, abuse, n % len(ABUSE_KINDS), stop)
+        threads.append(threading.Thread(target=abuse_client, args=args, daemon=True))
+    for t in threads:
+        t.start()
+    time.sleep(seconds)
+    stop.set()
+    for t in threads:
+        t.join(timeout=180)
+    if any(t.is_alive() for t in threads):
+        raise SystemExit("abuse: clients still waiting 180 s after the end")
+    return seen
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+def print_browsing(base: Browsing, loaded: Browsing) -> None:
+    print(
+        f"  {'row':<28} {'':>5}{'baseline':^30} {'':>3}{'under abuse':^30}\n"
+        f"  {'':<28} {'n':>5} {'p50':>7} {'p95':>7} {'p99':>7} {'/login':>6}"
+        f" {'n':>5} {'p50':>7} {'p95':>7} {'p99':>7} {'/login':>6}   (ms; p50 / login p50)"
+    )
+    for name, _, _ in browse_rows():
+        cells = []
+        for seen in (base, loaded):
+            times = seen.latencies.get(name) or [float("nan")]
+            login = statistics.median(seen.latencies.get("login page") or [float("nan")])
+            cells.append(
+                f"{len(times):5d} {statistics.median(times) * 1000:7.1f} "
+                f"{quantile(times, 0.95) * 1000:7.1f} {quantile(times, 0.99) * 1000:7.1f} "
+                f"{statistics.median(times) / login:5.1f}x"
+            )
+        print(f"  {name:<28} {cells[0]} {cells[1]}")
+
+
+def print_abuse(abuse: Abuse) -> None:
+    statuses = ("200", "413", "429", "503")
+    print(
+        f"  {'kind':<22} {'sent':>5} "
+        + " ".join(f"{s:>5}" for s in statuses)
+        + f" {'other':>5} {'max s':>6} {'max s, 200':>10}"
+    )
+    for kind in (*ABUSE_KINDS, "all"):
+        rows = [o for o in abuse.outcomes if kind in ("all", o[0])]
+        counts = Counter(o[1] for o in rows)
+        other = sum(n for s, n in counts.items() if s not in statuses)
+        done = [o[2] for o in rows if o[1] == "200"]
+        print(
+            f"  {kind:<22} {len(rows):5d} "
+            + " ".join(f"{counts[s]:5d}" for s in statuses)
+            + f" {other:5d} {max((o[2] for o in rows), default=0):6.2f}"
+            f" {max(done, default=0):10.2f}"
+        )
+    limits = Counter(o[3] for o in abuse.outcomes if o[1] in ("413", "429", "503"))
+    print("  refusals by limit: " + ", ".join(f"{k} {n}" for k, n in sorted(limits.items())))
+    odd = Counter(o[1] for o in abuse.outcomes if o[1] not in statuses)
+    if odd:
+        print("  other answers: " + ", ".join(f"{k} {n}" for k, n in sorted(odd.items())))
+
+
+def abuse_targets(loaded: Browsing, abuse: Abuse, deadline_s: float) -> list[Target]:
+    health = quantile(loaded.latencies["/health/live/"], 0.99)
+    login = quantile(loaded.latencies["login page"], 0.95)
+    within = deadline_s + DEADLINE_MARGIN_S
+    late = [o for o in abuse.outcomes if o[2] > within]
+    unclear = [o for o in abuse.outcomes if o[1] != "200" and not o[4]]
+    slowest = max((o[2] for o in abuse.outcomes), default=0.0)
+    return [
+        Target(
+            "/health/live/ p99 under abuse",
+            f"< {HEALTH_P99_S:g} s",
+            f"{health * 1000:.0f} ms",
+            health < HEALTH_P99_S,
+        ),
+        Target(
+            "login page p95 under abuse",
+            f"< {LOGIN_P95_S:g} s",
+            f"{login * 1000:.0f} ms",
+            login < LOGIN_P95_S,
+        ),
+        Target(
+            f"expensive requests ({len(abuse.outcomes)})",
+            f"each 200 within {within:g} s or refused clearly",
+            f"max {slowest:.1f} s, {len(late)} late, {len(unclear)} unclear",
+            not late and not unclear,
+        ),
+    ]
+
+
+def abuse_mode(args: argparse.Namespace, env: dict[str, str], port: int, server: Server) -> int:
+    """A read-only token of a viewer posts the most expensive allowed requests from
+    `--clients` clients while others browse; the browsing before (baseline) and during."""
+    log = server.log.with_name(server.log.stem + "-celery.log")
+    join_demo_org(args.root, env)
+    deadline_s = float(env.get("API_WORK_DEADLINE_S", "20"))
+    with celery_worker(args.root, env, log) as worker:
+        print(
+            f"gunicorn: {server.conf['workers']} workers x {server.conf['threads']} threads "
+            f"+ {server.conf['api_threads']} API threads; {os.cpu_count()} cores; the API's "
+            "throttles and work budget at their defaults"
+        )
+        print_load()
+        warm_up(worker, args.warm_wait_s, "after load_catalog")
+        headers = {
+            "Authorization": f"Bearer {abuser_token(args.root, env)}",
+            "Content-Type": "application/json",
+        }
+        print("the largest batches of analysed items one request may send:")
+        abuse = Abuse(headers, probe_batch_sizes(port, headers))
+        per_row = 2
+        print(f"browsing: {per_row} clients a row, baseline for {args.baseline_s:g} s")
+        base = browse(port, args.baseline_s, per_row)
+        print(
+            f"abuse: {args.clients} clients for {args.abuse_s:g} s, each sending in turn: "
+            + "; ".join(ABUSE_KINDS)
+            + " (a refused request is sent again at once)"
+        )
+        loaded = browse(port, args.abuse_s, per_row, abuse, args.clients)
+        print_browsing(base, loaded)
+        print(f"expensive requests (API_WORK_DEADLINE_S {deadline_s:g}):")
+        print_abuse(abuse)
+    print_load()
+    targets = abuse_targets(loaded, abuse, deadline_s)
+    print("targets:")
+    for t in targets:
+        print(f"  {t.name:<34} {t.goal:<42} {t.measured:>28}  {'PASS' if t.ok else 'MISS'}")
+    failed = base.failures + loaded.failures
+    if failed:
+        print(f"{len(failed)} browsing requests not answered 200, first: {failed[0]}")
+    return 1 if failed or not all(t.ok for t in targets) else 0
+
+
 def connection_count() -> int:
     sql = f"select count(*) from pg_stat_activity where datname = '{DB}'"
     return int(psql(sql))
@@ -1013,11 +1369,12 @@ def restart_postgres_and_redis() -> None:
 
 
 def hold_mode(args: argparse.Namespace, port: int, conf: dict[str, object]) -> int:
-    pool = int(str(conf["workers"])) * int(str(conf["threads"]))
+    threads = int(str(conf["threads"])) + int(str(conf["api_threads"]))
+    pool = int(str(conf["workers"])) * threads
     print(
         f"holding {args.keepalive} keep-alive and {args.half_open} half-open connections "
         f"for {args.hold_s} s; database pool = {conf['workers']} workers x "
-        f"{conf['threads']} threads = {pool}"
+        f"({conf['threads']} + {conf['api_threads']} API) threads = {pool}"
     )
     figures = hold(port, args.hold_s, args.keepalive, args.half_open)
     for name, value in figures.items():
@@ -1037,9 +1394,9 @@ def hold_mode(args: argparse.Namespace, port: int, conf: dict[str, object]) -> i
 
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("mode", choices=["pages", "hold", "api", "planner"])
+    parser.add_argument("mode", choices=["pages", "hold", "api", "planner", "abuse"])
     parser.add_argument("--quick", action="store_true", help="a shorter run: smaller defaults")
-    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--clients", type=int, help="default 8; abuse: 16 abusing clients")
     parser.add_argument("--requests", type=int, help="per page (default 240, --quick 80)")
     parser.add_argument("--workers", type=int, default=2, help="GUNICORN_WORKERS")
     parser.add_argument("--threads", type=int, default=4, help="GUNICORN_THREADS")
@@ -1053,8 +1410,18 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--half-open", type=int, default=50)
     parser.add_argument("--hold-s", type=float, default=20.0)
     parser.add_argument("--restart", action="store_true")
+    parser.add_argument("--baseline-s", type=float, help="abuse: default 40, --quick 20")
+    parser.add_argument("--abuse-s", type=float, help="abuse: default 180, --quick 70")
     args = parser.parse_args()
-    defaults = {"requests": (240, 80), "cold_cards": (20, 10), "memory_cards": (0, 150)}
+    defaults = {
+        "requests": (240, 80),
+        "cold_cards": (20, 10),
+        "memory_cards": (0, 150),
+        "baseline_s": (40.0, 20.0),
+        "abuse_s": (180.0, 70.0),
+    }
+    if args.clients is None:
+        args.clients = 16 if args.mode == "abuse" else 8
     for name, (full, quick) in defaults.items():
         if getattr(args, name) is None:
             setattr(args, name, quick if args.quick else full)
@@ -1065,7 +1432,7 @@ def arguments() -> argparse.Namespace:
 def main() -> int:
     args = arguments()
     port = free_port()
-    env = server_env(port, args.workers, args.threads)
+    env = server_env(port, args.workers, args.threads, throttles=args.mode == "abuse")
     with single_run():
         try:
             release(args.root, env)
@@ -1076,6 +1443,8 @@ def main() -> int:
                     return api_mode(args, env, port, server)
                 if args.mode == "planner":
                     return planner_mode(args, env, port, server)
+                if args.mode == "abuse":
+                    return abuse_mode(args, env, port, server)
                 return hold_mode(args, port, server.conf)
         finally:
             psql(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")

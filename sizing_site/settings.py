@@ -269,11 +269,12 @@ REST_FRAMEWORK = {
 # The work budget of the API's expensive calls (sizing_site/api/budget.py; docs/api.md, "Work
 # budget"). A work unit is about one ordinary estimate (7 ms of one core): one request at
 # most 500 (50 estimates with analysis, about 3.5 s), a user and a token each 3,000 a
-# minute (a third of a core), two priced requests in flight per user, 20 s of work each.
+# minute (a third of a core), one priced request in flight per user (so one member's
+# scripts hold at most one core of the server; benchmarks/load.py abuse), 20 s of work each.
 API_COST_PER_REQUEST = env_int("API_COST_PER_REQUEST", 500, minimum=1)
 API_COST_PER_MINUTE_USER = env_int("API_COST_PER_MINUTE_USER", 3000, minimum=1)
 API_COST_PER_MINUTE_TOKEN = env_int("API_COST_PER_MINUTE_TOKEN", 3000, minimum=1)
-API_CONCURRENT_PER_USER = env_int("API_CONCURRENT_PER_USER", 2, minimum=1)
+API_CONCURRENT_PER_USER = env_int("API_CONCURRENT_PER_USER", 1, minimum=1)
 API_WORK_DEADLINE_S = env_int("API_WORK_DEADLINE_S", 20, minimum=1)
 # Bad API tokens one address may send in a minute; then any token from it is a 429 until
 # the minute is over (sizing_site/tokens/throttling.py).
@@ -295,6 +296,12 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # Weights' format and a quant format's family share their choices: one enum.
     "ENUM_NAME_OVERRIDES": {"WeightsFamilyEnum": "catalog.models.WeightsFamily"},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "sizing_site.api.openapi.closed_request_bodies",
+        "sizing_site.reports.share_api.one_expiry",
+        "sizing_site.planner.api.plans_one_load",
+    ],
 }
 
 # Request bodies. Each address has its limit (sizing_site/body_limits.py, a 413 before

@@ -56,7 +56,9 @@ from catalog.selectors import visible_accelerators_among, visible_models_among
 from catalog.sizing.cache import UNREACHABLE, catalog_version
 from sizing_site.api import catalog_serializers as cs
 from sizing_site.api import schema
-from sizing_site.api.errors import json_object
+from sizing_site.api.errors import json_object, json_types, single_values
+from sizing_site.api.pagination import whole_number
+from sizing_site.api.parsers import JsonBodyParser
 from sizing_site.tenancy.selectors import viewer_organization_keys
 
 PAGE_SIZE = 50
@@ -101,6 +103,7 @@ class CatalogCursor(CursorPagination):
     def paginate_queryset(
         self, queryset: QuerySet[Any], request: Request, view: APIView | None = None
     ) -> list[Any] | None:
+        whole_number(request.query_params, self.page_size_query_param)
         # A forged cursor whose position does not fit the ordering's column ("abc" for a
         # number) is an invalid cursor, as DRF answers for one it cannot decode.
         try:
@@ -134,23 +137,29 @@ def _floor(field: str, floor: float = -1.0, output: Field[Any, Any] | None = Non
 # --- query parameters --------------------------------------------------------------------
 
 
+# The number filters are sizes (GB, billions of parameters): from 0, and bounded so that
+# NaN, infinities and absurd sizes are refused (the schema states the same range).
+MAX_NUMBER = 1e15
+
+
 def _number(params: Mapping[str, str], name: str) -> float | None:
-    raw = params.get(name, "").strip()
-    if not raw:
+    if name not in params:
         return None
+    raw = params[name].strip()
     try:
         value = float(raw)
     except ValueError:
-        value = float("nan")
-    if not (-1e15 < value < 1e15):  # NaN, infinities and absurd sizes
-        raise exceptions.ValidationError({name: [_("Enter a number.")]})
+        raise exceptions.ValidationError({name: [_("Enter a number.")]}) from None
+    if not (0 <= value <= MAX_NUMBER):
+        message = _("Enter a number from 0 to %(most)s.") % {"most": f"{MAX_NUMBER:g}"}
+        raise exceptions.ValidationError({name: [message]})
     return value
 
 
 def _boolean(params: Mapping[str, str], name: str) -> bool | None:
-    raw = params.get(name, "").strip().lower()
-    if not raw:
+    if name not in params:
         return None
+    raw = params[name].strip().lower()
     if raw in ("true", "1", "yes"):
         return True
     if raw in ("false", "0", "no"):
@@ -179,6 +188,8 @@ class CatalogView(RevalidatedReads, generics.GenericAPIView[Any]):
     """Reads with ETag/Last-Modified, one error shape, and PATCH for staff."""
 
     permission_classes = [ReadOrStaffPatch]
+    # A PATCH is JSON: a form cannot send the null that clears a nullable field.
+    parser_classes = [JsonBodyParser]
     filter_backends = [filters.SearchFilter, CatalogOrdering]
     pagination_class = CatalogCursor
     lookup_field = "slug"
@@ -244,6 +255,7 @@ class CatalogView(RevalidatedReads, generics.GenericAPIView[Any]):
                 "fields": ", ".join(sorted(allowed))
             }
             raise exceptions.ValidationError({name: [message] for name in unknown})
+        json_types(request.data, self.patch_serializer_class().fields)
         patch = self.patch_serializer_class(instance, data=request.data, partial=True)
         patch.is_valid(raise_exception=True)
         patch.save()
@@ -286,7 +298,8 @@ def _query(name: str, kind: Any, description: str, **extra: Any) -> OpenApiParam
     return OpenApiParameter(name, kind, OpenApiParameter.QUERY, description=description, **extra)
 
 
-NUMBER, BOOLEAN, TEXT = OpenApiTypes.NUMBER, OpenApiTypes.BOOL, OpenApiTypes.STR
+NUMBER: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": MAX_NUMBER}
+BOOLEAN, TEXT = OpenApiTypes.BOOL, OpenApiTypes.STR
 
 
 def documented(
@@ -479,6 +492,8 @@ class AcceleratorRows(CatalogView):
         )
         if vendor := params.get("vendor", "").strip():
             rows = rows.filter(vendor__iexact=vendor)
+        if errors := single_values(params, ("segment",)):
+            raise exceptions.ValidationError(errors)
         if segment := params.get("segment", "").strip():
             if segment not in Segment.values:
                 choices = ", ".join(Segment.values)

@@ -17,7 +17,7 @@ from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.translation import gettext as _
 from django.views import defaults
-from rest_framework import exceptions, status
+from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
@@ -78,6 +78,50 @@ def text(data: Mapping[str, Any], name: str) -> str:
     if not isinstance(value, str):
         raise Refused({name: [_("Expected a string.")]})
     return value
+
+
+def json_types(
+    data: Mapping[str, Any], fields: Mapping[str, serializers.Field[Any, Any, Any, Any]]
+) -> None:
+    """A JSON body states its types, and DRF's fields are lenient about them (a number
+    for a CharField, true or "1" for a number): a value of another JSON type than its
+    field's is a 400 naming the field. Null is the field's own business (allow_null)."""
+    wrong: Errors = {}
+    for name, value in data.items():
+        field = fields.get(name)
+        if field is None or value is None:
+            continue
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if isinstance(field, serializers.BooleanField):
+            ok, expected = isinstance(value, bool), _("Expected true or false.")
+        elif isinstance(field, serializers.IntegerField):
+            ok, expected = number and float(value).is_integer(), _("Expected a whole number.")
+        elif isinstance(field, serializers.FloatField | serializers.DecimalField):
+            ok, expected = number, _("Expected a number.")
+        elif isinstance(field, serializers.CharField | serializers.ChoiceField):
+            ok, expected = isinstance(value, str), _("Expected a string.")
+        elif isinstance(field, serializers.DateField | serializers.DateTimeField):
+            ok, expected = isinstance(value, str), _("Expected a date (ISO 8601).")
+        else:
+            continue
+        if not ok:
+            wrong[name] = [expected]
+    if wrong:
+        raise Refused(wrong)
+
+
+def single_values(params: Any, names: tuple[str, ...]) -> Errors:
+    """The query parameters among `names` that came twice or blank, each with its error:
+    a form reads the last of repeated values and a blank one as absent (its default),
+    which would hide a malformed request."""
+    errors: Errors = {}
+    for name in names:
+        values = params.getlist(name)
+        if len(values) > 1:
+            errors[name] = [_("Send this parameter once.")]
+        elif values and not values[0].strip():
+            errors[name] = [_("Expected a value; leave the parameter out for its default.")]
+    return errors
 
 
 def _messages(value: Any) -> list[str]:

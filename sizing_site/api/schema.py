@@ -12,6 +12,9 @@ from typing import Any
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from estimator.api.schema import KV_DTYPES
+from sizing_site.configurator.commands import ENGINE_NAMES
+from sizing_site.explore.forms import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
 from sizing_site.tenancy.models import Role
 
 EXAMPLES_FILE = Path(__file__).with_name("schema_examples.json")
@@ -122,19 +125,28 @@ BUDGET_RESPONSES: dict[int, OpenApiResponse] = {
             cost=1000,
         ),
     ),
-    429: _over_limit(
-        "The user's or the token's work units for this minute are spent, or the user has "
-        "as many priced requests in flight as allowed; also the request throttles.",
-        "Minute spent",
-        _refusal(
-            "This request costs 400 work units and 2800 of the 3000 a minute allows are "
-            "spent; try again in 41 s.",
-            limit="API_COST_PER_MINUTE_USER",
-            allowed=3000,
-            cost=400,
-            spent=2800,
-            retry_after_s=41,
-        ),
+    429: OpenApiResponse(
+        # A throttle's 429 (any operation's: limit_responses) has no figures.
+        response={"anyOf": [OVER_LIMIT, ERRORS]},
+        description="The user's or the token's work units for this minute are spent, or the "
+        "user has as many priced requests in flight as allowed (with the figures); or a "
+        "request throttle (API_THROTTLE_USER, API_THROTTLE_TOKEN, API_TOKEN_FAILURE_LIMIT: "
+        "the error only). Retry-After says when to ask again.",
+        examples=[
+            OpenApiExample(
+                "Minute spent",
+                value=_refusal(
+                    "This request costs 400 work units and 2800 of the 3000 a minute allows "
+                    "are spent; try again in 41 s.",
+                    limit="API_COST_PER_MINUTE_USER",
+                    allowed=3000,
+                    cost=400,
+                    spent=2800,
+                    retry_after_s=41,
+                ),
+                response_only=True,
+            )
+        ],
     ),
     503: _over_limit(
         "The work did not finish within the time limit (API_WORK_DEADLINE_S).",
@@ -149,6 +161,65 @@ BUDGET_RESPONSES: dict[int, OpenApiResponse] = {
     ),
 }
 
+# --- the limits around every operation (openapi.AutoSchema adds what one lacks) -------
+
+_JSON_ERRORS = {"application/json": {"schema": ERRORS}}
+# gunicorn's own refusals, before the application: a short HTML page.
+_GUNICORN_PAGE = {"text/html": {"schema": {"type": "string"}}}
+
+
+def limit_responses(*, parameters: bool, body: bool) -> dict[str, dict[str, Any]]:
+    """The refusals any operation may answer before or around its view, as OpenAPI
+    responses by status code: the request guard's 400 (with path or query parameters), a
+    bad token, gunicorn's request line and header limits, the throttles, and for an
+    operation with a body the body limit and the parsers."""
+    found: dict[str, dict[str, Any]] = {
+        "401": {"description": BAD_TOKEN.description, "content": _JSON_ERRORS},
+        "414": {
+            "description": "The request line (the address and its query) is longer than "
+            "gunicorn's limit_request_line (GUNICORN_LIMIT_REQUEST_LINE, 4,094 bytes): "
+            "refused by the server before the application.",
+            "content": _GUNICORN_PAGE,
+        },
+        "429": {
+            "description": "Too many requests: the throttles per user and per token "
+            "(API_THROTTLE_USER, API_THROTTLE_TOKEN), or any token from an address that sent "
+            "API_TOKEN_FAILURE_LIMIT invalid ones this minute. Retry-After says when to ask "
+            "again.",
+            "content": _JSON_ERRORS,
+        },
+        "431": {
+            "description": "Too many headers, or one too long (GUNICORN_LIMIT_REQUEST_FIELDS, "
+            "GUNICORN_LIMIT_REQUEST_FIELD_SIZE): refused by the server before the application.",
+            "content": _GUNICORN_PAGE,
+        },
+    }
+    if parameters:
+        found["400"] = {
+            "description": "A NUL character in the address or query, or a query that is not UTF-8.",
+            "content": _JSON_ERRORS,
+        }
+    if body:
+        found["413"] = {
+            "description": "A body over the API's limit of 8 MiB, refused before it is read "
+            "(sizing_site.body_limits).",
+            "content": _JSON_ERRORS,
+        }
+        found["415"] = {
+            "description": "A body of a media type the operation does not take.",
+            "content": _JSON_ERRORS,
+        }
+    return found
+
+
+# A context as the explore pages' forms take it (a model's own limit besides, which no
+# schema can state: a 400 naming ctx).
+CONTEXT: dict[str, Any] = {
+    "type": "integer",
+    "minimum": MIN_CONTEXT_TOKENS,
+    "maximum": MAX_CONTEXT_TOKENS,
+}
+
 # --- estimate ------------------------------------------------------------------------
 
 _RANGE = {
@@ -160,26 +231,52 @@ _RANGE = {
 _NULLABLE_INT = {"type": "integer", "nullable": True}
 _NULLABLE_NUMBER = {"type": "number", "nullable": True}
 
+# The configurator's setup fields within ConfigureForm's own bounds. What the model and
+# the card allow besides (the context limit, the engines of the card, the weights of the
+# model, its layers) is checked against them: a 400 naming the field.
 SETUP_PROPERTIES: dict[str, Any] = {
-    "quant": {"type": "string", "description": "Quant name; empty or absent: best that fits."},
+    "quant": {
+        "type": "string",
+        "nullable": True,
+        "description": "Quant name; empty, null or absent: best that fits.",
+    },
     "ctx": {"type": "integer", "minimum": 1, "description": "Context tokens."},
-    "gpus": {"type": "integer", "minimum": 1},
-    "seqs": {"type": "integer", "minimum": 1, "description": "Concurrent sequences."},
-    "kv": {"type": "string", "description": "KV cache type (f16, q8_0, ...)."},
-    "engine": {"type": "string", "description": "Engine slug."},
+    "gpus": {"type": "integer", "minimum": 1, "maximum": 64},
+    "seqs": {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 4096,
+        "description": "Concurrent sequences.",
+    },
+    "kv": {"type": "string", "enum": list(KV_DTYPES), "description": "KV cache type."},
+    "engine": {
+        "type": "string",
+        "enum": list(ENGINE_NAMES),
+        "description": "Engine (one that runs on the card).",
+    },
     "offload": {"type": "integer", "minimum": 0, "maximum": 100, "description": "% offloaded."},
     "layers": {**_NULLABLE_INT, "description": "Layers offloaded to the host."},
     "moe": {"type": "boolean", "description": "Offload MoE experts to the host."},
     "moe_layers": _NULLABLE_INT,
-    "host_bw": {**_NULLABLE_NUMBER, "description": "Host memory bandwidth, GB/s."},
+    "host_bw": {
+        **_NULLABLE_NUMBER,
+        "minimum": 1,
+        "maximum": 2000,
+        "description": "Host memory bandwidth, GB/s.",
+    },
     "prompt": {"type": "integer", "minimum": 1, "description": "Prompt tokens."},
     "output": {"type": "integer", "minimum": 1, "description": "Output tokens."},
 }
 
 RENT_PROPERTIES: dict[str, Any] = {
     "hours": {"type": "number", "minimum": 1, "maximum": 24, "description": "Active hours a day."},
-    "hw_usd": {"type": "number", "minimum": 0, "description": "Hardware price, USD."},
-    "power_w": {"type": "number", "minimum": 0, "description": "Power draw, W."},
+    "hw_usd": {
+        "type": "number",
+        "minimum": 0,
+        "maximum": 1e9,
+        "description": "Hardware price, USD.",
+    },
+    "power_w": {"type": "number", "minimum": 0, "maximum": 1e6, "description": "Power draw, W."},
     "kwh_usd": {"type": "number", "minimum": 0, "maximum": 10, "description": "USD per kWh."},
     "pue": {"type": "number", "minimum": 1, "maximum": 5},
     "years": {"type": "number", "minimum": 0.5, "maximum": 15, "description": "Pay-off years."},
@@ -203,20 +300,49 @@ SHORTCUT_REQUEST: dict[str, Any] = {
     "required": ["model", "accelerator"],
     "additionalProperties": False,
 }
+# The estimator's request at its top level (estimator.api.parse, TOP_LEVEL); each section
+# is read and checked by the estimator, which names the field it refuses.
+_SECTION = {"type": "object", "nullable": True, "additionalProperties": True}
 RAW_REQUEST: dict[str, Any] = {
     "type": "object",
     "title": "Estimator request",
     "description": 'The estimator\'s own request (docs/estimator.md, "The request").',
-    "properties": {"request": {"type": "object", "additionalProperties": True}},
+    "properties": {
+        "request": {
+            "type": "object",
+            "properties": {
+                **{
+                    name: _SECTION
+                    for name in ("weights", "engine", "workload", "pricing", "finetune", "serving")
+                },
+                "model": {**_SECTION, "nullable": False, "description": "hf_config and more."},
+                "device": {**_SECTION, "nullable": False},
+                "recommend": {"type": "boolean", "nullable": True},
+                "id": {
+                    # Echoed as sent, any text (openapi.NO_NUL does not apply).
+                    "oneOf": [{"type": "string", "x-any-text": True}, {"type": "integer"}],
+                    "nullable": True,
+                },
+            },
+            "required": ["model", "device"],
+            "additionalProperties": False,
+        }
+    },
     "required": ["request"],
     "additionalProperties": False,
 }
-ITEM_REQUEST: dict[str, Any] = {"oneOf": [SHORTCUT_REQUEST, RAW_REQUEST]}
+# A batch's item is sized or refused on its own: one that is no valid item is answered in
+# its place with its errors, and the batch is still a 200.
+BATCH_ITEM: dict[str, Any] = {
+    "description": "A catalog shortcut or an estimator request, as one item's body; "
+    'anything else is answered in its place with {"errors": ...}.',
+    "anyOf": [SHORTCUT_REQUEST, RAW_REQUEST, {}],
+}
 ESTIMATE_BODY: dict[str, Any] = {
     "oneOf": [
         SHORTCUT_REQUEST,
         RAW_REQUEST,
-        {"type": "array", "title": "Batch", "maxItems": 100, "items": ITEM_REQUEST},
+        {"type": "array", "title": "Batch", "maxItems": 100, "items": BATCH_ITEM},
     ]
 }
 ESTIMATE_REQUEST = {"application/json": ESTIMATE_BODY}

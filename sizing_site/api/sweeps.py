@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -40,12 +41,13 @@ from catalog import hardware, sizing
 from catalog.models import Accelerator, LLMModel
 from catalog.sizing import CardFit, candidates
 from catalog.sizing.cache import remembered
+from catalog.sizing.requests import GGUF_QUANTS
 from catalog.sizing.specs import stated_layers
 from estimator.api import RequestError
 from estimator.units import Range
 from sizing_site.api import budget, schema
 from sizing_site.api.catalog import CatalogView
-from sizing_site.api.errors import form_errors
+from sizing_site.api.errors import form_errors, single_values
 from sizing_site.api.serializers import row_data
 from sizing_site.explore import selectors
 from sizing_site.explore.forms import (
@@ -84,6 +86,11 @@ def _count(params: Mapping[str, str], name: str, *, default: int, most: int) -> 
     if value is None:
         return _("Enter a whole number from 1 to %(max)s.") % {"max": most}
     return value
+
+
+# The sweeps' parameters that are numbers, true/false or a choice: blank or repeated is a
+# 400 (api.errors.single_values), as the schema's types say.
+TYPED_PARAMETERS = ("ctx", "show_all", "sort", "page", "page_size", "memory_min_gb")
 
 
 def _paging(params: Mapping[str, str], errors: Errors) -> tuple[int, int]:
@@ -244,11 +251,20 @@ class SweepView(CatalogView):
         return selectors.cheapest_offers()
 
 
+# A compare column as CompareForm reads it: model:accelerator, then optionally a GGUF
+# quant (empty: Q4_K_M) and a GPU count (empty: 1); blank: no column.
+_SLUG = "[-.A-Za-z0-9_]+"
+_QUANTS = "|".join(re.escape(q) for q in GGUF_QUANTS)
+COLUMN_PATTERN = (  # MAX_GPUS (8) is one digit
+    rf"^\s*(?:{_SLUG}:{_SLUG}(?::(?:{_QUANTS})?(?::[1-{MAX_GPUS}]?)?)?)?\s*$"
+)
+
+
 def _parameters(*, sorts: Sequence[tuple[str, Any]], default_sort: str) -> list[OpenApiParameter]:
     return [
         OpenApiParameter(
             "ctx",
-            OpenApiTypes.INT,
+            schema.CONTEXT,
             OpenApiParameter.QUERY,
             description="Context tokens (at least 1024; default 8192, on a model at most "
             "its own limit).",
@@ -261,7 +277,10 @@ def _parameters(*, sorts: Sequence[tuple[str, Any]], default_sort: str) -> list[
             "e.g. Q4_K_M; default the 3-bit floor).",
         ),
         OpenApiParameter(
-            "q", OpenApiTypes.STR, OpenApiParameter.QUERY, description="Name contains."
+            "q",
+            {"type": "string", "maxLength": 100},
+            OpenApiParameter.QUERY,
+            description="Name contains.",
         ),
         OpenApiParameter(
             "show_all",
@@ -279,13 +298,13 @@ def _parameters(*, sorts: Sequence[tuple[str, Any]], default_sort: str) -> list[
         ),
         OpenApiParameter(
             "page",
-            OpenApiTypes.INT,
+            {"type": "integer", "minimum": 1, "maximum": MAX_PAGE},
             OpenApiParameter.QUERY,
             description="Page number, from 1 (default 1).",
         ),
         OpenApiParameter(
             "page_size",
-            OpenApiTypes.INT,
+            {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE},
             OpenApiParameter.QUERY,
             description=f"Rows a page, 1 to {MAX_PAGE_SIZE} (default {PAGE_SIZE}).",
         ),
@@ -577,7 +596,7 @@ class ModelAcceleratorsApi(SweepView):
             ),
             OpenApiParameter(
                 "memory_min_gb",
-                OpenApiTypes.NUMBER,
+                {"type": "number", "minimum": 0},
                 OpenApiParameter.QUERY,
                 description="The board's memory at least (GiB).",
             ),
@@ -606,6 +625,7 @@ class ModelAcceleratorsApi(SweepView):
         params = request.query_params
         form = ModelCardsForm(params, ladder=ladder, max_context=max_context, vendors=vendors)
         errors = {} if form.is_valid() else form_errors(form)
+        errors.update(single_values(params, TYPED_PARAMETERS))
         page, size = _paging(params, errors)
         if errors:
             raise exceptions.ValidationError(errors)
@@ -702,6 +722,7 @@ class AcceleratorModelsApi(SweepView):
         params = request.query_params
         form = CardModelsForm(params, ladder=candidates.quant_ladder())
         errors = {} if form.is_valid() else form_errors(form)
+        errors.update(single_values(params, TYPED_PARAMETERS))
         page, size = _paging(params, errors)
         if errors:
             raise exceptions.ValidationError(errors)
@@ -769,7 +790,7 @@ class CompareApi(SweepView):
             *(
                 OpenApiParameter(
                     f"c{n}",
-                    OpenApiTypes.STR,
+                    {"type": "string", "pattern": COLUMN_PATTERN},
                     OpenApiParameter.QUERY,
                     description=f"Column {n}: model:accelerator:quant:gpus (gpus 1 to {MAX_GPUS}).",
                 )
@@ -777,7 +798,7 @@ class CompareApi(SweepView):
             ),
             OpenApiParameter(
                 "ctx",
-                OpenApiTypes.INT,
+                schema.CONTEXT,
                 OpenApiParameter.QUERY,
                 description="Context tokens for every column (at least 1024; default 8192).",
             ),
@@ -813,11 +834,13 @@ class CompareApi(SweepView):
 
     def read(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         form = CompareForm(request.query_params)
+        errors = single_values(request.query_params, ("ctx",))
         if not form.is_valid():
-            errors = form_errors(form)
+            errors = {**form_errors(form), **errors}
             if form.column_errors:  # form-wide only because c1..c4 are no form fields
                 errors.pop("detail", None)
                 errors.update(form.column_errors)
+        if errors:
             raise exceptions.ValidationError(errors)
         ctx = form.cleaned_data["ctx"]
         # A column costs an ordinary estimate (sizing_site.api.budget).

@@ -12,6 +12,7 @@ what the fleet pages do (sizing_site.fleet.views), for scripts.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
@@ -25,12 +26,19 @@ from rest_framework.response import Response
 
 from catalog.sizing import candidates
 from sizing_site.api import schema
-from sizing_site.api.errors import Refused, form_errors, json_object
+from sizing_site.api.errors import Refused, form_errors, json_object, single_values
+from sizing_site.api.openapi import NON_BLANK
 from sizing_site.api.pagination import NumberedPages
 from sizing_site.explore import selectors as explore
 from sizing_site.fleet import selectors, services
 from sizing_site.fleet.forms import MACHINE_FIELDS, FleetForm, MachineForm
-from sizing_site.fleet.models import Interconnect, InventoryMachine
+from sizing_site.fleet.models import (
+    MAX_CARDS,
+    NAME_MAX,
+    NOTES_MAX,
+    Interconnect,
+    InventoryMachine,
+)
 from sizing_site.tenancy.role_api import RoleApiView, role_responses
 
 TAGS = ["fleet"]
@@ -42,13 +50,41 @@ DEFAULTS = {"interconnect": str(Interconnect.UNKNOWN)}
 # --- input ---------------------------------------------------------------------------
 
 
+# The money fields (the model's DecimalFields: digits, decimal places), sent as a JSON
+# number or as a decimal in a string; the other numbers as JSON numbers, text as strings.
+MONEY = {
+    "purchase_usd": (12, 2),
+    "electricity_usd_per_kwh": (6, 4),
+    "internal_usd_per_hour": (10, 4),
+}
+NUMBERS = frozenset({"card_count", "host_ram_gb", "power_w"})
+
+
+def _decimal_text(digits: int, places: int) -> str:
+    """A decimal from 0 as text, within `digits` digits and `places` decimal places."""
+    return rf"^(?=.*\d)0*\d{{0,{digits - places}}}(\.\d{{0,{places}}})?$"
+
+
 def _form_value(data: Mapping[str, Any], name: str) -> str:
-    """A JSON field as the form reads it: strings as sent, numbers as text, null blank."""
+    """A JSON field as the form reads it: numbers as text, null blank. A money figure sent
+    as a number is the decimal it spells (0.5700000000000001 is 0.57, float noise)."""
     value = data[name]
     if value is None:
         return ""
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise Refused({name: [_("Expected a string or a number.")]})
+    number = not isinstance(value, bool) and isinstance(value, int | float)
+    if name in MONEY:
+        digits, places = MONEY[name]
+        if isinstance(value, str) and re.fullmatch(_decimal_text(digits, places), value):
+            return value
+        if not number:
+            raise Refused({name: [_("Expected a number.")]})
+        if isinstance(value, float) and abs(value - round(value, places)) < 1e-9:
+            return f"{value:.{places}f}"
+        return str(value)
+    if name in NUMBERS and not number:
+        raise Refused({name: [_("Expected a number.")]})
+    if name not in NUMBERS and not isinstance(value, str):
+        raise Refused({name: [_("Expected a string.")]})
     return str(value)
 
 
@@ -97,32 +133,47 @@ class MachineOutput(serializers.Serializer[Any]):
     updated = serializers.DateTimeField()
 
 
-class MachineInput(serializers.Serializer[Any]):
-    """The new-machine page's form (sizing_site.fleet.forms.MachineForm)."""
-
-    name = serializers.CharField(max_length=120)
-    accelerator = serializers.CharField(help_text="A catalog card's slug.")
-    card_count = serializers.IntegerField(min_value=1, max_value=64)
-    host_ram_gb = serializers.IntegerField(required=False, allow_null=True)
-    interconnect = serializers.CharField(
-        required=False, help_text="pcie, nvlink, infinity_fabric or unknown (default)."
-    )
-    purchase_usd = serializers.FloatField(required=False, allow_null=True)
-    purchase_date = serializers.DateField(required=False, allow_null=True)
-    power_w = serializers.IntegerField(
-        required=False, allow_null=True, help_text="Blank: the card's TDP times the cards."
-    )
-    electricity_usd_per_kwh = serializers.FloatField(required=False, allow_null=True)
-    internal_usd_per_hour = serializers.FloatField(required=False, allow_null=True)
-    notes = serializers.CharField(required=False, allow_blank=True)
+def _money(name: str) -> dict[str, Any]:
+    """A DecimalField of the model: a JSON number from 0 with its decimal places, or the
+    same as a decimal in a string."""
+    digits, places = MONEY[name]
+    most = float(f"{'9' * (digits - places)}.{'9' * places}")
+    number = {"type": "number", "minimum": 0, "maximum": most, "multipleOf": 10**-places}
+    text = {"type": "string", "pattern": _decimal_text(digits, places)}
+    return {"nullable": True, "oneOf": [number, text]}
 
 
-class MachinePatch(MachineInput):
-    """Any of the machine's fields; those not sent keep their values."""
-
-    name = serializers.CharField(max_length=120, required=False)
-    accelerator = serializers.CharField(required=False, help_text="A catalog card's slug.")
-    card_count = serializers.IntegerField(min_value=1, max_value=64, required=False)
+_INTEGER = {"type": "integer", "nullable": True, "minimum": 0, "maximum": 2_147_483_647}
+MACHINE_PROPERTIES: dict[str, Any] = {
+    "name": {"type": "string", "maxLength": NAME_MAX, "pattern": NON_BLANK},
+    "accelerator": {"type": "string", "description": "A catalog card's slug (or our own)."},
+    "card_count": {"type": "integer", "minimum": 1, "maximum": MAX_CARDS},
+    "host_ram_gb": _INTEGER,
+    "interconnect": {
+        "type": "string",
+        "enum": list(Interconnect.values),
+        "description": "Default: unknown.",
+    },
+    "purchase_usd": _money("purchase_usd"),
+    "purchase_date": {"type": "string", "format": "date", "nullable": True},
+    "power_w": {**_INTEGER, "description": "Null: the card's TDP times the cards."},
+    "electricity_usd_per_kwh": _money("electricity_usd_per_kwh"),
+    "internal_usd_per_hour": _money("internal_usd_per_hour"),
+    "notes": {"type": "string", "nullable": True, "maxLength": NOTES_MAX},
+}
+MACHINE_INPUT: dict[str, Any] = {
+    "type": "object",
+    "description": "The new-machine page's form (sizing_site.fleet.forms.MachineForm).",
+    "properties": MACHINE_PROPERTIES,
+    "required": ["name", "accelerator", "card_count"],
+    "additionalProperties": False,
+}
+MACHINE_PATCH: dict[str, Any] = {
+    "type": "object",
+    "description": "Any of the machine's fields; those not sent keep their values.",
+    "properties": MACHINE_PROPERTIES,
+    "additionalProperties": False,
+}
 
 
 class MachineListOutput(serializers.Serializer[Any]):
@@ -210,7 +261,7 @@ class InventoryListApi(FleetApiView):
     @extend_schema(
         operation_id="inventory_create",
         summary="Add a machine (editors)",
-        request=MachineInput,
+        request={"application/json": MACHINE_INPUT},
         responses=_responses(
             201, MachineOutput, write=True, bad="Bad input or an unknown field, the field named."
         ),
@@ -242,7 +293,7 @@ class InventoryDetailApi(FleetApiView):
     @extend_schema(
         operation_id="inventory_partial_update",
         summary="Change a machine's fields (editors)",
-        request=MachinePatch,
+        request={"application/json": MACHINE_PATCH},
         responses=_responses(
             200, MachineOutput, write=True, bad="Bad input or an unknown field, the field named."
         ),
@@ -281,11 +332,15 @@ class FleetApi(FleetApiView):
         "`quality`, max context, max concurrency at `ctx` and decode tok/s per user at that "
         "concurrency (the fleet page's figures).",
         parameters=[
-            OpenApiParameter("ctx", int, description="Context tokens (default 8192)."),
+            OpenApiParameter("ctx", schema.CONTEXT, description="Context tokens (default 8192)."),
             OpenApiParameter(
                 "quality", str, description="The most compressed GGUF quant accepted."
             ),
-            OpenApiParameter("q", str, description="Search model names and families."),
+            OpenApiParameter(
+                "q",
+                {"type": "string", "maxLength": 100},
+                description="Search model names and families.",
+            ),
             OpenApiParameter("page", int, description="Page of machines, from 1."),
             OpenApiParameter("page_size", int, description="Machines a page (5, at most 20)."),
         ],
@@ -296,9 +351,12 @@ class FleetApi(FleetApiView):
         tags=TAGS,
     )
     def get(self, request: Request, org_slug: str) -> Response:
-        form = FleetForm(request.query_params, ladder=candidates.quant_ladder())
-        if not form.is_valid():
-            raise Refused(form_errors(form))
+        params = request.query_params
+        form = FleetForm(params, ladder=candidates.quant_ladder())
+        errors = {} if form.is_valid() else form_errors(form)
+        errors.update(single_values(params, ("ctx", "page", "page_size")))
+        if errors:
+            raise Refused(errors)
         quants, ctx, data = explore.table_filters(form.cleaned_data, ladder=form.ladder)
         # A page of machines at a time, as the fleet page: each new machine shape sizes
         # every catalog model (seconds when the cache is cold).

@@ -26,11 +26,12 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from catalog.models import Accelerator, LLMModel
+from catalog.models import Accelerator, LLMModel, MemoryKind
 from catalog.services.common import CatalogError
 from catalog.services.configs import config_parse_text
 from sizing_site.api import schema
 from sizing_site.api.errors import Refused, form_errors, json_object, text
+from sizing_site.api.openapi import NON_BLANK
 from sizing_site.api.pagination import NumberedPages
 from sizing_site.owncatalog import selectors, services
 from sizing_site.owncatalog.forms import OwnAcceleratorForm, OwnModelEditForm
@@ -83,9 +84,36 @@ class OwnModelInput(serializers.Serializer[Any]):
     notes = serializers.CharField(required=False, allow_blank=True)
 
 
+# OwnModelInput as the view reads it: exactly one of config and config_text; text fields
+# sent as null read as blank (errors.text).
+OWN_MODEL_INPUT: dict[str, Any] = {
+    "type": "object",
+    "description": OwnModelInput.__doc__,
+    "properties": {
+        "name": {"type": "string", "maxLength": 120, "pattern": NON_BLANK},
+        "config": {"type": "object", "description": "config.json as a JSON object."},
+        "config_text": {
+            "type": "string",
+            "minLength": 1,
+            "description": "config.json as text, at most 1 MB.",
+        },
+        "hf_repo": {
+            "type": "string",
+            "nullable": True,
+            "maxLength": 200,
+            "description": "The repo it is, or is fine-tuned from.",
+        },
+        "notes": {"type": "string", "nullable": True},
+    },
+    "required": ["name"],
+    "oneOf": [{"required": ["config"]}, {"required": ["config_text"]}],
+    "additionalProperties": False,
+}
+
+
 class OwnModelPatch(serializers.Serializer[Any]):
     name = serializers.CharField(max_length=120, required=False)
-    notes = serializers.CharField(required=False, allow_blank=True)
+    notes = serializers.CharField(required=False, allow_blank=True, allow_null=True)
 
 
 class OwnModelPage(serializers.Serializer[Any]):
@@ -124,7 +152,9 @@ class OwnAcceleratorInput(serializers.Serializer[Any]):
     memory_gib = serializers.FloatField(
         required=False, allow_null=True, min_value=0, max_value=16_384
     )
-    memory_kind = serializers.CharField(required=False, help_text="discrete (default) or unified.")
+    memory_kind = serializers.ChoiceField(
+        choices=MemoryKind.choices, required=False, help_text="discrete (default) or unified."
+    )
     bandwidth_gbps = serializers.FloatField(min_value=0, max_value=20_000)
     fp16_tflops = serializers.FloatField(min_value=0, max_value=100_000)
     fp8_tflops = serializers.FloatField(
@@ -136,14 +166,16 @@ class OwnAcceleratorInput(serializers.Serializer[Any]):
     tdp_w = serializers.IntegerField(
         required=False, allow_null=True, min_value=0, max_value=100_000
     )
-    interconnect = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    interconnect = serializers.CharField(
+        required=False, allow_blank=True, allow_null=True, max_length=200
+    )
     interconnect_gbps = serializers.FloatField(
         required=False, allow_null=True, min_value=0, max_value=100_000
     )
     price_usd = serializers.FloatField(
         required=False, allow_null=True, min_value=0, max_value=100_000_000
     )
-    notes = serializers.CharField(required=False, allow_blank=True)
+    notes = serializers.CharField(required=False, allow_blank=True, allow_null=True)
 
 
 class OwnAcceleratorPatch(OwnAcceleratorInput):
@@ -166,13 +198,20 @@ class OwnAcceleratorPage(serializers.Serializer[Any]):
 # --- input ---------------------------------------------------------------------------
 
 
+# The accelerator's text fields; the others are numbers, sent as JSON numbers.
+ACCELERATOR_TEXT = frozenset({"vendor", "name", "memory_kind", "interconnect", "notes"})
+
+
 def _form_value(data: Mapping[str, Any], name: str) -> str:
-    """A JSON field as the form reads it: strings as sent, numbers as text, null blank."""
+    """A JSON field as the form reads it: numbers as text, null blank."""
     value = data[name]
     if value is None:
         return ""
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise Refused({name: [_("Expected a string or a number.")]})
+    if name in ACCELERATOR_TEXT:
+        if not isinstance(value, str):
+            raise Refused({name: [_("Expected a string.")]})
+    elif isinstance(value, bool) or not isinstance(value, int | float):
+        raise Refused({name: [_("Expected a number.")]})
     return str(value)
 
 
@@ -184,8 +223,9 @@ def _refuse(exc: ValidationError | CatalogError, field: str = "detail") -> Refus
 
 
 def _config(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The body's config.json: `config` (an object) or `config_text` (text), one of them."""
-    given = [k for k in ("config", "config_text") if data.get(k) not in (None, "")]
+    """The body's config.json: `config` (an object) or `config_text` (text), one of them
+    (one sent as null or "" is sent, and refused as no config.json)."""
+    given = [k for k in ("config", "config_text") if k in data]
     if len(given) != 1:
         message = _("Send config.json as config (an object) or config_text, one of them.")
         raise Refused({"config": [message]})
@@ -249,7 +289,7 @@ class OwnModelListApi(OwnCatalogApiView):
     @extend_schema(
         operation_id="own_models_create",
         summary="Import a model of our own from its config.json (editors)",
-        request=OwnModelInput,
+        request={"application/json": OWN_MODEL_INPUT},
         responses=_responses(
             201,
             OwnModelOutput,

@@ -22,7 +22,7 @@ from sizing_site.api import schema
 from sizing_site.api.errors import Errors, Refused, form_errors, json_object
 from sizing_site.api.parsers import JsonBodyParser
 from sizing_site.planner import selectors
-from sizing_site.planner.forms import DEFAULTS, FIELDS, PlanForm
+from sizing_site.planner.forms import DEFAULTS, FIELDS, MAX_CONTEXT_TOKENS, PlanForm
 from sizing_site.planner.output import planned_data
 from sizing_site.planner.whatif import what_if
 from sizing_site.tenancy.api import TenantApiView
@@ -30,69 +30,107 @@ from sizing_site.tenancy.api import TenantApiView
 TAGS = ["planner"]
 
 
-class PlanInput(serializers.Serializer[Any]):
-    """The planner page's form (sizing_site.planner.forms.PlanForm); fields left out take
-    the page's defaults. Give `users` or `requests_per_minute`."""
+def _number(**kwargs: Any) -> serializers.FloatField:
+    # null leaves the field out (_form_data): its default applies.
+    return serializers.FloatField(required=False, allow_null=True, **kwargs)
 
-    model = serializers.CharField(help_text="A catalog model's slug.")
-    users = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, help_text="Concurrent users (closed loop)."
+
+def _count(**kwargs: Any) -> serializers.IntegerField:
+    return serializers.IntegerField(required=False, allow_null=True, **kwargs)
+
+
+def _flag(**kwargs: Any) -> serializers.BooleanField:
+    return serializers.BooleanField(required=False, allow_null=True, **kwargs)
+
+
+TOKENS = {"min_value": 1, "max_value": MAX_CONTEXT_TOKENS}
+
+
+class PlanInput(serializers.Serializer[Any]):
+    """The planner page's form (sizing_site.planner.forms.PlanForm) with its bounds; fields
+    left out (or null) take the page's defaults. Give `users` or `requests_per_minute`,
+    one of them (plans_one_load)."""
+
+    model = serializers.CharField(max_length=200, help_text="A catalog model's slug.")
+    users = _count(min_value=1, max_value=1_000_000, help_text="Concurrent users (closed loop).")
+    requests_per_minute = _number(
+        min_value=0.001, max_value=1e6, help_text="Or requests a minute (open loop)."
     )
-    requests_per_minute = serializers.FloatField(
-        required=False, allow_null=True, help_text="Or requests a minute (open loop)."
-    )
-    think_s = serializers.FloatField(
-        required=False,
+    think_s = _number(
+        min_value=0,
+        max_value=86_400,
         help_text=f"Seconds between a user's requests. Default {DEFAULTS['think_s']}.",
     )
-    prompt_tokens = serializers.IntegerField(required=False, min_value=1)
-    output_tokens = serializers.IntegerField(required=False, min_value=1)
-    context_tokens = serializers.IntegerField(required=False, min_value=1)
-    ttft_p95_s = serializers.FloatField(required=False, help_text="TTFT p95 in seconds.")
-    long_prompt_tokens = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, help_text="The long case's prompt."
-    )
-    long_output_tokens = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, help_text="Its output (null: typical)."
-    )
-    long_share_percent = serializers.FloatField(
-        required=False,
-        allow_null=True,
+    prompt_tokens = _count(**TOKENS)
+    output_tokens = _count(**TOKENS)
+    context_tokens = _count(**TOKENS, help_text="At most the model's own context.")
+    ttft_p95_s = _number(min_value=0.001, max_value=3600, help_text="TTFT p95 in seconds.")
+    long_prompt_tokens = _count(**TOKENS, help_text="The long case's prompt.")
+    long_output_tokens = _count(**TOKENS, help_text="Its output (null: typical).")
+    long_share_percent = _number(
+        min_value=0,
+        max_value=100,
         help_text="Share of requests that are long, 0-100 (null: 10 with a long prompt).",
     )
-    tokens_per_s_per_user = serializers.FloatField(required=False)
-    tpot_p95_ms = serializers.FloatField(
-        required=False,
-        allow_null=True,
+    tokens_per_s_per_user = _number(min_value=0.1, max_value=10_000)
+    tpot_p95_ms = _number(
         min_value=0.1,
         max_value=10_000,
         help_text="Time per output token p95 in ms (null: none); held with the tokens/s.",
     )
-    prompt_cache_percent = serializers.FloatField(
-        required=False,
+    prompt_cache_percent = _number(
         min_value=0,
         max_value=95,
         help_text="Share of every prompt served from the engine's prefix cache, 0-95 "
         "(default 0): left out of prefill and TTFT, still held in the KV pool.",
     )
-    n_plus_one = serializers.BooleanField(required=False, help_text="One spare replica.")
-    peak_factor = serializers.FloatField(
-        required=False,
+    n_plus_one = _flag(help_text="One spare replica.")
+    peak_factor = _number(
         min_value=1,
         max_value=10,
         help_text="The busiest hour's load over the typical one (default 1).",
     )
-    conservative = serializers.BooleanField(
-        required=False,
-        help_text="Plan at the low end of the estimator's speed ranges (low speeds, high TTFTs).",
+    conservative = _flag(
+        help_text="Plan at the low end of the estimator's speed ranges (low speeds, high TTFTs)."
     )
-    allow_consumer_cards = serializers.BooleanField(
-        required=False,
+    allow_consumer_cards = _flag(
         help_text="Plan with consumer cards (GeForce, Radeon RX) too; they are not for "
-        "datacenter use and left out by default.",
+        "datacenter use and left out by default."
     )
-    horizon_months = serializers.IntegerField(required=False, min_value=1, max_value=120)
-    utilisation_percent = serializers.IntegerField(required=False, min_value=1, max_value=100)
+    horizon_months = _count(min_value=1, max_value=120)
+    utilisation_percent = _count(min_value=1, max_value=100)
+
+
+def plans_one_load(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
+    """A postprocessing hook (SPECTACULAR_SETTINGS): a plan's body (PlanInput and what
+    extends it, the saved plans') says what PlanForm.clean requires besides each field's
+    bounds: the users or the requests a minute, exactly one of them not null; a long case's
+    output or share only with its prompt. (That the prompt and the output fit the context,
+    and the context the model, no schema can state: a 400 naming the field.)"""
+    load = [
+        {"required": [name], "properties": {name: {"type": kind}}}
+        for name, kind in (("users", "integer"), ("requests_per_minute", "number"))
+    ]
+    long_case = [
+        {
+            "required": ["long_prompt_tokens"],
+            "properties": {"long_prompt_tokens": {"type": "integer"}},
+        },
+        {
+            "properties": {
+                "long_output_tokens": {"not": {"type": "integer"}},
+                "long_share_percent": {"not": {"type": "number"}},
+            }
+        },
+    ]
+    for name, component in result.get("components", {}).get("schemas", {}).items():
+        properties = component.get("properties", {})
+        if name.endswith("Request") and {"users", "requests_per_minute"} <= set(properties):
+            component["oneOf"] = load
+            component["anyOf"] = long_case
+    return result
 
 
 class SourceOutput(serializers.Serializer[Any]):

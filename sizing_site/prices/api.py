@@ -43,7 +43,7 @@ from pricing import selectors, services
 from pricing.models import CloudOffer, CloudProvider, RunStatus
 from sizing_site.api import schema
 from sizing_site.api.catalog import RevalidatedReads, if_none_match_etags
-from sizing_site.api.errors import Refused, form_errors, text
+from sizing_site.api.errors import Refused, form_errors, single_values, text
 from sizing_site.api.pagination import NumberedPages
 from sizing_site.prices.forms import FeedUploadForm, OfferFilterForm
 from sizing_site.prices.views import feed_refresh
@@ -254,7 +254,7 @@ class OfferListApi(ConditionalRead):
             OpenApiParameter("provider", OpenApiTypes.STR, description="Provider slug."),
             OpenApiParameter(
                 "max_price_per_gpu_hour",
-                OpenApiTypes.NUMBER,
+                {"type": "number", "minimum": 0},
                 description="On-demand price per GPU-hour at most.",
             ),
             *PAGE_PARAMETERS,
@@ -296,7 +296,8 @@ class RefreshRunListApi(APIView):
             OpenApiParameter(
                 "status",
                 OpenApiTypes.STR,
-                description="Only runs with this status: " + ", ".join(RunStatus.values) + ".",
+                enum=list(RunStatus.values),
+                description="Only runs with this status.",
             ),
             *PAGE_PARAMETERS,
         ],
@@ -311,6 +312,8 @@ class RefreshRunListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         runs = selectors.public_refresh_runs()
+        if errors := single_values(request.query_params, ("status",)):
+            raise exceptions.ValidationError(errors)
         if wanted := request.query_params.get("status", "").strip():
             if wanted not in RunStatus.values:
                 message = _("Choose one of: %(choices)s.") % {

@@ -37,8 +37,9 @@ class OfferFilterForm(forms.Form):
         empty_label=_("All"),
         to_field_name="slug",
     )
+    # Any number from 0 (a bound, not a stored price: its decimals do not matter).
     max_price_per_gpu_hour = forms.DecimalField(
-        label=_("Max price per GPU-hour"), required=False, min_value=0, decimal_places=4
+        label=_("Max price per GPU-hour"), required=False, min_value=0
     )
 
 

@@ -22,7 +22,6 @@ from uuid import UUID
 from django.db.models import QuerySet
 from django.urls import URLPattern, path, reverse
 from django.utils.translation import gettext as _
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, status
 from rest_framework.permissions import SAFE_METHODS
@@ -33,6 +32,7 @@ from catalog.models import Accelerator, LLMModel
 from catalog.sizing.specs import stated_layers
 from sizing_site.api import budget, schema
 from sizing_site.api.errors import Refused, form_errors, json_object, text
+from sizing_site.api.openapi import NON_BLANK
 from sizing_site.api.pagination import NumberedPages
 from sizing_site.api.parsers import JsonBodyParser
 from sizing_site.api.views import SETUP_FIELDS, setup_query
@@ -45,7 +45,7 @@ from sizing_site.configurator.forms import (
 )
 from sizing_site.reports import selectors, services
 from sizing_site.reports.forms import NameForm, SaveForm
-from sizing_site.reports.models import SavedConfiguration, ShareLink
+from sizing_site.reports.models import NAME_MAX, NOTES_MAX, SavedConfiguration, ShareLink
 from sizing_site.reports.share_api import MAX_SHARE_DAYS, new_link_expiry, revoked
 from sizing_site.tenancy.access import Tenant, get_owned_or_404
 from sizing_site.tenancy.api import TenantApiView
@@ -69,14 +69,24 @@ def _name(data: dict[str, Any]) -> str:
     return name
 
 
-def _tags(data: dict[str, Any]) -> str:
-    """Tags as a list of strings or the page's comma-separated text (SaveForm splits it)."""
+# Tags sent as a list: each is one tag (commas and all), at most MAX_TAGS of at most
+# TAG_MAX characters; sent as text: the save page's field (comma-separated, at most
+# TAGS_TEXT_MAX characters, the first 20 tags kept).
+MAX_TAGS, TAG_MAX, TAGS_TEXT_MAX = 20, 100, 300
+
+
+def _tags(data: dict[str, Any]) -> tuple[str, list[str] | None]:
+    """The save form's tags text, and the tags when they came as a list (None for text:
+    SaveForm splits it)."""
     value = data.get("tags", "")
-    if isinstance(value, list):
-        if not all(isinstance(t, str) for t in value):
-            raise Refused({"tags": [_("Expected a list of strings.")]})
-        return ", ".join(value)
-    return text(data, "tags")
+    if not isinstance(value, list):
+        return text(data, "tags"), None
+    if not all(isinstance(t, str) for t in value):
+        raise Refused({"tags": [_("Expected a list of strings.")]})
+    if len(value) > MAX_TAGS or any(len(t) > TAG_MAX for t in value):
+        message = _("At most %(n)d tags of at most %(chars)d characters each.")
+        raise Refused({"tags": [message % {"n": MAX_TAGS, "chars": TAG_MAX}]})
+    return "", [t.strip() for t in value if t.strip()]
 
 
 # --- the workflow's inputs -----------------------------------------------------------
@@ -335,40 +345,73 @@ ACTIVITY: dict[str, Any] = {
     },
     "required": ["entries"],
 }
+# A name as NameForm takes it: at most 120 characters, not blank once stripped.
+_NAME = {"type": "string", "maxLength": NAME_MAX, "pattern": NON_BLANK}
+_SLUG_TEXT = {"type": "string", "pattern": r"^[-a-zA-Z0-9_]+$"}
 SAVE_REQUEST: dict[str, Any] = {
     "application/json": {
         "type": "object",
         "description": "A name, and the setup as POST /api/v1/estimate/ takes it (absent "
         "setup fields at the configurator's defaults). The server sizes it.",
         "properties": {
-            "name": {"type": "string", "maxLength": 120},
-            "notes": {"type": "string", "maxLength": 5000},
+            "name": _NAME,
+            "notes": {"type": "string", "nullable": True, "maxLength": NOTES_MAX},
             "tags": {
-                "oneOf": [_TAGS, {"type": "string", "description": "Comma-separated."}],
+                "oneOf": [
+                    {
+                        "type": "array",
+                        "maxItems": MAX_TAGS,
+                        "items": {"type": "string", "maxLength": TAG_MAX},
+                    },
+                    {
+                        "type": "string",
+                        "nullable": True,
+                        "maxLength": TAGS_TEXT_MAX,
+                        "description": "Comma-separated (the first 20 are kept).",
+                    },
+                ],
             },
-            "model": {"type": "string", "description": "Model slug."},
-            "accelerator": {"type": "string", "description": "Accelerator slug."},
+            "model": {**_SLUG_TEXT, "description": "Model slug."},
+            "accelerator": {**_SLUG_TEXT, "description": "Accelerator slug."},
             **schema.SETUP_PROPERTIES,
         },
         "required": ["name", "model", "accelerator"],
         "additionalProperties": False,
     }
 }
-NAME_REQUEST: dict[str, Any] = {
+RENAME_REQUEST: dict[str, Any] = {
     "application/json": {
         "type": "object",
-        "properties": {"name": {"type": "string", "maxLength": 120}},
+        "properties": {"name": _NAME},
+        "required": ["name"],
+        "additionalProperties": False,
+    }
+}
+DUPLICATE_REQUEST: dict[str, Any] = {
+    "application/json": {
+        "type": "object",
+        "description": "No name (or null): the copy is named after the original.",
+        "properties": {"name": {**_NAME, "nullable": True}},
         "additionalProperties": False,
     }
 }
 SHARE_REQUEST: dict[str, Any] = {
     "application/json": {
         "type": "object",
-        "description": "At most one of the two; neither: the link never expires.",
+        "description": "At most one of the two; neither (or null): the link never expires.",
         "properties": {
-            "expires_at": {**_TIME, "description": "A time in the future."},
-            "expires_in_days": {"type": "integer", "minimum": 1, "maximum": MAX_SHARE_DAYS},
+            "expires_at": {
+                **_NULL_TIME,
+                "description": "A time in the future, at most 3,650 days ahead.",
+            },
+            "expires_in_days": {
+                "type": "integer",
+                "nullable": True,
+                "minimum": 1,
+                "maximum": MAX_SHARE_DAYS,
+            },
         },
+        "not": {"required": ["expires_at", "expires_in_days"]},
         "additionalProperties": False,
     }
 }
@@ -475,11 +518,12 @@ class ConfigurationListApi(ReportsApiView):
     def post(self, request: Request, org_slug: str) -> Response:
         data = json_object(request.data, SAVE_FIELDS)
         query = _setup_query(data)
+        tags_text, tags = _tags(data)
         form = SaveForm(
             {
                 "name": text(data, "name"),
                 "notes": text(data, "notes"),
-                "tags": _tags(data),
+                "tags": tags_text,
                 "model": text(data, "model"),
                 "accelerator": text(data, "accelerator"),
                 "query": urlencode(query),
@@ -502,7 +546,7 @@ class ConfigurationListApi(ReportsApiView):
                     user=request.user,
                     name=clean["name"],
                     notes=clean["notes"],
-                    tags=clean["tags"],
+                    tags=clean["tags"] if tags is None else tags,
                     state=state,
                 )
         except StateError as exc:
@@ -523,7 +567,7 @@ class ConfigurationDetailApi(ReportsApiView):
     @extend_schema(
         operation_id="configurations_partial_update",
         summary="Rename a saved configuration",
-        request=NAME_REQUEST,
+        request=RENAME_REQUEST,
         responses=_responses(200, DETAIL, write=True, bad="Bad name, or another field sent."),
         tags=TAGS,
     )
@@ -603,7 +647,7 @@ class ConfigurationDuplicateApi(ReportsApiView):
     @extend_schema(
         operation_id="configurations_duplicate",
         summary="Copy a saved configuration (the same frozen snapshot)",
-        request=NAME_REQUEST,
+        request=DUPLICATE_REQUEST,
         responses=_responses(201, DETAIL, write=True, bad="Bad name, or another field sent."),
         tags=TAGS,
     )
@@ -757,21 +801,31 @@ class ConfigurationCompareApi(ReportsApiView):
         summary="Compare 2 to 4 saved configurations",
         parameters=[
             OpenApiParameter(
-                "c", OpenApiTypes.UUID, many=True, description="A configuration's code, 2-4 times."
+                "c",
+                {
+                    "type": "array",
+                    "items": {"type": "string", "format": "uuid"},
+                    "minItems": 2,
+                    "maxItems": 4,
+                    "uniqueItems": True,
+                },
+                description="A configuration's code, 2-4 different ones.",
+                required=True,
+                explode=True,
             )
         ],
         responses=_responses(
             200,
             COMPARE,
-            bad="Fewer than 2 or more than 4 codes, or a malformed one.",
+            bad="Fewer than 2 or more than 4 codes, one twice, or a malformed one.",
             missing="Not a member, or a code of no configuration of the organization.",
         ),
         tags=TAGS,
     )
     def get(self, request: Request, org_slug: str) -> Response:
-        codes = list(dict.fromkeys(request.query_params.getlist("c")))
-        if not 2 <= len(codes) <= 4:
-            raise Refused({"c": [_("Send 2 to 4 configuration codes.")]})
+        codes = request.query_params.getlist("c")
+        if not 2 <= len(codes) <= 4 or len(set(codes)) < len(codes):
+            raise Refused({"c": [_("Send 2 to 4 different configuration codes.")]})
         try:
             codes = [str(UUID(code)) for code in codes]
         except ValueError:

@@ -20,7 +20,7 @@ from sizing_site.reports.forms import MAX_SHARE_DAYS, ShareForm
 from sizing_site.reports.selectors import public_links_allowed
 from sizing_site.tenancy.access import Tenant
 
-__all__ = ["MAX_SHARE_DAYS", "new_link_expiry", "revoked", "share_expiry"]
+__all__ = ["MAX_SHARE_DAYS", "new_link_expiry", "one_expiry", "revoked", "share_expiry"]
 
 
 def share_expiry(data: dict[str, Any]) -> Any:
@@ -30,7 +30,7 @@ def share_expiry(data: dict[str, Any]) -> Any:
     days = data.get("expires_in_days")
     if days is None:
         value = data.get("expires_at")
-        if value is not None and not isinstance(value, str):
+        if value is not None and not (isinstance(value, str) and value.strip()):
             raise Refused({"expires_at": [_("Expected a date and time (ISO 8601).")]})
         return value or ""
     if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_SHARE_DAYS:
@@ -50,6 +50,31 @@ def new_link_expiry(request: Request, tenant: Tenant) -> datetime | None:
         raise Refused(form_errors(form))
     expires_at: datetime | None = form.cleaned_data["expires_at"]
     return expires_at
+
+
+def one_expiry(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
+    """A postprocessing hook (SPECTACULAR_SETTINGS): every share link's body (saved
+    configurations' and saved plans') says what share_expiry reads: either expiry or
+    neither, null as absent."""
+    for name, component in result.get("components", {}).get("schemas", {}).items():
+        if name.endswith("Request"):
+            _one_expiry(component)
+    for item in result.get("paths", {}).values():
+        for operation in item.values():
+            body = operation.get("requestBody") if isinstance(operation, dict) else None
+            for media in (body or {}).get("content", {}).values():
+                _one_expiry(media.get("schema") or {})
+    return result
+
+
+def _one_expiry(schema: dict[str, Any]) -> None:
+    properties = schema.get("properties", {})
+    if {"expires_at", "expires_in_days"} <= set(properties):
+        schema["not"] = {"required": ["expires_at", "expires_in_days"]}
+        for name in ("expires_at", "expires_in_days"):
+            properties[name] = {**properties[name], "nullable": True}
 
 
 def revoked(revoke: Callable[[], object]) -> Response:

@@ -20,7 +20,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from sizing_site.api import schema
-from sizing_site.api.errors import form_errors, json_object, text
+from sizing_site.api.errors import Refused, form_errors, json_object, text
+from sizing_site.api.parsers import JsonBodyParser
 from sizing_site.tenancy import services
 from sizing_site.tenancy.access import (
     Invitee,
@@ -103,9 +104,10 @@ NOT_LOGGED_IN_OR_ROLE = schema.errors(
 )
 
 
-def _closed(exc: services.MembershipError) -> exceptions.ValidationError:
-    """A change the rules refuse (the invitation is no longer open): a 400 naming no field."""
-    return exceptions.ValidationError({"detail": [str(exc)]})
+def _closed(exc: services.MembershipError, field: str = "detail") -> Refused:
+    """A change the invitation's state refuses (no longer open; already a member, or one
+    pending for the same person): 409, the input being well-formed."""
+    return Refused({field: [str(exc)]}, status.HTTP_409_CONFLICT)
 
 
 class InvitationOutput(serializers.Serializer[Any]):
@@ -125,7 +127,7 @@ class InvitationInput(serializers.Serializer[Any]):
     """The members page's invitation form (sizing_site.tenancy.forms.InvitationForm)."""
 
     identifier = serializers.CharField(max_length=254, help_text="A username or an e-mail.")
-    role = serializers.CharField(help_text="viewer, editor or admin.")
+    role = serializers.ChoiceField(choices=Role.choices)
 
 
 class InvitationListOutput(serializers.Serializer[Any]):
@@ -138,6 +140,8 @@ class InvitationListApi(TenantApiView):
     a new one: admins only, as on the members page."""
 
     min_role = Role.ADMIN
+    # JSON only: the identifier and role are strings (a form would take a list's text).
+    parser_classes = [JsonBodyParser]
 
     @extend_schema(
         operation_id="invitations_list",
@@ -162,9 +166,10 @@ class InvitationListApi(TenantApiView):
         request=InvitationInput,
         responses={
             201: InvitationOutput,
-            400: schema.errors(
-                "Bad input, the field named; or already a member, or an invitation for this "
-                "identifier is pending (under identifier).",
+            400: schema.errors("Bad input, the field named."),
+            409: schema.errors(
+                "Already a member, or an invitation for this identifier is pending (under "
+                "identifier).",
                 OpenApiExample(
                     "Already pending",
                     value={"errors": {"identifier": ["An invitation for x is already pending."]}},
@@ -186,7 +191,7 @@ class InvitationListApi(TenantApiView):
         try:
             invitation = services.invitation_create(tenant=self.tenant, **form.cleaned_data)
         except services.MembershipError as exc:
-            raise exceptions.ValidationError({"identifier": [str(exc)]}) from None
+            raise _closed(exc, "identifier") from None
         return Response(InvitationOutput(invitation).data, status=status.HTTP_201_CREATED)
 
 
@@ -200,7 +205,7 @@ class InvitationDetailApi(TenantApiView):
         summary="Revoke a pending invitation (admins)",
         responses={
             204: None,
-            400: schema.errors("The invitation is no longer pending."),
+            409: schema.errors("The invitation is no longer pending."),
             401: BAD_TOKEN,
             403: NOT_LOGGED_IN_OR_ROLE,
             404: schema.NOT_A_MEMBER,
@@ -271,7 +276,7 @@ class JoinedOutput(serializers.Serializer[Any]):
 NOT_YOURS = schema.errors(
     "No open invitation with this code addressed to you in this organization."
 )
-NO_LONGER_OPEN = schema.errors("The invitation was answered, revoked or expired meanwhile.")
+NO_LONGER_OPEN = schema.errors("The invitation was answered, revoked or expired meanwhile (409).")
 
 
 class InvitationAcceptApi(InviteeApiView):
@@ -282,7 +287,7 @@ class InvitationAcceptApi(InviteeApiView):
         request=None,
         responses={
             200: JoinedOutput,
-            400: NO_LONGER_OPEN,
+            409: NO_LONGER_OPEN,
             401: BAD_TOKEN,
             403: schema.NOT_LOGGED_IN,
             404: NOT_YOURS,
@@ -304,7 +309,7 @@ class InvitationDeclineApi(InviteeApiView):
         request=None,
         responses={
             204: None,
-            400: NO_LONGER_OPEN,
+            409: NO_LONGER_OPEN,
             401: BAD_TOKEN,
             403: schema.NOT_LOGGED_IN,
             404: NOT_YOURS,

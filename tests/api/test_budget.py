@@ -190,6 +190,20 @@ def fake_request(user_pk: int) -> Any:
 
 
 class BulkheadTest(BudgetCase):
+    def test_by_default_a_second_priced_request_in_flight_is_429(self) -> None:
+        request = fake_request(self.bob.pk)
+        with budget.spend(request, 1):
+            with pytest.raises(OverLimit) as caught, budget.spend(request, 1):
+                pass
+            assert caught.value.figures == {
+                "limit": "API_CONCURRENT_PER_USER",
+                "allowed": 1,
+                "cost": 1,
+                "in_flight": 1,
+                "retry_after_s": 1,
+            }
+
+    @override_settings(API_CONCURRENT_PER_USER=2)
     def test_a_third_priced_request_in_flight_is_429_and_a_finished_one_frees_its_slot(
         self,
     ) -> None:
@@ -205,6 +219,7 @@ class BulkheadTest(BudgetCase):
         with budget.spend(request, 1):  # both slots were given back
             pass
 
+    @override_settings(API_CONCURRENT_PER_USER=2)
     def test_the_api_answers_429_while_two_of_the_users_requests_run(self) -> None:
         # Two slots held as two running requests hold them (the bulkhead counts in the
         # cache, so every worker process sees them).

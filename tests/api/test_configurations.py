@@ -468,9 +468,11 @@ class CompareAndPolicyTests(ConfigurationApiTestCase):
     def test_compare_needs_2_to_4_codes_of_the_org(self) -> None:
         url = f"{BASE}configurations/compare/"
         assert self.send(self.bob, "get", url).json() == {
-            "errors": {"c": ["Send 2 to 4 configuration codes."]}
+            "errors": {"c": ["Send 2 to 4 different configuration codes."]}
         }
         assert self.send(self.bob, "get", f"{url}?c=x&c=y").status_code == 400
+        twice = f"{url}?c={self.saved.code}&c={self.saved.code}"
+        assert self.send(self.bob, "get", twice).status_code == 400
         theirs = self.save_as(self.charlie, "B's", org="org-b")
         both = f"{url}?c={self.saved.code}&c={theirs.code}"
         assert self.send(self.bob, "get", both).status_code == 404

@@ -83,15 +83,18 @@ class AdminSideTests(InvitationApiTestCase):
         cases = [
             ({"identifier": "dave", "role": "owner"}, "role"),
             ({"role": "viewer"}, "identifier"),
-            ({"identifier": "bob", "role": "viewer"}, "identifier"),  # already a member
         ]
         for body, field in cases:
             response = self.create(alice, body)
             assert response.status_code == 400, body
             assert list(response.json()["errors"]) == [field], body
+        # Already a member: well-formed, but it conflicts with the membership.
+        member = self.create(alice, {"identifier": "bob", "role": "viewer"})
+        assert member.status_code == 409
+        assert list(member.json()["errors"]) == ["identifier"]
         assert self.create(alice, {"identifier": "dave", "role": "viewer"}).status_code == 201
         again = self.create(alice, {"identifier": "DAVE", "role": "admin"})
-        assert again.status_code == 400
+        assert again.status_code == 409  # a conflict with the pending one, not bad input
         assert again.json() == {
             "errors": {"identifier": ["An invitation for DAVE is already pending."]}
         }
@@ -123,7 +126,7 @@ class AdminSideTests(InvitationApiTestCase):
         assert (invitation.status, invitation.closed_by) == (InvitationStatus.REVOKED, self.alice)
         assert alice.get(LIST_A).json()["invitations"] == []
         again = alice.delete(detail(invitation))
-        assert again.status_code == 400
+        assert again.status_code == 409
         assert again.json() == {"errors": {"detail": ["Only a pending invitation can be revoked."]}}
         # A code that is not org A's: 404, whether unknown or another org's.
         assert alice.delete(f"{LIST_A}{uuid.uuid4()}/").status_code == 404

@@ -33,9 +33,9 @@ def test_the_defaults_stay_inside_the_database_budget(monkeypatch: pytest.Monkey
     conf = load_conf(monkeypatch)
     cores = os.cpu_count() or 1
     assert conf["workers"] == min(2 * cores, 8)
-    assert conf["threads"] == 4
-    # At most 8 x 4 = 32 connections, under the 64 budget and PostgreSQL's 97 usable.
-    assert conf["workers"] * conf["threads"] <= 32
+    assert (conf["threads"], conf["api_threads"]) == (4, 2)
+    # At most 8 x (4 + 2) = 48 connections, under the 64 budget and PostgreSQL's 97 usable.
+    assert conf["workers"] * (conf["threads"] + conf["api_threads"]) <= 48
     assert conf["bind"] == ["127.0.0.1:8000"]
     assert conf["worker_class"] == "sizing_site.core.gunicorn_worker.BoundedThreadWorker"
     assert (conf["timeout"], conf["graceful_timeout"], conf["keepalive"]) == (30, 30, 5)
@@ -59,9 +59,9 @@ def test_every_value_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_more_threads_than_the_budget_stop_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
-    # 9 workers x 8 threads = 72 connections > 64.
+    # 9 workers x (6 threads + 2 API threads) = 72 connections > 64.
     with pytest.raises(SystemExit, match="= 72 database connections, over DB_CONNECTION"):
-        load_conf(monkeypatch, GUNICORN_WORKERS="9", GUNICORN_THREADS="8")
+        load_conf(monkeypatch, GUNICORN_WORKERS="9", GUNICORN_THREADS="6")
 
 
 def test_a_value_that_is_not_a_number_stops_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -161,6 +161,29 @@ def test_half_open_clients_do_not_stall_the_server(gunicorn_port: int) -> None:
     finally:
         for s in half_open:
             s.close()
+
+
+def test_api_requests_that_hold_their_threads_leave_the_pages_theirs(tmp_path: Path) -> None:
+    """One thread for the pages, one for the API: an API request stuck on its body holds
+    the API's thread, and the pages and health checks are answered meanwhile."""
+    env = {"GUNICORN_THREADS": "1", "GUNICORN_API_THREADS": "1", "GUNICORN_CLIENT_TIMEOUT": "5"}
+    for port in serving(tmp_path, **env):
+        with socket.create_connection(("127.0.0.1", port)) as stuck:
+            # A chunked body is read before any view (sizing_site.body_limits): the first
+            # chunk, then silence, holds the API's one thread for the client timeout.
+            stuck.sendall(
+                b"POST /api/v1/estimate/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"Transfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n"
+                b"2\r\n[1\r\n"
+            )
+            time.sleep(0.5)
+            started = time.monotonic()
+            assert get(port, "/health/live/", timeout=10).startswith(b"HTTP/1.1 200")
+            assert get(port, "/en/accounts/login/", timeout=10).startswith(b"HTTP/1.1 200")
+            assert time.monotonic() - started < 2  # not after the 5 s the API's thread waits
+            # Another API request waits for the API's thread.
+            assert get(port, "/api/v1/schema/", timeout=10).startswith(b"HTTP/1.1 403")
+            assert time.monotonic() - started > 3
 
 
 def test_a_trickling_client_is_dropped_at_the_head_deadline(gunicorn_port: int) -> None:
