@@ -66,6 +66,7 @@ from schemathesis.specs.openapi.checks import (
 
 from catalog.models import Accelerator, InferenceEngine, LLMModel, QuantFormat
 from catalog.services.seed import catalog_load
+from estimator.api.parse import TOP_LEVEL
 from sizing_site.configurator.forms import configurator_state
 from sizing_site.fleet import services as fleet
 from sizing_site.owncatalog import services as own
@@ -128,19 +129,7 @@ BEYOND_THE_SCHEMA = {
 }
 # The estimator's own request ({"request": {...}}): its sections are read and checked by the
 # estimator (docs/estimator.md), which names the field it refuses ("device.memory_gb").
-ESTIMATOR_FIELDS = (
-    "request",
-    "model",
-    "weights",
-    "device",
-    "engine",
-    "workload",
-    "pricing",
-    "finetune",
-    "recommend",
-    "id",
-    "serving",
-)
+ESTIMATOR_FIELDS = ("request", *sorted(TOP_LEVEL))
 BEYOND_THE_SCHEMA.update(
     (name, BEYOND_THE_SCHEMA.get(name, "the estimator's own request")) for name in ESTIMATOR_FIELDS
 )
