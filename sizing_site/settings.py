@@ -300,7 +300,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "sizing_site.api.openapi.closed_request_bodies",
         "sizing_site.reports.share_api.one_expiry",
-        "sizing_site.planner.api.plans_one_load",
+        "sizing_site.planner.api.plan_bodies",
     ],
 }
 

@@ -1,5 +1,7 @@
 """How drf-spectacular reads the API (settings.REST_FRAMEWORK["DEFAULT_SCHEMA_CLASS"]):
-operation ids, and the API token's security scheme. No views here: DRF imports this
+operation ids, the refusals every operation may answer and what every body and parameter
+refuses (no unknown field, no NUL, no blank required text; closed_request_bodies, a
+postprocessing hook), and the API token's security scheme. No views here: DRF imports this
 module while drf-spectacular's own views are being defined."""
 
 from __future__ import annotations

@@ -65,9 +65,17 @@ def _decimal_text(digits: int, places: int) -> str:
     return rf"^(?=.*\d)0*\d{{0,{digits - places}}}(\.\d{{0,{places}}})?$"
 
 
+def _most(name: str) -> float:
+    """The largest money figure the field's digits hold (9,999,999,999.99 for 12 and 2)."""
+    digits, places = MONEY[name]
+    return float(f"{'9' * (digits - places)}.{'9' * places}")
+
+
 def _form_value(data: Mapping[str, Any], name: str) -> str:
     """A JSON field as the form reads it: numbers as text, null blank. A money figure sent
-    as a number is the decimal it spells (0.5700000000000001 is 0.57, float noise)."""
+    as a number from 0 to the field's largest is rounded to its decimal places (a JSON
+    number is binary: 0.57 arrives as 0.5700000000000001); as text it must be a decimal
+    with no more places than the field has."""
     value = data[name]
     if value is None:
         return ""
@@ -78,9 +86,12 @@ def _form_value(data: Mapping[str, Any], name: str) -> str:
             return value
         if not number:
             raise Refused({name: [_("Expected a number.")]})
-        if isinstance(value, float) and abs(value - round(value, places)) < 1e-9:
-            return f"{value:.{places}f}"
-        return str(value)
+        if not 0 <= value <= _most(name):
+            message = _("Enter a number from 0 to %(most)s.") % {
+                "most": f"{_most(name):.{places}f}"
+            }
+            raise Refused({name: [message]})
+        return f"{value:.{places}f}"
     if name in NUMBERS and not number:
         raise Refused({name: [_("Expected a number.")]})
     if name not in NUMBERS and not isinstance(value, str):
@@ -134,11 +145,10 @@ class MachineOutput(serializers.Serializer[Any]):
 
 
 def _money(name: str) -> dict[str, Any]:
-    """A DecimalField of the model: a JSON number from 0 with its decimal places, or the
-    same as a decimal in a string."""
+    """A DecimalField of the model: a JSON number from 0 to its largest (rounded to its
+    decimal places), or a decimal in a string with no more places than it has."""
     digits, places = MONEY[name]
-    most = float(f"{'9' * (digits - places)}.{'9' * places}")
-    number = {"type": "number", "minimum": 0, "maximum": most, "multipleOf": 10**-places}
+    number = {"type": "number", "minimum": 0, "maximum": _most(name)}
     text = {"type": "string", "pattern": _decimal_text(digits, places)}
     return {"nullable": True, "oneOf": [number, text]}
 

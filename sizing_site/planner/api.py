@@ -49,7 +49,7 @@ TOKENS = {"min_value": 1, "max_value": MAX_CONTEXT_TOKENS}
 class PlanInput(serializers.Serializer[Any]):
     """The planner page's form (sizing_site.planner.forms.PlanForm) with its bounds; fields
     left out (or null) take the page's defaults. Give `users` or `requests_per_minute`,
-    one of them (plans_one_load)."""
+    one of them (plan_bodies)."""
 
     model = serializers.CharField(max_length=200, help_text="A catalog model's slug.")
     users = _count(min_value=1, max_value=1_000_000, help_text="Concurrent users (closed loop).")
@@ -101,14 +101,15 @@ class PlanInput(serializers.Serializer[Any]):
     utilisation_percent = _count(min_value=1, max_value=100)
 
 
-def plans_one_load(
+def plan_bodies(
     result: dict[str, Any], generator: Any, request: Any, public: bool
 ) -> dict[str, Any]:
     """A postprocessing hook (SPECTACULAR_SETTINGS): a plan's body (PlanInput and what
     extends it, the saved plans') says what PlanForm.clean requires besides each field's
     bounds: the users or the requests a minute, exactly one of them not null; a long case's
     output or share only with its prompt. (That the prompt and the output fit the context,
-    and the context the model, no schema can state: a 400 naming the field.)"""
+    and the context the model, no schema can state: a 400 naming the field.) A saved plan's
+    notes are read as errors.text reads text: null is blank."""
     load = [
         {"required": [name], "properties": {name: {"type": kind}}}
         for name, kind in (("users", "integer"), ("requests_per_minute", "number"))
@@ -130,6 +131,8 @@ def plans_one_load(
         if name.endswith("Request") and {"users", "requests_per_minute"} <= set(properties):
             component["oneOf"] = load
             component["anyOf"] = long_case
+        if name.startswith(("SavedPlan", "PatchedSavedPlan")) and "notes" in properties:
+            properties["notes"] = {**properties["notes"], "nullable": True}
     return result
 
 
