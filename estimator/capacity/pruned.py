@@ -397,30 +397,16 @@ def _slots_only(
 
 def _probe_at(probe: _Probe, context: _Context, middle: int) -> tuple[int, float]:
     """(slots, B) at `middle` replicas: the slots at the target once prefill takes
-    prefill_s / middle, and `_failing_servers` at `_speed_low` (both inlined: this runs
-    a few times for each candidate that reaches the R_ub search)."""
+    prefill_s / middle, and `_failing_servers` at the slowest speed those slots can have
+    (the target, or the KV-limited last point's speed x the share prefill leaves)."""
     points, steps, rising, _, rate, mean_ttft, out, prefill_s, budget, offered_min = probe
     target, users, think = context
     last_n, last_speed = points[-1]
     keep = 1 - prefill_s / middle
     slots = _slots_only(points, steps, rising, 1 / (target / keep))
     slowest = keep * last_speed if slots >= last_n and keep * last_speed > target else target
-    service_max = mean_ttft + out / (slowest * (1 - 1e-6))
-    servers = _offered_max(rate, users, think, service_max) * 1.003 + service_max * 3.0 / budget
-    if users is not None and (think == 0 or users < servers):
-        servers = users
-    if servers <= offered_min * (1 + 1e-9):
-        servers = offered_min * (1 + 1e-9) + 1
+    servers = _failing_servers(rate, mean_ttft, out, budget, users, think, offered_min, slowest)
     return slots, servers
-
-
-def _speed_low(target: float, slots: int, last_n: int, last_speed: float, keep: float) -> float:
-    """The slowest per-user speed at a replica count with these slots and 1 - prefill
-    share `keep` (`_plan_pruned`): the target, or the KV-limited last point's speed x keep
-    when the slots are the last point's and that is faster."""
-    if slots >= last_n and keep * last_speed > target:
-        return keep * last_speed
-    return target
 
 
 def _offered_max(rate: float, users: int | None, think: float, service_max: float) -> float:
