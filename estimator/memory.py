@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from estimator.kv import LLAMA_CPP_LIKE, PAGED_ENGINES, KVSettings, engine_cells
+from estimator.engines import engine_capability, llama_family
+from estimator.kv import KVSettings, engine_cells
 from estimator.units import GIB, MIB
 
 if TYPE_CHECKING:
@@ -31,7 +32,6 @@ LLAMA_CPP_DEVICE_MARGIN_BYTES = 1024 * MIB
 # max_num_seqs 1024 (the dummy sampler batch; the activation peak grows with vocab x 1024).
 VLLM_MAX_NUM_BATCHED_TOKENS = 8192
 VLLM_MAX_NUM_SEQS = 1024
-VLLM_GPU_MEMORY_UTILIZATION = 0.9
 # Fitted on the 22 v0.19 H100 rows of vllm_memory.csv (see test_memory.py):
 VLLM_ACTIVATION_BASE_BYTES = int(0.13 * GIB)  # fitted: intercept of the activation peak
 VLLM_SAMPLER_BYTES_PER_SEQ_VOCAB = 14.4  # fitted: ~f32 logits x 3.6 copies in the sampler
@@ -39,8 +39,6 @@ VLLM_FORWARD_BYTES_PER_TOKEN_FF = 8.0  # fitted: gate/up f16 (4 B) + act (2 B) +
 VLLM_NON_TORCH_TP1_BYTES = int(0.25 * GIB)  # median of the TP1 rows (0.24-0.26; 0.46 granite)
 VLLM_NON_TORCH_TP_BYTES = int(2.07 * GIB)  # median of TP2/TP4 rows: NCCL + custom all-reduce
 VLLM_CUDA_GRAPH_BYTES = int(0.9 * GIB)  # median "Graph capturing ... took" (0.65-1.55 GiB)
-SGLANG_MEM_FRACTION_STATIC = 0.88  # SGLang picks ~0.88 on 80 GB GPUs (server_args.py)
-TRTLLM_FREE_GPU_MEMORY_FRACTION = 0.9  # KvCacheConfig.free_gpu_memory_fraction default
 
 # fitted on llamacpp_memory.csv: the largest phase x 1.1 (ggml-alloc slack, small tensors)
 LLAMA_CPP_COMPUTE_SLACK = 1.1
@@ -205,7 +203,7 @@ def engine_overhead(
     activation peak + non-torch; CUDA graphs are reported outside the budget (vLLM v0.19
     captures them after sizing the KV cache, from the 1 - utilization headroom).
     """
-    if engine in LLAMA_CPP_LIKE:
+    if llama_family(engine):
         compute = llama_cpp_compute_buffer_bytes(
             model,
             context_tokens=context_tokens,
@@ -217,8 +215,6 @@ def engine_overhead(
         output = llama_cpp_output_buffer_bytes(model, sequences)
         parts = {"compute_buffer": compute, "output_buffer": output}
         return Overhead(engine, compute + output, parts, 0, ())
-    if engine not in PAGED_ENGINES:
-        raise ValueError(f"unknown engine {engine!r}")
     activation = vllm_activation_peak_bytes(
         model, max_num_batched_tokens=max_num_batched_tokens, max_num_seqs=max_num_seqs
     )
@@ -243,17 +239,6 @@ def apple_gpu_working_set_bytes(ram_bytes: int) -> int:
     return int(ram_bytes * fraction)
 
 
-def default_memory_share(engine: str) -> float:
-    """The share of a device's memory a paged engine takes by default: vLLM's
-    gpu_memory_utilization 0.9, SGLang's mem_fraction_static 0.88, TensorRT-LLM's
-    free_gpu_memory_fraction 0.9; 1.0 for the others (they take what they need)."""
-    return {
-        "vllm": VLLM_GPU_MEMORY_UTILIZATION,
-        "sglang": SGLANG_MEM_FRACTION_STATIC,
-        "tensorrt-llm": TRTLLM_FREE_GPU_MEMORY_FRACTION,
-    }.get(engine, 1.0)
-
-
 def usable_bytes_per_device(
     *,
     engine: str,
@@ -264,21 +249,17 @@ def usable_bytes_per_device(
     """Memory one device offers the engine.
 
     Unified memory (Apple): apple_gpu_working_set_bytes(RAM), then the engine rule.
-    vLLM: utilization (default 0.9) x total. SGLang: mem_fraction_static (~0.88) x total.
-    TensorRT-LLM: 0.9 of total (its fraction applies to memory free after the weights;
-    the caller compares weights + KV against this). llama.cpp / Ollama / MLX: total minus
-    llama.cpp's 1 GiB per-device fit margin.
+    The servers: their memory share (estimator.engines) x total: vLLM
+    gpu_memory_utilization (default 0.9), SGLang mem_fraction_static (~0.88), TensorRT-LLM
+    0.9 (its fraction applies to memory free after the weights; the caller compares
+    weights + KV against this). llama.cpp / Ollama / MLX: total minus llama.cpp's 1 GiB
+    per-device fit margin.
     """
     device = apple_gpu_working_set_bytes(total_bytes) if unified_memory else total_bytes
-    if engine == "vllm":
-        return int(device * (gpu_memory_utilization or VLLM_GPU_MEMORY_UTILIZATION))
-    if engine == "sglang":
-        return int(device * (gpu_memory_utilization or SGLANG_MEM_FRACTION_STATIC))
-    if engine == "tensorrt-llm":
-        return int(device * (gpu_memory_utilization or TRTLLM_FREE_GPU_MEMORY_FRACTION))
-    if engine in LLAMA_CPP_LIKE:
+    share = engine_capability(engine).memory_share
+    if share is None:
         return max(0, device - LLAMA_CPP_DEVICE_MARGIN_BYTES)
-    raise ValueError(f"unknown engine {engine!r}")
+    return int(device * (gpu_memory_utilization or share))
 
 
 def vllm_kv_budget_bytes(

@@ -11,8 +11,8 @@ Everything is pure: no I/O, no globals beyond caches keyed on immutable inputs.
 
 from __future__ import annotations
 
+from estimator.api.fields import RequestError
 from estimator.api.parse import (
-    RequestError,
     check_request,
     default_backend,
     model_input,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from estimator.api.parse import RequestError
+from estimator.api.fields import RequestError
 from estimator.api.schema import WeightsSpec
 from estimator.model import ConfigError, ModelSpec, parse_hf_config
 from estimator.weights import (

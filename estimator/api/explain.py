@@ -46,7 +46,7 @@ def _kv_entry(request: Request, model: ModelSpec, kv: KVPlacement) -> list[Expla
             formula,
             inputs,
             cache.bytes_per_token,
-            "estimator/kv.py kv_bytes_per_token",
+            "estimator/kv/rows.py kv_bytes_per_token",
         ),
         Explanation(
             "kv_cache_bytes",
@@ -60,7 +60,7 @@ def _kv_entry(request: Request, model: ModelSpec, kv: KVPlacement) -> list[Expla
                 "engine": cache.engine,
             },
             cache.total_bytes,
-            "estimator/kv.py kv_cache_bytes",
+            "estimator/kv/cache.py kv_cache_bytes",
         ),
     ]
 
@@ -84,7 +84,7 @@ def _memory_entries(
                 "name": request.weights.name,
             },
             wb.total_bytes,
-            "estimator/weights.py weights_breakdown",
+            "estimator/weights/breakdown.py weights_breakdown",
         ),
         Explanation(
             "per_device_weights_bytes",
@@ -164,7 +164,7 @@ def _speed_entries(request: Request, speeds: Speeds, result: Result) -> list[Exp
                 "architecture_factor": speed.architecture_factor(speeds.device.architecture),
             },
             result.decode_tokens_per_s.estimate,
-            "estimator/speed.py decode_speed",
+            "estimator/speed/decode.py decode_speed",
         )
     ]
     if result.prefill_tokens_per_s is not None and result.ttft_s is not None:
@@ -178,7 +178,7 @@ def _speed_entries(request: Request, speeds: Speeds, result: Result) -> list[Exp
                     "prompt_tokens": request.workload.prompt_tokens,
                 },
                 result.prefill_tokens_per_s.estimate,
-                "estimator/speed.py prefill_speed",
+                "estimator/speed/prefill.py prefill_speed",
             )
         )
         out.append(
@@ -190,7 +190,7 @@ def _speed_entries(request: Request, speeds: Speeds, result: Result) -> list[Exp
                     "prefill_tokens_per_s": result.prefill_tokens_per_s.estimate,
                 },
                 result.ttft_s.estimate,
-                "estimator/speed.py ttft_seconds",
+                "estimator/speed/prefill.py ttft_seconds",
             )
         )
     return out

@@ -15,10 +15,11 @@ from estimator import memory, serving, speed
 from estimator.api import cache
 from estimator.api.explain import explanation
 from estimator.api.extras import serving_section
-from estimator.api.parse import RequestError
+from estimator.api.fields import RequestError
 from estimator.api.placement import Budget, KVPlacement, Placement
-from estimator.api.schema import LLAMA_FAMILY, Fit, Request, Result, metal_working_set
+from estimator.api.schema import Fit, Request, Result, metal_working_set
 from estimator.api.speeds import Speeds, estimate_speeds
+from estimator.engines import llama_family
 from estimator.model import ModelSpec
 from estimator.units import GB
 from estimator.weights import WeightsBreakdown
@@ -90,7 +91,7 @@ def place_weights(request: Request, model: ModelSpec, wb: WeightsBreakdown) -> P
         offloaded = wb.expert_bytes
     elif request.workload.offload.moe_layers and request.device.memory_kind != "unified":
         offloaded = first_layers_expert_bytes(model, wb, request.workload.offload.moe_layers)
-    multimodal = 0 if request.engine.name in LLAMA_FAMILY else wb.multimodal_bytes
+    multimodal = 0 if llama_family(request.engine.name) else wb.multimodal_bytes
     on_device = wb.total_bytes - offloaded + multimodal
     tp = request.workload.tensor_parallel
     count = request.device.count
@@ -98,7 +99,7 @@ def place_weights(request: Request, model: ModelSpec, wb: WeightsBreakdown) -> P
         replicated = min(wb.replicated_bytes, on_device)
         per_device = -(-(on_device - replicated) // tp) + replicated
         split = "tensor"
-    elif count > 1 and request.engine.name not in LLAMA_FAMILY:
+    elif count > 1 and not llama_family(request.engine.name):
         per_device = pipeline_stage_bytes(wb, count, offloaded) + multimodal
         split = "layer"
     elif count > 1:
@@ -176,7 +177,7 @@ def place_kv(
     vLLM-like engines keep all KV on the GPU;
     tensor parallelism stores per_rank_bytes on each rank; a layer split divides evenly."""
     share_on_device = 1.0
-    if request.engine.name in LLAMA_FAMILY:  # vLLM's --cpu-offload-gb moves weights only
+    if llama_family(request.engine.name):  # vLLM's --cpu-offload-gb moves weights only
         share_on_device -= place.offloaded_layers / model.n_layers
     device_bytes = round(cache_.total_bytes * share_on_device)
     tokens = max(1, cache_.context_tokens * cache_.sequences)
@@ -241,7 +242,7 @@ def kv_capacity_tokens(
     largest single-sequence context whose cache fits (a search: sliding or linear
     layers make the cache non-linear in context), not capped by the model's maximum.
     """
-    if request.engine.name not in LLAMA_FAMILY:
+    if not llama_family(request.engine.name):
         per_token = paged_bytes_per_token(request, model, place.split)
         return block_pool_tokens(kv_budget_bytes, per_token, request.engine.block_size)
     return _largest_fitting(
@@ -337,7 +338,7 @@ def max_context_tokens(
     llama.cpp: search with KV and compute buffer recomputed at each length."""
     sequences = request.workload.concurrent_sequences
     limit = context_limit(request, model)
-    if request.engine.name not in LLAMA_FAMILY:
+    if not llama_family(request.engine.name):
         return min(limit, capacity_tokens // sequences)
     if _need_with(request, model, place, limit, sequences) <= usable:
         return limit
@@ -355,7 +356,7 @@ def max_concurrent_sequences(
     "Maximum concurrency" line vLLM logs, floored); llama.cpp: search over -np with KV and
     compute buffer recomputed; capped at the engine's max_num_seqs for vLLM."""
     context = request.workload.context_tokens
-    if request.engine.name not in LLAMA_FAMILY:
+    if not llama_family(request.engine.name):
         return capacity_tokens // context
     return _largest_fitting(lambda n: _need_with(request, model, place, context, n), usable)
 
@@ -367,8 +368,7 @@ def paged_start_fails(request: Request, capacity_tokens: int) -> bool:
     _memory), whatever the per-device total says: hybrid models page every layer group
     alike, so their block pool holds fewer tokens than the windowed cache size suggests."""
     return (
-        request.engine.name not in LLAMA_FAMILY
-        and capacity_tokens < request.workload.context_tokens
+        not llama_family(request.engine.name) and capacity_tokens < request.workload.context_tokens
     )
 
 
@@ -404,9 +404,9 @@ def _warnings(
     if speeds.prefill is None:
         out.append("prefill and TTFT need device.fp16_tflops (and prompt_tokens > 0)")
     out.extend(uncalibrated)
-    if request.weights.format == "gguf" and request.engine.name not in LLAMA_FAMILY:
+    if request.weights.format == "gguf" and not llama_family(request.engine.name):
         out.append(f"{request.engine.name} GGUF support is experimental")
-    if place.split == "layer" and request.engine.name not in LLAMA_FAMILY:
+    if place.split == "layer" and not llama_family(request.engine.name):
         out.append("several devices with tensor_parallel 1: sized as a pipeline split")
     return tuple(out)
 
@@ -484,17 +484,35 @@ def run_estimate(request: Request) -> Result:
         place,
     )
     room = budget(request, model, place)
-    per_device = place.per_device_weights_bytes + kv.per_device_bytes + room.overhead.total_bytes
-    devices = request.device.count
     capacity = kv_capacity_tokens(request, model, place, room.kv_budget_bytes)
     speeds = estimate_speeds(model, wb, request, place.offloaded_bytes, place.split)
+    result = _result(request, model, wb, place, kv, room, capacity, speeds)
+    if speeds.serving_inputs is not None:
+        # the pool the weights leave, whatever the request's own context x sequences needs
+        section = serving_section(request, speeds.serving_inputs, capacity, capacity > 0)
+        result = replace(result, serving=section)
+    return replace(
+        result, explanation=explanation(request, model, wb, place, kv, room, speeds, result)
+    )
+
+
+def _result(
+    request: Request,
+    model: ModelSpec,
+    wb: WeightsBreakdown,
+    place: Placement,
+    kv: KVPlacement,
+    room: Budget,
+    capacity: int,
+    speeds: Speeds,
+) -> Result:
+    """The figures of run_estimate before its serving section and explanation: memory per
+    device and in all, the fit, the capacity searches, the speeds, notes and warnings."""
+    per_device = place.per_device_weights_bytes + kv.per_device_bytes + room.overhead.total_bytes
+    overhead_bytes = room.overhead.total_bytes * request.device.count
+    calibrated, uncalibrated = _calibration(request, model, speeds)
     decode = speeds.decode
-    group = _speed_group(request, model, speeds)
-    if speeds.serving_inputs is not None:  # the batched serving model's own calibration
-        calibrated = serving.serving_calibrated(request.engine.name, request.engine.backend)
-    else:
-        calibrated = speed.measured_group(*group)
-    result = Result(
+    return Result(
         params_total=model.params_total,
         params_active=model.params_active,
         params_multimodal=model.params_multimodal,
@@ -504,12 +522,9 @@ def run_estimate(request: Request) -> Result:
         offloaded_bytes=place.offloaded_bytes,
         kv_cache_bytes=kv.cache.total_bytes,
         kv_cache_bytes_per_token=kv.cache.bytes_per_token,
-        overhead_bytes=room.overhead.total_bytes * devices,
+        overhead_bytes=overhead_bytes,
         overhead_breakdown=dict(room.overhead.breakdown),
-        total_bytes=wb.total_bytes
-        + place.multimodal_bytes
-        + kv.cache.total_bytes
-        + room.overhead.total_bytes * devices,
+        total_bytes=wb.total_bytes + place.multimodal_bytes + kv.cache.total_bytes + overhead_bytes,
         per_device_bytes=per_device,
         usable_bytes_per_device=room.usable_bytes,
         fit=_fit(per_device, room.usable_bytes, start_fails=paged_start_fails(request, capacity)),
@@ -527,24 +542,22 @@ def run_estimate(request: Request) -> Result:
         + tuple(kv.cache.notes)
         + _weights_notes(request)
         + rope_notes(request, model),
-        warnings=_warnings(
-            request,
-            place,
-            room.overhead,
-            speeds,
-            _uncalibrated(
-                group,
-                calibrated,
-                speeds.serving_inputs.factors.group if speeds.serving_inputs else None,
-            ),
-        ),
+        warnings=_warnings(request, place, room.overhead, speeds, uncalibrated),
         speed_calibrated=calibrated,
         id=request.id,
     )
-    if speeds.serving_inputs is not None:
-        # the pool the weights leave, whatever the request's own context x sequences needs
-        section = serving_section(request, speeds.serving_inputs, capacity, capacity > 0)
-        result = replace(result, serving=section)
-    return replace(
-        result, explanation=explanation(request, model, wb, place, kv, room, speeds, result)
-    )
+
+
+def _calibration(
+    request: Request, model: ModelSpec, speeds: Speeds
+) -> tuple[bool, tuple[str, ...]]:
+    """(Result.speed_calibrated, its warning): whether published measurements back the
+    speeds (serving.serving_calibrated where the batched serving model answers, else
+    speed.measured_group of the calibration group) and _uncalibrated's note when not."""
+    group = _speed_group(request, model, speeds)
+    if speeds.serving_inputs is not None:  # the batched serving model's own calibration
+        calibrated = serving.serving_calibrated(request.engine.name, request.engine.backend)
+    else:
+        calibrated = speed.measured_group(*group)
+    factors_group = speeds.serving_inputs.factors.group if speeds.serving_inputs else None
+    return calibrated, _uncalibrated(group, calibrated, factors_group)

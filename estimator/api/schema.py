@@ -13,33 +13,7 @@ from typing import Any
 
 from estimator.units import Range
 
-ENGINES = ("llama.cpp", "ollama", "vllm", "sglang", "tensorrt-llm", "mlx")
-LLAMA_FAMILY = ("llama.cpp", "ollama", "mlx")
-SERVER_FAMILY = ("vllm", "sglang", "tensorrt-llm")
-# cann: Huawei Ascend; musa: Moore Threads; tpu: Google TPU; hpu: Intel Gaudi; xpu: Intel
-# GPUs under vLLM/SGLang; mlu: Cambricon; maca: MetaX; kunlun: Kunlunxin. Backends without
-# published measurements fall back to the engine's generic speed factors, and the result
-# says so in `warnings`.
-# The backends each engine family has (the catalog's engine_support.json names the hardware).
-LLAMA_BACKENDS = ("cuda", "rocm", "metal", "vulkan", "sycl", "cpu", "cann", "musa")
-SERVER_BACKENDS = (
-    "cuda",
-    "rocm",
-    "cpu",
-    "cann",
-    "musa",
-    "metal",
-    "tpu",
-    "hpu",
-    "xpu",
-    "mlu",
-    "maca",
-    "kunlun",
-)
-BACKENDS = tuple(dict.fromkeys(LLAMA_BACKENDS + SERVER_BACKENDS))
-KV_DTYPES = ("f16", "bf16", "fp8", "q8_0", "q4_0", "f32")
-# llama.cpp's -ctk/-ctv accept more cache types than the portable kv_cache_dtype list.
-LLAMA_KV_TYPES = ("f32", "f16", "bf16", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl")
+# The engines, their backends and cache types: estimator.engines.ENGINE_TABLE.
 MLA_LAYOUTS = ("latent", "latent_kv", "full")
 VENDORS = ("nvidia", "amd", "apple", "intel", "cpu", "other")
 MEMORY_KINDS = ("discrete", "unified")
@@ -208,6 +182,46 @@ class Explanation:
 
 
 @dataclass(frozen=True)
+class QuantChoice:
+    """One quant of the ladder on the request's device (estimator.api.recommend)."""
+
+    name: str
+    nominal_bits_per_weight: float
+    fits: bool
+    verdict: str
+    per_device_bytes: int
+    decode_tokens_per_s: float
+
+
+@dataclass(frozen=True)
+class PlanStep:
+    """One single change that brings a request within memory, as the estimator sizes the
+    changed request (estimator.api.recommend.make_it_fit)."""
+
+    action: str  # "shorter_context" | "quantize_kv" | "smaller_quant" | ...
+    description: str
+    flags: tuple[str, ...]  # engine command-line flags that apply the step
+    fits: bool
+    verdict: str
+    per_device_bytes: int
+    usable_bytes_per_device: int
+    decode_tokens_per_s: float
+    context_tokens: int
+    change: dict[str, Any]  # the request fields the step changes
+
+
+@dataclass(frozen=True)
+class Recommendations:
+    """The result's "recommendations" section (request "recommend"): the least-compressed
+    quant at or above the quality floor that fits, and when the request does not fit, the
+    ranked single changes that make it fit (empty when it fits)."""
+
+    min_bits_per_weight: float
+    best_quant: QuantChoice | None
+    make_it_fit: tuple[PlanStep, ...]
+
+
+@dataclass(frozen=True)
 class Result:
     """Everything the estimator says about one request; numbers only, no formatted text."""
 
@@ -241,7 +255,7 @@ class Result:
     speed_calibrated: bool = True
     cost: dict[str, Any] | None = None
     finetune: dict[str, Any] | None = None
-    recommendations: dict[str, Any] | None = None
+    recommendations: Recommendations | None = None
     id: str | None = None
     # vLLM, SGLang and TensorRT-LLM on the GPUs alone: the batched serving point
     # (extras.serving_section); None for the llama.cpp family and offloaded setups

@@ -7,7 +7,8 @@ from typing import Any
 
 from estimator.api import cache
 from estimator.api.extras import cost_section, finetune_section
-from estimator.api.parse import RequestError, parse_request
+from estimator.api.fields import RequestError
+from estimator.api.parse import parse_request
 from estimator.api.recommend import recommendations
 from estimator.api.run import run_estimate as run_core
 from estimator.api.schema import Request, Result

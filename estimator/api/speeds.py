@@ -1,4 +1,4 @@
-"""Decode, prefill and TTFT for a request: builds speed.py's inputs from the placement."""
+"""Decode, prefill and TTFT for a request: builds estimator.speed's inputs from the placement."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from estimator import kv as kvmod
 from estimator import serving, speed
-from estimator.api.schema import LLAMA_FAMILY, SERVER_FAMILY, Device, Request
+from estimator.api.schema import Device, Request
+from estimator.engines import llama_family
 from estimator.model import ModelSpec
 from estimator.units import Range
 from estimator.weights import WeightsBreakdown
@@ -118,7 +119,7 @@ def compute_tflops(request: Request) -> float | None:
     (speed.prefill_compute_tflops: its quantized matmuls use int8 MMA); vLLM-like engines
     the FP8 rate for FP8 checkpoints, else the FP16 rate."""
     device = request.device
-    if request.engine.name in LLAMA_FAMILY:
+    if llama_family(request.engine.name):
         return speed.prefill_compute_tflops(device.fp16_tflops, device.int8_tops)
     if request.weights.dtype in FP8_WEIGHTS and device.fp8_tflops:
         return device.fp8_tflops
@@ -135,11 +136,11 @@ def serving_step_inputs(
 ) -> serving.StepInputs | None:
     """serving.StepInputs of a vLLM-like engine with everything on the GPUs; None for
     the llama.cpp family, CPU offload, a layer split or a device without a BF16 rate
-    (the single-stream model of speed.py then answers)."""
+    (the single-stream model of estimator.speed then answers)."""
     engine = request.engine
     hardware = serving.hardware_class(request.device.architecture or "", request.device.name or "")
     if (
-        engine.name not in SERVER_FAMILY
+        llama_family(engine.name)
         or offloaded_bytes
         or par.mode == "layer"
         or not device.fp16_tflops

@@ -23,13 +23,16 @@ from estimator.api.run import (
     paged_bytes_per_token,
     paged_start_fails,
 )
-from estimator.api.schema import LLAMA_FAMILY, Device, Request, WeightsSpec, metal_working_set
+from estimator.api.schema import Device, Request, WeightsSpec, metal_working_set
 from estimator.api.speeds import (
     decode_work,
     device_for_speed,
     serving_decode,
     serving_step_inputs,
 )
+from estimator.engines import llama_family
+from estimator.factors import SpeedFactors
+from estimator.model import ModelSpec
 from estimator.units import GB
 
 
@@ -71,10 +74,41 @@ def sweep(
     measured_bytes: quant -> measured file size; those quants are sized from the measured
     file (as a request with weights.file_bytes is), the others are computed.
     """
-    measured = measured_bytes or {}
     single = replace(request, workload=replace(request.workload, tensor_parallel=1))
     model = cache.model_spec(request.model.hf_config_json)
     check_model(single, model)
+    shared = _shared(single, model)
+    per_quant = _per_quant(single, model, quants, measured_bytes or {})
+    return [
+        row
+        for index, device in enumerate(devices)
+        for row in _device_rows(single, model, shared, per_quant, index, device)
+    ]
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """What every cell of a sweep shares: the KV cache and engine overhead of the request's
+    context and batch, the KV block pool's bytes per token (vLLM-like engines; 0 for the
+    llama.cpp family) and the mean decode depth."""
+
+    kv_bytes: int
+    overhead_bytes: int
+    paged_per_token: float
+    depth_tokens: float
+
+
+@dataclass(frozen=True)
+class _Quant:
+    """One quant's weights, computed once for every device."""
+
+    quant: str
+    spec: WeightsSpec
+    weights_bytes: int
+    work: speed.DecodeWork
+
+
+def _shared(single: Request, model: ModelSpec) -> _Shared:
     workload, engine = single.workload, single.engine
     kv_bytes = kv_cache(
         single, model, workload.context_tokens, workload.concurrent_sequences
@@ -82,66 +116,94 @@ def sweep(
     overhead_bytes = engine_overhead(
         single, model, workload.context_tokens, workload.concurrent_sequences
     ).total_bytes
-    fixed = kv_bytes + overhead_bytes
-    # vLLM-like engines: the KV block pool must hold one max_model_len sequence
-    # (run.paged_start_fails), sized as run.kv_capacity_tokens sizes it.
     paged_per_token = (
-        0.0 if engine.name in LLAMA_FAMILY else paged_bytes_per_token(single, model, "none")
+        0.0 if llama_family(engine.name) else paged_bytes_per_token(single, model, "none")
     )
-    per_quant = []
+    depth = speed.mean_decode_depth(workload.prompt_tokens, workload.output_tokens)
+    return _Shared(kv_bytes, overhead_bytes, paged_per_token, depth)
+
+
+def _per_quant(
+    single: Request, model: ModelSpec, quants: Sequence[str], measured: Mapping[str, int]
+) -> list[_Quant]:
+    out = []
     for quant in quants:
         spec = _weights_spec(single, quant, measured.get(quant))
-        wb = cache.weights(request.model.hf_config_json, spec)
-        per_quant.append((quant, spec, wb.total_bytes, decode_work(model, wb, single, 0)))
-    depth = speed.mean_decode_depth(workload.prompt_tokens, workload.output_tokens)
+        wb = cache.weights(single.model.hf_config_json, spec)
+        out.append(_Quant(quant, spec, wb.total_bytes, decode_work(model, wb, single, 0)))
+    return out
+
+
+def _device_rows(
+    single: Request,
+    model: ModelSpec,
+    shared: _Shared,
+    per_quant: Sequence[_Quant],
+    index: int,
+    device: Device,
+) -> list[SweepRow]:
+    """One device's row for every quant: per_device = weights + KV + overhead, the verdict
+    (_verdict) and the decode speed as run_estimate gives it."""
+    engine = single.engine
+    usable = memory.usable_bytes_per_device(
+        engine=engine.name,
+        total_bytes=round(device.memory_gb * GB),
+        unified_memory=metal_working_set(device),
+        gpu_memory_utilization=engine.gpu_memory_utilization,
+    )
+    target = device_for_speed(device)
+    factors = _factors(engine.name, engine.backend, target.device_class, model.is_moe)
+    calibrated = speed.measured_group(
+        engine.name, engine.backend, target.device_class, model.is_moe
+    )
     rows = []
-    for index, device in enumerate(devices):
-        usable = memory.usable_bytes_per_device(
-            engine=engine.name,
-            total_bytes=round(device.memory_gb * GB),
-            unified_memory=metal_working_set(device),
-            gpu_memory_utilization=engine.gpu_memory_utilization,
-        )
-        target = device_for_speed(device)
-        factors = _factors(engine.name, engine.backend, target.device_class, model.is_moe)
-        calibrated = speed.measured_group(
-            engine.name, engine.backend, target.device_class, model.is_moe
-        )
-        for quant, spec, weights_bytes, work in per_quant:
-            need = weights_bytes + fixed
-            verdict = memory.fit_verdict(need, usable).verdict
-            if paged_per_token and verdict != "does_not_fit":
-                budget = usable - weights_bytes - overhead_bytes
-                capacity = block_pool_tokens(budget, paged_per_token, engine.block_size)
-                if paged_start_fails(single, capacity):
-                    verdict = "does_not_fit"
-            cell = replace(single, device=device, weights=spec)
-            inputs = serving_step_inputs(model, work, cell, target, speed.Parallelism(), 0)
-            if inputs is not None:  # vLLM-like engines: the batched serving model, as run
-                decode = serving_decode(inputs, cell)[0].per_sequence_tokens_per_s
-                calibrated = serving.serving_calibrated(engine.name, engine.backend)
-            else:  # speed.decode_speed's central estimate, the factor lookup hoisted out
-                step, _ = speed.decode_step_seconds(
-                    work, target, factors, batch=workload.concurrent_sequences, depth_tokens=depth
-                )
-                decode = speed.decode_bounds(1.0 / step, factors)
-            rows.append(
-                SweepRow(
-                    index,
-                    quant,
-                    weights_bytes,
-                    need,
-                    usable,
-                    verdict,
-                    decode.estimate,
-                    decode.low,
-                    decode.high,
-                    calibrated,
-                )
+    for q in per_quant:
+        need = q.weights_bytes + shared.kv_bytes + shared.overhead_bytes
+        verdict = _verdict(single, shared, q.weights_bytes, need, usable)
+        cell = replace(single, device=device, weights=q.spec)
+        inputs = serving_step_inputs(model, q.work, cell, target, speed.Parallelism(), 0)
+        if inputs is not None:  # vLLM-like engines: the batched serving model, as run
+            decode = serving_decode(inputs, cell)[0].per_sequence_tokens_per_s
+            calibrated = serving.serving_calibrated(engine.name, engine.backend)
+        else:  # speed.decode_speed's central estimate, the factor lookup hoisted out
+            step, _ = speed.decode_step_seconds(
+                q.work,
+                target,
+                factors,
+                batch=single.workload.concurrent_sequences,
+                depth_tokens=shared.depth_tokens,
             )
+            decode = speed.decode_bounds(1.0 / step, factors)
+        rows.append(
+            SweepRow(
+                index,
+                q.quant,
+                q.weights_bytes,
+                need,
+                usable,
+                verdict,
+                decode.estimate,
+                decode.low,
+                decode.high,
+                calibrated,
+            )
+        )
     return rows
 
 
+def _verdict(single: Request, shared: _Shared, weights_bytes: int, need: int, usable: int) -> str:
+    """memory.fit_verdict of the need (weights + KV + overhead). vLLM-like engines: the KV
+    block pool must also hold one max_model_len sequence (run.paged_start_fails), sized as
+    run.kv_capacity_tokens sizes it."""
+    verdict = memory.fit_verdict(need, usable).verdict
+    if shared.paged_per_token and verdict != "does_not_fit":
+        budget = usable - weights_bytes - shared.overhead_bytes
+        capacity = block_pool_tokens(budget, shared.paged_per_token, single.engine.block_size)
+        if paged_start_fails(single, capacity):
+            return "does_not_fit"
+    return verdict
+
+
 @lru_cache(maxsize=64)
-def _factors(engine: str, backend: str, device_class: str, moe: bool) -> speed.SpeedFactors:
+def _factors(engine: str, backend: str, device_class: str, moe: bool) -> SpeedFactors:
     return speed.resolve_factors(engine, backend, device_class, moe)

@@ -386,6 +386,26 @@ def _group_entry(
     }
 
 
+# How the stored figures were computed (calibration.json "statistics" and "formulas").
+STATISTICS = (
+    "overall: whole devices held out (every prediction comes from a fit "
+    "without the row's device, every bound from the other rows' residuals); "
+    "error = |predicted - measured| / measured"
+)
+FORMULAS = {
+    "decode_step_s": "weight+KV bytes / (bandwidth x bandwidth_share) + 2 x active "
+    "params x batch / (fp16 TFLOPS x decode_mfu) + host + comm + "
+    "(decode_overhead_s (+ moe_decode_overhead_s for MoE)) x n_layers / 32",
+    "prefill_s_per_token": "FLOPs x format factor / (TFLOPS x prefill_mfu) + active "
+    "params x prefill_s_per_param",
+    "bounds": "estimate x ratio quantiles (bound_quantiles) of the group's "
+    "whole-device hold-out measured / predicted, shrunk toward the pooled "
+    "quantiles by bound_shrink_rows pseudo-rows (in log space)",
+}
+
+_Triples = dict[str, list[tuple[float, float, float, float]]]
+
+
 def build_calibration() -> dict[str, Any]:
     """Fit everything on throughput.csv; the JSON-ready content of calibration.json."""
     measurements = load_measurements()
@@ -400,6 +420,50 @@ def build_calibration() -> dict[str, Any]:
     decode = fit_decode(rows)
     arch = fit_arch_factors(rows, decode)
     prefill, p_owners = fit_prefill(prefill_ms)
+    by_device, grouped = _holdouts(rows, prefill_ms)
+    d_triples, p_triples = _device_triples(rows, prefill_ms, decode, p_owners, by_device)
+    floors = ttft_floors(decode, prefill)
+    keys = _group_keys(decode_ms, prefill_ms)
+    return {
+        "generated_by": "python -m estimator.calibration",
+        "source": "estimator/data/validation/throughput.csv",
+        "bound_quantiles": list(BOUND_QUANTILES),
+        "bound_shrink_rows": SHRINK_ROWS,
+        "statistics": STATISTICS,
+        "formulas": dict(FORMULAS),
+        "groups": _groups(keys, decode, prefill, d_triples, p_triples, floors),
+        "overall": {
+            "decode": error_stats([t for ts in d_triples.values() for t in ts]),
+            "prefill": error_stats([t for ts in p_triples.values() for t in ts]),
+        },
+        # Fitted and checked on the same rows: flatters the model; quoted only beside the
+        # grouped hold-outs.
+        "in_sample": _in_sample_stats(rows, decode, arch, prefill_ms, prefill),
+        # Kept in its first form; grouped_holdout.by_source has the same figures and more.
+        "by_source_holdout": {
+            kind: {k: grouped["by_source"][kind][k] for k in _HEADLINE}
+            for kind in ("decode", "prefill")
+        },
+        # The headline figures (docs/estimator-guide.md, docs/accuracy.md): whole devices,
+        # models and sources held out ("overall" repeats the whole-device one; "in_sample"
+        # flatters).
+        "grouped_holdout": grouped,
+        "ttft_floors": floors,
+        # Old GPU generations (speed.architecture_factor): step-time multipliers.
+        "architecture_factors": arch,
+        "rows": _row_counts(measurements, decode_ms, prefill_ms, prefill_all),
+        "approximations": list(APPROXIMATIONS),
+        "median_decode_share_all_groups": round(
+            statistics.median(f.share for f in decode.values()), 4
+        ),
+    }
+
+
+def _holdouts(
+    rows: Sequence[DecodeRow], prefill_ms: Sequence[Measurement]
+) -> tuple[tuple[list[float], list[float]], dict[str, dict[str, dict[str, Any]]]]:
+    """The whole-device hold-out's predictions (holdout_predictions) and the statistics
+    (grouped_holdout) of the hold-outs by device, by model and by source."""
     predictions = {
         name: holdout_predictions(rows, prefill_ms, group_of)
         for name, group_of in (
@@ -412,19 +476,47 @@ def build_calibration() -> dict[str, Any]:
         name: grouped_holdout(rows, prefill_ms, predicted)
         for name, predicted in predictions.items()
     }
-    # The range of a row's group: its whole-device hold-out ratios measured / predicted.
-    held_decode, held_prefill = predictions["by_device"]
+    return predictions["by_device"], grouped
+
+
+def _device_triples(
+    rows: Sequence[DecodeRow],
+    prefill_ms: Sequence[Measurement],
+    decode: dict[str, DecodeFit],
+    p_owners: Sequence[str],
+    by_device: tuple[list[float], list[float]],
+) -> tuple[_Triples, _Triples]:
+    """(decode, prefill) _held_out_triples of the whole-device hold-out: the range of a
+    row's group is its whole-device hold-out ratios measured / predicted."""
+    held_decode, held_prefill = by_device
     d_owners = [_owner(group_key(r.measurement), decode) for r in rows]
     d_ratios = [r.measurement.measured_tps / p for r, p in zip(rows, held_decode, strict=True)]
     p_ratios = [m.measured_tps / p for m, p in zip(prefill_ms, held_prefill, strict=True)]
     d_triples = _held_out_triples(rows, d_owners, d_ratios, lambda r: r.measurement.measured_tps)
     p_triples = _held_out_triples(prefill_ms, p_owners, p_ratios, lambda m: m.measured_tps)
-    keys = sorted(
+    return d_triples, p_triples
+
+
+def _group_keys(decode_ms: Sequence[Measurement], prefill_ms: Sequence[Measurement]) -> list[str]:
+    """Every group the rows name, leaves and their parents (lineage, prefill_lineage
+    without the "+dense" suffix), sorted."""
+    return sorted(
         {k for m in decode_ms for k in lineage(group_key(m))}
         | {k.removesuffix("+dense") for m in prefill_ms for k in prefill_lineage(prefill_key(m))}
     )
+
+
+def _groups(
+    keys: Sequence[str],
+    decode: dict[str, DecodeFit],
+    prefill: PrefillModel,
+    d_triples: _Triples,
+    p_triples: _Triples,
+    floors: dict[str, dict[str, Any]],
+) -> dict[str, dict[str, Any]]:
+    """Each group's stored entry (_group_entry) with the TTFT floors of its engine pool
+    (ttft_floors) and the held-out error statistics of the rows it owns."""
     groups = {key: _group_entry(key, decode, prefill, d_triples, p_triples) for key in keys}
-    floors = ttft_floors(decode, prefill)
     for key, entry in groups.items():
         pool = "default" if key == "default" else engine_pool(key)
         entry["ttft_floor_s"] = floors.get(pool, {}).get("ttft_floor_s", 0.0)
@@ -435,7 +527,18 @@ def build_calibration() -> dict[str, Any]:
         p_key = key if key.endswith("+moe") or key in p_triples else key + "+dense"
         if p_key in p_triples:
             entry["prefill_stats"] = error_stats(p_triples[p_key])
-    in_sample = {
+    return groups
+
+
+def _in_sample_stats(
+    rows: Sequence[DecodeRow],
+    decode: dict[str, DecodeFit],
+    arch: dict[str, dict[str, float]],
+    prefill_ms: Sequence[Measurement],
+    prefill: PrefillModel,
+) -> dict[str, dict[str, float]]:
+    """_in_sample statistics of decode and prefill, each row predicted by the fit on all."""
+    return {
         "decode": _in_sample(
             [(r.measurement.measured_tps, predicted_tps(r, decode, arch)) for r in rows]
         ),
@@ -449,53 +552,19 @@ def build_calibration() -> dict[str, Any]:
             ]
         ),
     }
+
+
+def _row_counts(
+    measurements: Sequence[Measurement],
+    decode_ms: Sequence[Measurement],
+    prefill_ms: Sequence[Measurement],
+    prefill_all: Sequence[Measurement],
+) -> dict[str, Any]:
+    """How many rows throughput.csv has and each fit used, and why rows were excluded."""
     return {
-        "generated_by": "python -m estimator.calibration",
-        "source": "estimator/data/validation/throughput.csv",
-        "bound_quantiles": list(BOUND_QUANTILES),
-        "bound_shrink_rows": SHRINK_ROWS,
-        "statistics": "overall: whole devices held out (every prediction comes from a fit "
-        "without the row's device, every bound from the other rows' residuals); "
-        "error = |predicted - measured| / measured",
-        "formulas": {
-            "decode_step_s": "weight+KV bytes / (bandwidth x bandwidth_share) + 2 x active "
-            "params x batch / (fp16 TFLOPS x decode_mfu) + host + comm + "
-            "(decode_overhead_s (+ moe_decode_overhead_s for MoE)) x n_layers / 32",
-            "prefill_s_per_token": "FLOPs x format factor / (TFLOPS x prefill_mfu) + active "
-            "params x prefill_s_per_param",
-            "bounds": "estimate x ratio quantiles (bound_quantiles) of the group's "
-            "whole-device hold-out measured / predicted, shrunk toward the pooled "
-            "quantiles by bound_shrink_rows pseudo-rows (in log space)",
-        },
-        "groups": groups,
-        "overall": {
-            "decode": error_stats([t for ts in d_triples.values() for t in ts]),
-            "prefill": error_stats([t for ts in p_triples.values() for t in ts]),
-        },
-        # Fitted and checked on the same rows: flatters the model; quoted only beside the
-        # grouped hold-outs.
-        "in_sample": in_sample,
-        # Kept in its first form; grouped_holdout.by_source has the same figures and more.
-        "by_source_holdout": {
-            kind: {k: grouped["by_source"][kind][k] for k in _HEADLINE}
-            for kind in ("decode", "prefill")
-        },
-        # The headline figures (docs/estimator-guide.md, docs/accuracy.md): whole devices,
-        # models and sources held out ("overall" repeats the whole-device one; "in_sample"
-        # flatters).
-        "grouped_holdout": grouped,
-        "ttft_floors": floors,
-        # Old GPU generations (speed.architecture_factor): step-time multipliers.
-        "architecture_factors": arch,
-        "rows": {
-            "total": len(measurements),
-            "decode_used": len(decode_ms),
-            "prefill_used": len(prefill_ms),
-            "prefill_without_tflops": len(prefill_all) - len(prefill_ms),
-            "excluded": [{"row": m.row, "reason": m.excluded} for m in measurements if m.excluded],
-        },
-        "approximations": list(APPROXIMATIONS),
-        "median_decode_share_all_groups": round(
-            statistics.median(f.share for f in decode.values()), 4
-        ),
+        "total": len(measurements),
+        "decode_used": len(decode_ms),
+        "prefill_used": len(prefill_ms),
+        "prefill_without_tflops": len(prefill_all) - len(prefill_ms),
+        "excluded": [{"row": m.row, "reason": m.excluded} for m in measurements if m.excluded],
     }

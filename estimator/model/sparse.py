@@ -105,7 +105,7 @@ def _with_indexer(arch: TextArch, cfg: Config) -> TextArch:
     note = (
         f"DSA indexer ({ix.n_heads} heads x {ix.head_dim}) on {sum(owns)} layers; each "
         f"caches one {ix.head_dim}-value key per token (LayerSpec.indexer_head_dim, sized "
-        "per engine in estimator/kv.py)"
+        "per engine in estimator/kv/)"
     )
     return replace(arch, blocks=blocks, notes=(*arch.notes, note))
 

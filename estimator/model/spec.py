@@ -70,7 +70,7 @@ class LayerSpec:
     # DeepSeek sparse attention (DSA): width of the lightning-indexer key this layer caches
     # per token (index_head_dim, 128 for DeepSeek-V3.2 and GLM-5); 0 for layers without an
     # indexer of their own (every other architecture, GLM-5.2's "shared" indexer layers).
-    # estimator/kv.py sizes the indexer cache per engine from it.
+    # estimator/kv/ sizes the indexer cache per engine from it.
     indexer_head_dim: int = 0
 
 

@@ -9,8 +9,8 @@ from estimator.calibration.build import group_key, lineage, prefill_key, prefill
 from estimator.calibration.fit import quantile, shrunk_bounds
 from estimator.calibration.models import breakdown, config_stem, model_spec
 from estimator.calibration.rows import load_measurements
+from estimator.factors import SpeedFactors
 from estimator.speed import (
-    SpeedFactors,
     prefill_format_factor,
     prefill_seconds_per_token,
     weights_family,

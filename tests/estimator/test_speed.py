@@ -2,11 +2,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from estimator.factors import SpeedFactors
 from estimator.speed import (
     DecodeWork,
     Device,
     Parallelism,
-    SpeedFactors,
     allreduce_seconds,
     decode_speed,
     device_class_for,

@@ -9,12 +9,12 @@ from estimator.calibration import load_calibration
 from estimator.calibration.product import product_decode, product_prefill
 from estimator.calibration.rows import Measurement, load_ttft_measurements
 from estimator.speed import (
-    Range,
     resolve_factors,
     step_range,
     ttft_floor_seconds,
     ttft_seconds,
 )
+from estimator.units import Range
 
 
 def _predicted(m_prefill: Measurement, m_step: Measurement) -> Range:

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from estimator.validate import Metric, Target, config_for, misses, quantile, report
+from estimator.calibration.fit import quantile
+from estimator.validate import Metric, Target, config_for, misses, report
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,17 +1,19 @@
-"""Launch commands load what the page sized (repo, context, devices, KV, memory share,
-offload), or say why an engine cannot."""
+"""Launch commands load what was sized (repo, context, devices, KV, memory share,
+offload), or say why an engine cannot (estimator.launch)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from estimator.api.schema import BACKENDS, LLAMA_KV_TYPES
-from estimator.weights import GGUF_FILE_TYPES, HF_FORMATS
-from sizing_site.configurator.commands import (
-    ENGINES,
+from estimator.api import parse_request, run_estimate
+from estimator.engines import BACKENDS, ENGINES, LLAMA_KV_TYPES
+from estimator.launch import (
     MLX_QUANTS,
     LaunchCommand,
     LaunchConfig,
@@ -20,6 +22,9 @@ from sizing_site.configurator.commands import (
     native_dtype,
     refusal,
 )
+from estimator.weights import GGUF_FILE_TYPES, HF_FORMATS
+
+CONFIGS = Path(__file__).resolve().parents[2] / "estimator" / "data" / "validation" / "configs"
 
 GLM_AIR = LaunchConfig(
     hf_repo="zai-org/GLM-4.5-Air",
@@ -95,7 +100,7 @@ def test_llama_cpp_moves_all_experts_to_the_cpu_and_keeps_every_layer() -> None:
 def test_llama_cpp_names_a_placeholder_file_when_no_gguf_repo_is_known() -> None:
     got = command(replace(GLM_AIR, gguf_repo=""), "llama.cpp")
     assert "-m GLM-4.5-Air-Q4_K_M.gguf" in flat(got.text or "")
-    assert any("placeholder" in note for note in got.notes)
+    assert any("placeholder" in str(note) for note in got.notes)
 
 
 def test_ollama_sets_context_kv_type_and_layers_on_the_gpu() -> None:
@@ -132,7 +137,7 @@ def test_vllm_awq_without_a_known_repo_is_a_named_placeholder() -> None:
     got = command(replace(GLM_AIR, weights_format="hf", quant="awq-int4"), "vllm")
     assert (got.text or "").startswith("vllm serve '<org>/GLM-4.5-Air-AWQ' \\\n")
     assert "--quantization" not in (got.text or "")
-    assert got.notes == (
+    assert tuple(map(str, got.notes)) == (
         "No AWQ checkpoint in the catalog: the repository name is a placeholder; pick one on "
         "Hugging Face or quantize with llm-compressor/AutoAWQ.",
     )
@@ -163,7 +168,7 @@ def test_the_memory_share_the_estimator_used_reaches_every_server() -> None:
     assert "--gpu-memory-utilization 0.8" in flat(text(config, "vllm"))
     assert "--mem-fraction-static 0.8" in flat(text(config, "sglang"))
     assert "--kv_cache_free_gpu_memory_fraction 0.8" in flat(text(config, "tensorrt-llm"))
-    # Defaults otherwise: estimator.memory SGLANG_MEM_FRACTION_STATIC = 0.88.
+    # Defaults otherwise: estimator.engines, SGLang's memory_share 0.88.
     assert "--mem-fraction-static 0.88" in flat(text(GLM_AIR_BF16, "sglang"))
 
 
@@ -182,7 +187,7 @@ def test_an_fp8_cache_is_spelled_the_way_each_engine_takes_it() -> None:
 def test_fp8_weights_without_a_repo_are_quantized_on_load() -> None:
     got = command(replace(GLM_AIR, weights_format="hf", quant="fp8"), "vllm")
     assert (got.text or "").startswith("vllm serve zai-org/GLM-4.5-Air \\\n  --quantization fp8")
-    assert "quantizes the original checkpoint to FP8 while loading" in got.notes[0]
+    assert "quantizes the original checkpoint to FP8 while loading" in str(got.notes[0])
 
 
 def test_an_fp8_original_checkpoint_needs_no_flag() -> None:
@@ -250,7 +255,7 @@ def test_an_mlx_quant_without_a_repo_points_to_mlx_community() -> None:
     config = replace(GLM_AIR, weights_format="mlx", quant="mlx-4bit", backend="metal")
     got = command(config, "mlx")
     assert "--model mlx-community/GLM-4.5-Air-4bit" in flat(got.text or "")
-    assert "mlx_lm.convert --hf-path zai-org/GLM-4.5-Air -q --q-bits 4" in got.notes[0]
+    assert "mlx_lm.convert --hf-path zai-org/GLM-4.5-Air -q --q-bits 4" in str(got.notes[0])
 
 
 # --- refusals ------------------------------------------------------------------------------
@@ -259,7 +264,7 @@ def test_an_mlx_quant_without_a_repo_points_to_mlx_community() -> None:
 def refused(config: LaunchConfig, engine: str) -> str:
     got = command(config, engine)
     assert got.text is None and got.refused is not None
-    return got.refused
+    return str(got.refused)
 
 
 def test_vllm_refuses_a_gguf() -> None:
@@ -320,7 +325,9 @@ def test_an_mlx_quant_is_an_mlx_checkpoint_whatever_the_form_calls_it() -> None:
 def test_a_vllm_plugin_backend_keeps_the_command_and_names_the_plugin() -> None:
     # catalog/data/engine_support.json: Ascend runs vLLM through the vllm-ascend plugin.
     got = command(replace(GLM_AIR_BF16, backend="cann"), "vllm")
-    assert got.notes == ("cann: install the vllm-ascend plugin; the command is the same.",)
+    assert tuple(map(str, got.notes)) == (
+        "cann: install the vllm-ascend plugin; the command is the same.",
+    )
     assert (got.text or "").startswith("vllm serve zai-org/GLM-4.5-Air")
 
 
@@ -333,33 +340,42 @@ def test_every_engine_has_one_entry_in_estimator_order() -> None:
 # --- reading the estimator request ----------------------------------------------------------
 
 
+def llama_8b(**sections: Any) -> dict[str, Any]:
+    """A request for Llama-3.1-8B (32 layers, bf16 config.json) on 80 GB devices."""
+    config = json.loads((CONFIGS / "meta-llama__Llama-3.1-8B-Instruct.json").read_text())
+    device = {"memory_gb": 80, "bandwidth_gbps": 3350, **sections.pop("device", {})}
+    return {"model": {"hf_config": config}, "device": device, **sections}
+
+
 def test_launch_config_reads_the_estimator_request_and_result() -> None:
-    request = {
-        "model": {"hf_config": {"torch_dtype": "bfloat16"}},
-        "weights": {"format": "hf", "dtype": "awq-int4"},
-        "device": {"count": 2},
-        "engine": {"name": "vllm", "gpu_memory_utilization": 0.85},
-        "workload": {
-            "context_tokens": 4096,
-            "concurrent_sequences": 3,
-            "kv_cache_dtype": "fp8",
-            "tensor_parallel": 2,
-            "offload": {"fraction": 0.0, "moe_experts": True},
-        },
-    }
+    request = parse_request(
+        llama_8b(
+            weights={"format": "hf", "dtype": "awq-int4"},
+            device={"count": 2, "vendor": "amd"},
+            engine={"name": "vllm", "gpu_memory_utilization": 0.85},
+            workload={
+                "context_tokens": 4096,
+                "concurrent_sequences": 3,
+                "kv_cache_dtype": "fp8",
+                "tensor_parallel": 2,
+                "offload": {"fraction": 0.0, "moe_experts": True},
+            },
+        )
+    )
+    result = replace(run_estimate(request), offloaded_bytes=7)
     got = launch_config(
         request,
-        {"offloaded_bytes": 7},
+        result,
         hf_repo="a/b",
         gguf_repo="",
         weights_repo="a/b-AWQ",
-        layers=(0, 30),
-        backend="rocm",
+        n_layers=32,
+        offloaded_layers=0,
     )
     assert (got.weights_format, got.quant, got.native_dtype) == ("hf", "awq-int4", "bf16")
     assert (got.gpus, got.tensor_parallel, got.sequences, got.kv) == (2, 2, 3, "fp8")
     assert (got.gpu_memory_utilization, got.backend, got.weights_repo) == (0.85, "rocm", "a/b-AWQ")
-    assert (got.offloaded_bytes, got.n_layers, got.moe_experts) == (7, 30, True)
+    assert (got.offloaded_bytes, got.n_layers, got.moe_experts) == (7, 32, True)
 
 
 def test_native_dtype_reads_the_quantization_config_first() -> None:
@@ -424,7 +440,7 @@ def test_a_server_batches_the_serving_points_users_when_the_page_sizes_one() -> 
     assert "--max-num-seqs 64" in flat(text(served, "vllm"))
     assert "--max-running-requests 64" in flat(text(served, "sglang"))
     assert "--max_batch_size 64" in flat(text(served, "tensorrt-llm"))
-    assert any("--max-num-seqs 64" in note for note in command(served, "vllm").notes)
+    assert any("--max-num-seqs 64" in str(note) for note in command(served, "vllm").notes)
     # llama.cpp's slots stay the page's: each slot holds a whole context
     assert "-np 1" in flat(
         text(replace(served, weights_format="gguf", quant="Q4_K_M"), "llama.cpp")
@@ -432,20 +448,16 @@ def test_a_server_batches_the_serving_points_users_when_the_page_sizes_one() -> 
     # more sequences on the page than the serving point: the page's, and no note
     crowded = replace(GLM_AIR_BF16, sequences=128, server_sequences=64)
     assert "--max-num-seqs 128" in flat(text(crowded, "vllm"))
-    assert not any("--max-num-seqs" in note for note in command(crowded, "vllm").notes)
+    assert not any("--max-num-seqs" in str(note) for note in command(crowded, "vllm").notes)
 
 
 def test_launch_config_takes_the_serving_points_users() -> None:
-    request = {
-        "model": {"hf_config": {"torch_dtype": "bfloat16"}},
-        "weights": {"format": "hf", "dtype": "bf16"},
-        "device": {"count": 1},
-        "workload": {"context_tokens": 8192, "concurrent_sequences": 1, "kv_cache_dtype": "auto"},
-    }
-    result = {"offloaded_bytes": 0, "serving": {"users": 48}}
-    got = launch_config(request, result, hf_repo="a/b", gguf_repo="", weights_repo="",
-                        layers=(0, 30), backend="cuda")  # fmt: skip
+    request = parse_request(llama_8b(weights={"format": "hf", "dtype": "bf16"}))
+    result = run_estimate(request)
+    repos = {"hf_repo": "a/b", "gguf_repo": "", "weights_repo": ""}
+    served = replace(result, serving={"users": 48})
+    got = launch_config(request, served, **repos, n_layers=32, offloaded_layers=0)
     assert (got.sequences, got.server_sequences) == (1, 48)
-    alone = launch_config(request, {"offloaded_bytes": 0}, hf_repo="a/b", gguf_repo="",
-                          weights_repo="", layers=(0, 30), backend="cuda")  # fmt: skip
+    alone = launch_config(request, replace(result, serving=None), **repos, n_layers=32,
+                          offloaded_layers=0)  # fmt: skip
     assert alone.server_sequences == 1
