@@ -26,17 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from catalog.models import Accelerator, EngineSupport, InferenceEngine
+from estimator.engines import engine_by_slug
 from estimator.units import GIB
 
-# Catalog engine slugs -> the estimator's engine names.
-ENGINE_NAMES = {
-    "llama-cpp": "llama.cpp",
-    "ollama": "ollama",
-    "vllm": "vllm",
-    "sglang": "sglang",
-    "tensorrt-llm": "tensorrt-llm",
-    "mlx": "mlx",
-}
 # A card's default engine when an admin set none: llama.cpp first, as the portal's speed
 # model is calibrated on it and GGUF quants cover every card size; then vLLM for hardware
 # llama.cpp does not run on (TPU, Gaudi).
@@ -217,12 +209,19 @@ def _rank(order: Sequence[str], name: str) -> int:
     return order.index(name) if name in order else len(order)
 
 
+def engine_name(slug: str) -> str:
+    """The estimator's name of a catalog engine slug (estimator.engines' table: "llama-cpp"
+    is "llama.cpp"); an engine the estimator does not size keeps its slug."""
+    capability = engine_by_slug(slug)
+    return capability.name if capability else slug
+
+
 def _row(engine_slug: str, fields: Mapping[str, Any]) -> _Row | None:
     """One support row, from the database or the seed file; None for the host CPU."""
     if fields["backend"] == "cpu":  # the host CPU, not the card
         return None
     choice = EngineChoice(
-        engine=ENGINE_NAMES.get(engine_slug, engine_slug),
+        engine=engine_name(engine_slug),
         backend=fields["backend"],
         status=fields.get("status") or "supported",
         package=fields.get("package") or "",
@@ -248,8 +247,7 @@ def support_matrix() -> SupportMatrix:
     empty table (a database load_catalog has not filled) reads the seed file instead, so
     a card never gets an engine by vendor guesswork."""
     engines = {
-        pk: ENGINE_NAMES.get(slug, slug)
-        for pk, slug in InferenceEngine.objects.values_list("pk", "slug")
+        pk: engine_name(slug) for pk, slug in InferenceEngine.objects.values_list("pk", "slug")
     }
     fields = ("backend", "vendor", "architectures", "status", "package", "source")
     rows = EngineSupport.objects.values("engine__slug", *fields)

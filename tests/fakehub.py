@@ -56,99 +56,112 @@ API = re.compile(r"^/api/models/(?P<repo>[^/]+/[^/]+)(?:/revision/(?P<rev>[^/]+)
 RESOLVE = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$")
 
 
-def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:
-            pass  # quiet: pytest shows the assertion, not the access log
+class _HubHandler(BaseHTTPRequestHandler):
+    """The fake Hub's answers; `hub` is set on the subclass that _handler makes per hub."""
 
-        def do_GET(self) -> None:
-            self._answer(body=True)
+    hub: FakeHub
 
-        def do_HEAD(self) -> None:
-            self._answer(body=False)
+    def log_message(self, format: str, *args: object) -> None:
+        pass  # quiet: pytest shows the assertion, not the access log
 
-        def _refuse(self, status: int, code: str, message: str = "") -> None:
-            payload = json.dumps({"error": message or code}).encode()
-            self.send_response(status)
-            self.send_header("X-Error-Code", code)
-            if message:
-                self.send_header("X-Error-Message", message)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            if self.command == "GET":
-                self.wfile.write(payload)
+    def do_GET(self) -> None:
+        self._answer(body=True)
 
-        def _send(self, payload: bytes, headers: dict[str, str], body: bool) -> None:
-            self.send_response(200)
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            if body:
-                self.wfile.write(payload)
+    def do_HEAD(self) -> None:
+        self._answer(body=False)
 
-        def _repo(self, repo_id: str, revision: str | None) -> FakeRepo | None:
-            repo = hub.repos.get(repo_id)
-            if repo is None:
-                # The real Hub answers 401 to an anonymous caller, as for a private repo.
-                self._refuse(401, "RepoNotFound", "Repository not found")
-                return None
-            if revision is not None and revision not in (*repo.revisions, repo.sha):
-                self._refuse(404, "RevisionNotFound", "Invalid rev id")
-                return None
-            return repo
+    def _refuse(self, status: int, code: str, message: str = "") -> None:
+        payload = json.dumps({"error": message or code}).encode()
+        self.send_response(status)
+        self.send_header("X-Error-Code", code)
+        if message:
+            self.send_header("X-Error-Message", message)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        if self.command == "GET":
+            self.wfile.write(payload)
 
-        def _answer(self, *, body: bool) -> None:
-            path = unquote(urlsplit(self.path).path)
-            if not path.startswith(hub.prefix + "/"):
-                self._refuse(404, "NotFound")
-                return
-            path = path.removeprefix(hub.prefix)
-            hub.requests.append((self.command, path))
-            if match := API.match(path):
-                repo = self._repo(match["repo"], match["rev"])
-                if repo is not None:
-                    self._send(self._info(match["repo"], repo), _JSON, body)
-                return
-            if match := RESOLVE.match(path):
-                repo = self._repo(match["repo"], match["rev"])
-                if repo is None:
-                    return
-                if repo.gated:
-                    self._refuse(403, "GatedRepo", "Access to model is restricted.")
-                    return
-                content = repo.files.get(match["path"])
-                if not isinstance(content, bytes):
-                    self._refuse(404, "EntryNotFound", "Entry not found")
-                    return
-                etag = hashlib.sha1(content).hexdigest()  # as git's blob id
-                headers = {"X-Repo-Commit": repo.sha, "ETag": f'"{etag}"'}
-                self._send(content, headers, body)
-                return
+    def _send(self, payload: bytes, headers: dict[str, str], body: bool) -> None:
+        self.send_response(200)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        if body:
+            self.wfile.write(payload)
+
+    def _repo(self, repo_id: str, revision: str | None) -> FakeRepo | None:
+        repo = self.hub.repos.get(repo_id)
+        if repo is None:
+            # The real Hub answers 401 to an anonymous caller, as for a private repo.
+            self._refuse(401, "RepoNotFound", "Repository not found")
+            return None
+        if revision is not None and revision not in (*repo.revisions, repo.sha):
+            self._refuse(404, "RevisionNotFound", "Invalid rev id")
+            return None
+        return repo
+
+    def _answer(self, *, body: bool) -> None:
+        path = unquote(urlsplit(self.path).path)
+        if not path.startswith(self.hub.prefix + "/"):
             self._refuse(404, "NotFound")
+            return
+        path = path.removeprefix(self.hub.prefix)
+        self.hub.requests.append((self.command, path))
+        if match := API.match(path):
+            repo = self._repo(match["repo"], match["rev"])
+            if repo is not None:
+                self._send(_model_info(match["repo"], repo), _JSON, body)
+            return
+        if match := RESOLVE.match(path):
+            self._resolve(match, body)
+            return
+        self._refuse(404, "NotFound")
 
-        def _info(self, repo_id: str, repo: FakeRepo) -> bytes:
-            siblings = []
-            for path, content in sorted(repo.files.items()):
-                size = len(content) if isinstance(content, bytes) else content
-                sibling: dict[str, object] = {"rfilename": path, "size": size, "blobId": "0" * 40}
-                if isinstance(content, int):
-                    sibling["lfs"] = {"size": size, "sha256": "0" * 64, "pointerSize": 134}
-                siblings.append(sibling)
-            info = {
-                "_id": "fake",
-                "id": repo_id,
-                "modelId": repo_id,
-                "sha": repo.sha,
-                "private": repo.private,
-                "gated": "manual" if repo.gated else False,
-                "disabled": False,
-                "siblings": siblings,
-            }
-            return json.dumps(info).encode()
+    def _resolve(self, match: re.Match[str], body: bool) -> None:
+        """A file of the repository at a revision, or the Hub's refusal."""
+        repo = self._repo(match["repo"], match["rev"])
+        if repo is None:
+            return
+        if repo.gated:
+            self._refuse(403, "GatedRepo", "Access to model is restricted.")
+            return
+        content = repo.files.get(match["path"])
+        if not isinstance(content, bytes):
+            self._refuse(404, "EntryNotFound", "Entry not found")
+            return
+        etag = hashlib.sha1(content).hexdigest()  # as git's blob id
+        headers = {"X-Repo-Commit": repo.sha, "ETag": f'"{etag}"'}
+        self._send(content, headers, body)
 
-    return Handler
+
+def _model_info(repo_id: str, repo: FakeRepo) -> bytes:
+    """The model info huggingface_hub reads: the commit, access and the file list (an
+    `lfs` entry for a file listed only by its size)."""
+    siblings = []
+    for path, content in sorted(repo.files.items()):
+        size = len(content) if isinstance(content, bytes) else content
+        sibling: dict[str, object] = {"rfilename": path, "size": size, "blobId": "0" * 40}
+        if isinstance(content, int):
+            sibling["lfs"] = {"size": size, "sha256": "0" * 64, "pointerSize": 134}
+        siblings.append(sibling)
+    info = {
+        "_id": "fake",
+        "id": repo_id,
+        "modelId": repo_id,
+        "sha": repo.sha,
+        "private": repo.private,
+        "gated": "manual" if repo.gated else False,
+        "disabled": False,
+        "siblings": siblings,
+    }
+    return json.dumps(info).encode()
+
+
+def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
+    """A handler class that answers for `hub` (the server makes one handler per request)."""
+    return type("Handler", (_HubHandler,), {"hub": hub})
 
 
 _JSON = {"Content-Type": "application/json"}

@@ -27,7 +27,8 @@ from estimator.api import (
     model_input,
 )
 from estimator.api import cache as estimator_cache
-from estimator.api.schema import LLAMA_FAMILY
+from estimator.engines import llama_family, runs_gguf
+from estimator.launch import native_dtype
 from estimator.units import GB
 from estimator.weights import EXTRA_GGUF_FILE_TYPES, GGUF_FILE_TYPES
 
@@ -73,23 +74,19 @@ def is_gguf(quant: str) -> bool:
     return quant in GGUF_QUANTS
 
 
-def llama_like(engine: str) -> bool:
-    """Engines that load GGUF files (MLX loads its own safetensors)."""
-    return engine in LLAMA_FAMILY and engine != "mlx"
-
-
 def fallback_quant(engine: str) -> str:
     """The quant a setup takes when nothing fits, of the engine's weights family."""
-    return "Q4_K_M" if llama_like(engine) else "bf16"
+    return "Q4_K_M" if runs_gguf(engine) else "bf16"
 
 
 def family_ladder(engine: str, native: str = "") -> list[str]:
     """The quality ladder of the engine's weights family down to estimator.recommend's
     floor, least compressed first; for a model that ships quantized (`native`, from
     native_format), from its own format down (native_ladder)."""
-    ladder = recommend.GGUF_LADDER if llama_like(engine) else recommend.HF_LADDER
+    gguf = runs_gguf(engine)
+    ladder = recommend.GGUF_LADDER if gguf else recommend.HF_LADDER
     names = [name for name, bits in ladder if bits >= recommend.DEFAULT_MIN_BITS]
-    return native_ladder(names, native, gguf=llama_like(engine))
+    return native_ladder(names, native, gguf=gguf)
 
 
 # Formats that only widen a checkpoint published in FP8 or MXFP4: they add bytes, not
@@ -102,10 +99,10 @@ _NATIVE_NAMES = {("mxfp4", True): "MXFP4_MOE", ("mxfp4", False): "mxfp4", ("fp8"
 
 def native_format(config: Mapping[str, Any]) -> str:
     """The format a model ships in when it ships quantized: config.json's
-    quantization_config.quant_method "fp8" (DeepSeek-V3) or "mxfp4" (gpt-oss); "" else."""
-    quantization = config.get("quantization_config")
-    method = quantization.get("quant_method") if isinstance(quantization, Mapping) else None
-    return method if method in ("fp8", "mxfp4") else ""
+    quantization_config.quant_method "fp8" (DeepSeek-V3) or "mxfp4" (gpt-oss); "" else
+    (estimator.launch.native_dtype without the unquantized torch_dtype)."""
+    dtype = native_dtype(config)
+    return dtype if dtype in ("fp8", "mxfp4") else ""
 
 
 def native_ladder(names: Sequence[str], native: str, *, gguf: bool) -> list[str]:
@@ -210,7 +207,7 @@ def sizing_request(
         prompt_tokens=setup.prompt_tokens,
         output_tokens=setup.output_tokens,
         kv_cache_dtype=setup.kv,
-        tensor_parallel=1 if setup.engine in LLAMA_FAMILY else target.count,
+        tensor_parallel=1 if llama_family(setup.engine) else target.count,
         offload=Offload(
             fraction=setup.offload_percent / 100,
             layers=setup.offload_layers,

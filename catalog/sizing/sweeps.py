@@ -29,7 +29,6 @@ from catalog.sizing.requests import (
     can_size_accelerator,
     device,
     family_ladder,
-    llama_like,
     measured_bytes,
     measured_weights,
     native_format,
@@ -38,6 +37,7 @@ from catalog.sizing.requests import (
     sizing_request,
 )
 from estimator.api import Offload, Request, RequestError, SweepRow, run_estimate, sweep
+from estimator.engines import runs_gguf
 from estimator.units import Range
 from estimator.weights import HF_FORMATS
 
@@ -296,7 +296,7 @@ def _ladder(choice: hardware.EngineChoice, quants: Sequence[str], native: str = 
     """The page's GGUF ladder for GGUF engines (recommend's when the catalog has none);
     the HF ladder for the others; from the published format down for a model that ships
     quantized (requests.native_ladder)."""
-    if llama_like(choice.engine) and quants:
+    if runs_gguf(choice.engine) and quants:
         return native_ladder(quants, native, gguf=True)
     return family_ladder(choice.engine, native)
 
@@ -415,7 +415,7 @@ def _smallest_cards(
     usable: list[tuple[Accelerator, int]] = []
     for choice, cards in _by_engine(accelerators, matrix).items():
         single = _single(request, choice)
-        same_family = llama_like(choice.engine) == gguf
+        same_family = runs_gguf(choice.engine) == gguf
         # A card of the other family only reports its usable bytes: one quant sizes that.
         quants = (
             sizeable_quants(single, MATRIX_GGUF_QUANTS if gguf else HF_FORMATS)
@@ -451,7 +451,7 @@ def _by_engine(
 def _single(request: Request, choice: hardware.EngineChoice) -> Request:
     """The request on one device under `choice`'s engine and backend, without offload;
     the page's KV type stays when the engine family accepts it (else f16)."""
-    same = llama_like(choice.engine) == llama_like(request.engine.name)
+    same = runs_gguf(choice.engine) == runs_gguf(request.engine.name)
     kv = request.workload.kv_cache_dtype if same else "f16"
     return replace(
         request,

@@ -37,13 +37,10 @@ from estimator.api import (
 )
 from estimator.api import cache as estimator_cache
 from estimator.api.extras import FinetuneEstimate, finetune_estimate
-from estimator.api.recommend import PlanStep
 from estimator.api.run import offloaded_layer_count
-from estimator.api.schema import LLAMA_FAMILY
+from estimator.engines import quantized_kv_types
+from estimator.recommend import PlanStep
 from estimator.weights import HF_FORMATS
-
-# The quantized KV caches each engine family offers: llama.cpp's ggml types, vLLM's fp8.
-KV_ALTERNATIVES = {"llama": ("q8_0", "q4_0"), "server": ("fp8",)}
 
 
 @dataclass(frozen=True)
@@ -219,11 +216,10 @@ class KvAlternative:
 
 def kv_alternatives(sizing: Sizing) -> list[KvAlternative]:
     """The same configuration with a quantized KV cache: q8_0 and q4_0 for llama.cpp-family
-    engines, fp8 for vLLM-like ones (the types each engine accepts)."""
+    engines, fp8 for vLLM-like ones (estimator.engines.quantized_kv_types)."""
     request = sizing.request
-    family = "llama" if request.engine.name in LLAMA_FAMILY else "server"
     out = []
-    for dtype in KV_ALTERNATIVES[family]:
+    for dtype in quantized_kv_types(request.engine.name):
         if dtype == request.workload.kv_cache_dtype:
             continue
         other = replace(request, workload=replace(request.workload, kv_cache_dtype=dtype))

@@ -11,9 +11,9 @@ from catalog.models import Accelerator, LLMModel
 from catalog.sizing import Setup, Sizing, size_setup
 from catalog.validation.cases import Case
 from estimator.api import parse_request
-from estimator.api.schema import LLAMA_FAMILY
 from estimator.calibration.models import config_stem
 from estimator.calibration.rows import DEVICE_ALIASES
+from estimator.engines import llama_family
 
 # GGUF sizes name no device; weights_bytes does not depend on it, the page needs one.
 REFERENCE_ACCELERATOR = "H100 SXM5 80GB"
@@ -104,7 +104,7 @@ def setup_for(*, request: Mapping[str, Any], gpus: int) -> Setup | str:
     the page cannot express it."""
     parsed = parse_request(request)
     workload = parsed.workload
-    if parsed.engine.name not in LLAMA_FAMILY and workload.tensor_parallel != gpus:
+    if not llama_family(parsed.engine.name) and workload.tensor_parallel != gpus:
         return SKIP_PIPELINE
     named = (k for k in request.get("engine", {}) if k != "name")
     options = tuple((k, getattr(parsed.engine, k)) for k in named)

@@ -29,7 +29,7 @@ from catalog.validation.lookup import (
     portal_sizing,
 )
 from estimator import validate
-from estimator.api import Request, RequestError, parse_request, result_to_dict
+from estimator.api import Request, RequestError, estimate, parse_request, result_to_dict
 
 MEMORY_TOLERANCE_PCT = 0.5  # |portal - estimator| / estimator
 SPEED_TOLERANCE_POINTS = 2.0  # |portal - estimator| / measured, in points of error
@@ -175,7 +175,7 @@ def _replay(case: Case, catalog: CatalogIndex, tallies: Mapping[str, _Tally]) ->
     if not measures:
         return
     try:
-        ours = validate.estimate(case.request)
+        ours = estimate(case.request)
     except RequestError as exc:
         _skip(tallies, keys, f"{BY_ESTIMATOR}estimator refused: {exc.field}")
         return

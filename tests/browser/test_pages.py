@@ -17,7 +17,7 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 from playwright.sync_api import Page
 
-from sizing_site.core.management.commands.seed_demo import (
+from sizing_site.fleet.management.commands.seed_demo import (
     DEMO_MACHINE_CODE,
     DEMO_OWN_CARD,
     DEMO_OWN_MODEL,
@@ -131,107 +131,112 @@ def page_path(name: str, language: str, saved: Saved) -> str:
     return f"/{language}/{path}"
 
 
+# The URL names the walk visits (PAGES holds their addresses).
+WALKED_URL_NAMES: set[str] = {
+    "login",
+    "reports:shared",
+    "home",
+    "tenancy:invitations",
+    "password_change",
+    "tokens:tokens",
+    "catalog:model-list",
+    "catalog:model-detail",
+    "catalog:accelerator-list",
+    "catalog:accelerator-detail",
+    "pricing:prices",
+    "explore:search",
+    "explore:compare",
+    "explore:model-gpus",
+    "explore:gpu-models",
+    "configurator:configure",
+    "tenancy:dashboard",
+    "tenancy:members",
+    "reports:list",
+    "reports:report",
+    "reports:recompute",
+    "reports:compare",
+    "reports:links",
+    "reports:activity",
+    "pricing:org-feed",
+    "fleet:fleet",
+    "fleet:new",
+    "fleet:edit",
+    "fleet:delete",
+    "fleet:history",
+    "planner:plan",
+    "planner:saved",
+    "planner:saved-report",
+    "planner:shared",
+    "owncatalog:models",
+    "owncatalog:model-new",
+    "owncatalog:model-hub",
+    "owncatalog:model-edit",
+    "owncatalog:model-delete",
+    "owncatalog:model-history",
+    "owncatalog:accelerators",
+    "owncatalog:accelerator-new",
+    "owncatalog:accelerator-edit",
+    "owncatalog:accelerator-delete",
+    "owncatalog:accelerator-history",
+    "catalog:gguf-upload",
+    "catalog:config-import",
+}
+# Routed URL names the walk leaves out: no page of their own.
+NOT_PAGES: set[str] = {
+    # POST-only actions (they redirect back to a page above), file downloads, JSON.
+    # tenancy:orgs lists a user's organizations; with one (demo) it redirects to its
+    # dashboard, which the walk visits.
+    "tenancy:orgs",
+    "logout",
+    "password_change_done",
+    "set_language",
+    "reports:save",
+    "reports:policy",
+    "reports:revoke",
+    "reports:export-csv",
+    "reports:export-json",
+    "reports:rename",
+    "reports:duplicate",
+    "reports:delete",
+    "reports:restore",
+    "tokens:revoke",
+    "reports:share",
+    "tenancy:member-role",
+    "tenancy:member-remove",
+    "tenancy:invitation-revoke",
+    "tenancy:invitation-accept",
+    "tenancy:invitation-decline",
+    "planner:save",
+    "planner:saved-recompute",
+    "planner:saved-rename",
+    "planner:saved-delete",
+    "planner:saved-share",
+    "planner:saved-revoke",
+}
+
+
+def url_names(patterns: list[URLPattern | URLResolver], prefix: str = "") -> set[str]:
+    """Every named route under `patterns`, as "namespace:name" like reverse() takes it."""
+    found: set[str] = set()
+    for p in patterns:
+        if isinstance(p, URLResolver):
+            found |= url_names(p.url_patterns, f"{prefix}{p.namespace}:" if p.namespace else prefix)
+        elif p.name:
+            found.add(prefix + p.name)
+    return found
+
+
 def test_the_walk_covers_every_page_url_name() -> None:
     """Every GET page the portal routes is in PAGES (a new page must join the walk).
-    The URL names listed here are what the walk visits; the rest are POST-only actions,
+    WALKED_URL_NAMES are what the walk visits; the rest (NOT_PAGES) are POST-only actions,
     downloads, the API, admin and health checks."""
-    visited = {
-        "login",
-        "reports:shared",
-        "home",
-        "tenancy:invitations",
-        "password_change",
-        "tokens:tokens",
-        "catalog:model-list",
-        "catalog:model-detail",
-        "catalog:accelerator-list",
-        "catalog:accelerator-detail",
-        "pricing:prices",
-        "explore:search",
-        "explore:compare",
-        "explore:model-gpus",
-        "explore:gpu-models",
-        "configurator:configure",
-        "tenancy:dashboard",
-        "tenancy:members",
-        "reports:list",
-        "reports:report",
-        "reports:recompute",
-        "reports:compare",
-        "reports:links",
-        "reports:activity",
-        "pricing:org-feed",
-        "fleet:fleet",
-        "fleet:new",
-        "fleet:edit",
-        "fleet:delete",
-        "fleet:history",
-        "planner:plan",
-        "planner:saved",
-        "planner:saved-report",
-        "planner:shared",
-        "owncatalog:models",
-        "owncatalog:model-new",
-        "owncatalog:model-hub",
-        "owncatalog:model-edit",
-        "owncatalog:model-delete",
-        "owncatalog:model-history",
-        "owncatalog:accelerators",
-        "owncatalog:accelerator-new",
-        "owncatalog:accelerator-edit",
-        "owncatalog:accelerator-delete",
-        "owncatalog:accelerator-history",
-        "catalog:gguf-upload",
-        "catalog:config-import",
-    }
-    assert len(visited) <= len(PAGES)
-    not_pages = {
-        # POST-only actions (they redirect back to a page above), file downloads, JSON.
-        # tenancy:orgs lists a user's organizations; with one (demo) it redirects to its
-        # dashboard, which the walk visits.
-        "tenancy:orgs",
-        "logout",
-        "password_change_done",
-        "set_language",
-        "reports:save",
-        "reports:policy",
-        "reports:revoke",
-        "reports:export-csv",
-        "reports:export-json",
-        "reports:rename",
-        "reports:duplicate",
-        "reports:delete",
-        "reports:restore",
-        "tokens:revoke",
-        "reports:share",
-        "tenancy:member-role",
-        "tenancy:member-remove",
-        "tenancy:invitation-revoke",
-        "tenancy:invitation-accept",
-        "tenancy:invitation-decline",
-        "planner:save",
-        "planner:saved-recompute",
-        "planner:saved-rename",
-        "planner:saved-delete",
-        "planner:saved-share",
-        "planner:saved-revoke",
-    }
-
-    def names(patterns: list[URLPattern | URLResolver], prefix: str = "") -> set[str]:
-        found: set[str] = set()
-        for p in patterns:
-            if isinstance(p, URLResolver):
-                found |= names(p.url_patterns, f"{prefix}{p.namespace}:" if p.namespace else prefix)
-            elif p.name:
-                found.add(prefix + p.name)
-        return found
-
+    assert len(WALKED_URL_NAMES) <= len(PAGES)
     routed = {
         n
-        for n in names(get_resolver().url_patterns)
+        for n in url_names(get_resolver().url_patterns)
         if not n.startswith(("admin:", "api:", "health", "tenancy:api-"))
     }
-    unwalked = routed - visited - not_pages
+    unwalked = routed - WALKED_URL_NAMES - NOT_PAGES
     assert unwalked == set(), f"pages the browser walk does not visit: {sorted(unwalked)}"
 
 
