@@ -1,5 +1,6 @@
 """Recommendations (best quant, best devices, "make it fit"): the documented public name
-of estimator.api.recommend, where they live beside the estimate they call."""
+of estimator.api.recommend, where they live beside the estimate they call, and of the
+result types they return (estimator.api.schema: the "recommendations" section's)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,8 @@ from estimator.api.recommend import (
     DEFAULT_MIN_BITS,
     GGUF_LADDER,
     HF_LADDER,
+    BestDevices,
     DeviceChoice,
-    PlanStep,
-    QuantChoice,
     best_devices,
     best_quant,
     device_options,
@@ -17,14 +17,17 @@ from estimator.api.recommend import (
     quant_options,
     recommendations,
 )
+from estimator.api.schema import PlanStep, QuantChoice, Recommendations
 
 __all__ = [
     "DEFAULT_MIN_BITS",
     "GGUF_LADDER",
     "HF_LADDER",
+    "BestDevices",
     "DeviceChoice",
     "PlanStep",
     "QuantChoice",
+    "Recommendations",
     "best_devices",
     "best_quant",
     "device_options",

@@ -6,19 +6,28 @@ is exactly what the estimator would say about the changed deployment (no separat
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from estimator import memory
 from estimator.api.schema import (
-    LLAMA_FAMILY,
     Device,
     Offload,
+    PlanStep,
+    QuantChoice,
+    Recommendations,
     Request,
     Result,
     WeightsSpec,
+)
+from estimator.engines import (
+    default_memory_share,
+    engine_capability,
+    llama_family,
+    llama_gpu_layers,
+    quantized_kv_types,
+    server_tensor_parallel,
 )
 
 # GGUF file types from least to most compressed, with their nominal bits per weight
@@ -60,17 +69,10 @@ Estimator = Callable[[Request], Result]
 
 
 @dataclass(frozen=True)
-class QuantChoice:
-    name: str
-    nominal_bits_per_weight: float
-    fits: bool
-    verdict: str
-    per_device_bytes: int
-    decode_tokens_per_s: float
-
-
-@dataclass(frozen=True)
 class DeviceChoice:
+    """The request on one of the devices offered (`device_options`); index: its place in
+    the list given."""
+
     index: int
     name: str | None
     memory_gb: float
@@ -81,17 +83,12 @@ class DeviceChoice:
 
 
 @dataclass(frozen=True)
-class PlanStep:
-    action: str  # "shorter_context" | "quantize_kv" | "smaller_quant" | ...
-    description: str
-    flags: tuple[str, ...]  # engine command-line flags that apply the step
-    fits: bool
-    verdict: str
-    per_device_bytes: int
-    usable_bytes_per_device: int
-    decode_tokens_per_s: float
-    context_tokens: int
-    change: dict[str, Any]  # the request fields the step changes
+class BestDevices:
+    """`best_devices`: the smallest fitting device (least total memory, then fastest) and
+    the fastest fitting one; None when no device fits."""
+
+    smallest: DeviceChoice | None
+    fastest: DeviceChoice | None
 
 
 def _ladder(request: Request) -> tuple[tuple[str, float], ...]:
@@ -173,9 +170,7 @@ def device_options(
     return out
 
 
-def best_devices(
-    request: Request, devices: Iterable[Device], estimator: Estimator
-) -> dict[str, DeviceChoice | None]:
+def best_devices(request: Request, devices: Iterable[Device], estimator: Estimator) -> BestDevices:
     """Smallest fitting device (least total memory, then fastest) and fastest fitting one."""
     options = device_options(request, devices, estimator)
     fitting = [c for c in options if c.verdict != "does_not_fit"]
@@ -185,7 +180,7 @@ def best_devices(
     fastest = max(
         fitting, key=lambda c: (c.decode_tokens_per_s, -c.memory_gb * c.count), default=None
     )
-    return {"smallest": smallest, "fastest": fastest}
+    return BestDevices(smallest=smallest, fastest=fastest)
 
 
 def _step(
@@ -223,7 +218,7 @@ def _shorter_context(request: Request, result: Result, estimator: Estimator) -> 
     candidate = replace(request, workload=replace(request.workload, context_tokens=tokens))
     flag = (
         ("-c", str(tokens))
-        if request.engine.name in LLAMA_FAMILY
+        if llama_family(request.engine.name)
         else ("--max-model-len", str(tokens))
     )
     return _step(
@@ -237,11 +232,10 @@ def _shorter_context(request: Request, result: Result, estimator: Estimator) -> 
 
 
 def _quantized_kv(request: Request, estimator: Estimator) -> list[PlanStep]:
-    llama = request.engine.name in LLAMA_FAMILY
+    llama = llama_family(request.engine.name)
     current = request.engine.type_k or request.workload.kv_cache_dtype
-    options = ("q8_0", "q4_0") if llama else ("fp8",)
     steps = []
-    for dtype in options:
+    for dtype in quantized_kv_types(request.engine.name):
         if current == dtype or (current == "q4_0" and dtype == "q8_0"):
             continue
         engine = replace(
@@ -322,12 +316,14 @@ def _offload_layers(request: Request, n_layers: int, estimator: Estimator) -> Pl
             high = mid
         else:
             low = mid + 1
-    llama = request.engine.name in LLAMA_FAMILY
-    if llama:
-        flags: tuple[str, ...] = ("-ngl", str(n_layers - low))
+    # The launch command's figures for the same setup (estimator.launch): -ngl counts the
+    # output layer, --cpu-offload-gb is per tensor-parallel rank.
+    if llama_family(request.engine.name):
+        flags: tuple[str, ...] = ("-ngl", str(llama_gpu_layers(n_layers, low)))
     else:
         result = estimator(at(low))
-        per_device = memory.cpu_offload_gib_per_device(result.offloaded_bytes, request.device.count)
+        ranks = server_tensor_parallel(request.workload.tensor_parallel, request.device.count)
+        per_device = memory.cpu_offload_gib_per_device(result.offloaded_bytes, ranks)
         flags = ("--cpu-offload-gb", str(per_device))
     return _step(
         "offload_layers",
@@ -340,7 +336,7 @@ def _offload_layers(request: Request, n_layers: int, estimator: Estimator) -> Pl
 
 
 def _offload_experts(request: Request, result: Result, estimator: Estimator) -> PlanStep | None:
-    if request.engine.name not in LLAMA_FAMILY or request.device.memory_kind == "unified":
+    if not llama_family(request.engine.name) or request.device.memory_kind == "unified":
         return None
     if request.workload.offload.moe_experts or result.params_active >= result.params_total:
         return None
@@ -362,7 +358,7 @@ def _more_devices(request: Request, estimator: Estimator) -> PlanStep | None:
     count = request.device.count * 2
     last: PlanStep | None = None
     while count <= MAX_EXTRA_DEVICES:
-        llama = request.engine.name in LLAMA_FAMILY
+        llama = llama_family(request.engine.name)
         tp = 1 if llama else count
         candidate = replace(
             request,
@@ -386,30 +382,22 @@ def _more_devices(request: Request, estimator: Estimator) -> PlanStep | None:
     return last
 
 
-# The memory share a vLLM or SGLang server may be given ("make it fit"): the rest of the
-# device stays for the CUDA context, NCCL and the CUDA graphs captured after the KV cache.
-HIGHER_MEMORY_SHARE = 0.95
-_MEMORY_SHARE_FLAGS = {"vllm": "--gpu-memory-utilization", "sglang": "--mem-fraction-static"}
-
-
 def _more_memory_share(request: Request, estimator: Estimator) -> PlanStep | None:
-    """vLLM and SGLang: give the engine HIGHER_MEMORY_SHARE of each device instead of its
-    default (0.9 / 0.88), when that is more than the request has."""
-    flag = _MEMORY_SHARE_FLAGS.get(request.engine.name)
-    current = request.engine.gpu_memory_utilization or memory.default_memory_share(
-        request.engine.name
-    )
-    if flag is None or current >= HIGHER_MEMORY_SHARE:
+    """vLLM and SGLang: give the engine its raised memory share of each device (0.95,
+    estimator.engines) instead of its default (0.9 / 0.88), when that is more than the
+    request has."""
+    capability = engine_capability(request.engine.name)
+    higher = capability.raised_memory_share
+    current = request.engine.gpu_memory_utilization or default_memory_share(capability.name)
+    if higher is None or current >= higher:
         return None
-    candidate = replace(
-        request, engine=replace(request.engine, gpu_memory_utilization=HIGHER_MEMORY_SHARE)
-    )
+    candidate = replace(request, engine=replace(request.engine, gpu_memory_utilization=higher))
     return _step(
         "memory_share",
-        f"Give the engine {HIGHER_MEMORY_SHARE:.0%} of each device's memory",
-        (flag, str(HIGHER_MEMORY_SHARE)),
+        f"Give the engine {higher:.0%} of each device's memory",
+        (capability.flags.memory_share, str(higher)),
         candidate,
-        {"engine.gpu_memory_utilization": HIGHER_MEMORY_SHARE},
+        {"engine.gpu_memory_utilization": higher},
         estimator,
     )
 
@@ -444,12 +432,11 @@ def make_it_fit(
 
 def recommendations(
     request: Request, result: Result, estimator: Estimator, n_layers: int
-) -> dict[str, Any]:
-    """The "recommendations" section of a result: best quant and, when needed, a plan."""
+) -> Recommendations:
+    """The "recommendations" section of a result: best quant and, when needed, a plan
+    (as JSON through estimator.api.result_to_dict)."""
     best = best_quant(request, estimator)
     plan = make_it_fit(request, result, estimator, n_layers) if not _fits(result) else []
-    return {
-        "min_bits_per_weight": DEFAULT_MIN_BITS,
-        "best_quant": None if best is None else dataclasses.asdict(best),
-        "make_it_fit": [dataclasses.asdict(step) for step in plan],
-    }
+    return Recommendations(
+        min_bits_per_weight=DEFAULT_MIN_BITS, best_quant=best, make_it_fit=tuple(plan)
+    )

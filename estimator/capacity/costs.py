@@ -102,17 +102,10 @@ def _replica_costs(
     the break-even months of buying vs renting (both prices needed), and the lower of rent and
     owning (inf without a price). The energy is priced at the candidate's own
     electricity_usd_per_kwh, or the horizon's when it has none. Cached per call by
-    price, not per candidate: many quants share one card."""
+    price (Candidate.price_key), not per candidate: many quants share one card."""
     tp = candidate.tensor_parallel
     host = not candidate.host_included
-    key = (
-        tp,
-        candidate.rent_usd_per_card_hour,
-        candidate.purchase_usd_per_card,
-        candidate.power_w_per_card,
-        candidate.electricity_usd_per_kwh,
-        candidate.host_included,
-    )
+    key = candidate.price_key
     if key in cache:
         return cache[key]
     rent_hourly = (
@@ -140,5 +133,5 @@ def _replica_costs(
         if rent_hourly is not None and candidate.purchase_usd_per_card:
             break_even = verdict.break_even_months
     cheapest = min(rent if rent is not None else math.inf, owned if owned is not None else math.inf)
-    cache[key] = (rent, owned, break_even, cheapest)
-    return cache[key]
+    costs = cache[key] = _Costs(rent, owned, break_even, cheapest)
+    return costs

@@ -70,12 +70,9 @@ def _plan_reference(
         if isinstance(outcome, NearMiss):
             misses.append(outcome)
             continue
-        key = (candidate.tensor_parallel, candidate.rent_usd_per_card_hour,
-               candidate.purchase_usd_per_card, candidate.power_w_per_card,
-               candidate.electricity_usd_per_kwh, candidate.host_included)  # fmt: skip
-        costs = prices.get(key) or _replica_costs(candidate, horizon, prices)
+        costs = prices.get(candidate.price_key) or _replica_costs(candidate, horizon, prices)
         replicas = outcome.serving + spare
-        row = (costs[3] * replicas, replicas * candidate.tensor_parallel, index)
+        row = (costs.cheapest_usd * replicas, replicas * candidate.tensor_parallel, index)
         by_cost.append(row)
         p95 = candidate.curve.ttft_s + outcome.wait_p95_s
         if (p95, *row) < fastest:

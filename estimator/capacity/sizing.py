@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from dataclasses import replace
+from typing import NamedTuple
 
 from estimator.api import RequestError
 from estimator.capacity.curves import _slots_and_step, slots_at
@@ -123,23 +124,10 @@ def _size(
         fix = (("service.ttft_p95_s", mix.worst_ttft_s),)
         return _miss(candidate, "service.ttft_p95_s", service.ttft_p95_s, mix.worst_ttft_s, fix)
     rate = _arrival_rate_per_s(load, mix.ttft_s + mix.output_tokens / target)
-    # Lower bounds on R (no max() calls: this runs for every candidate): prefill
-    # share p = prefill_s / R below 1 - target / one sequence's speed (or no slot reaches the
-    # target), and stability, R x slots > a. The speed at the chosen slots stays below
-    # target x (1 + the largest relative growth of the step per added sequence), or is the
-    # KV-limited last point's: a bound on S, so on a.
     prefill_s = _prefill_s(rate, load, mix, curve)
-    fastest = target * (1 + curve.step_growth)
-    if curve.points[-1][1] > fastest:
-        fastest = curve.points[-1][1]
-    offered_min = rate * (mix.ttft_s + mix.output_tokens / fastest)
-    share_max = 1 - target / curve.points[0][1]
-    if share_max <= 0:
-        share_max = 1e-12  # exactly at the target: any prefill share is too much
-    first = int(offered_min / slots) + 1
-    by_prefill = int(prefill_s / share_max) + 1
-    if by_prefill > first:
-        first = by_prefill
+    first, offered_min = _fewest_replicas(
+        curve, target, rate, mix.ttft_s, mix.output_tokens, prefill_s, slots
+    )
     last = MAX_REPLICAS
     if candidate.cards_available is not None:
         last = _allowed_replicas(candidate, service)
@@ -182,6 +170,35 @@ def _size(
         else:
             found = better
     return found
+
+
+def _fewest_replicas(
+    curve: ReplicaCurve,
+    target: float,
+    rate: float,
+    mean_ttft_s: float,
+    mean_output_tokens: float,
+    prefill_s: float,
+    slots: int,
+) -> tuple[int, float]:
+    """A lower bound on the serving replicas R and a_min, the least offered load. The speed
+    at the chosen slots stays below target x (1 + the largest relative growth of the step
+    per added sequence), or is the KV-limited last point's: a bound on S, so a_min = rate x
+    (mean TTFT + mean output / that speed). Stability needs R x slots > a_min (`slots`: at
+    most the slots of any replica count); the prefill share p = prefill_s / R must stay
+    below 1 - target / one sequence's speed (or no slot reaches the target). No max() calls:
+    this runs for every candidate (`_size`, the pruned planner's first pass)."""
+    points = curve.points
+    fastest = target * (1 + curve.step_growth)
+    if points[-1][1] > fastest:
+        fastest = points[-1][1]
+    offered_min = rate * (mean_ttft_s + mean_output_tokens / fastest)
+    share_max = 1 - target / points[0][1]
+    if share_max <= 0:
+        share_max = 1e-12  # exactly at the target: any prefill share is too much
+    first = int(offered_min / slots) + 1
+    by_prefill = int(prefill_s / share_max) + 1
+    return (by_prefill if by_prefill > first else first), offered_min
 
 
 class _Mix(NamedTuple):
@@ -307,7 +324,7 @@ def _replica_miss(
     `replicas` miss."""
     if candidate.cards_available is None:
         return _miss(candidate, "replicas", MAX_REPLICAS + 1, MAX_REPLICAS)
-    unlimited = Candidate(**{**_as_dict(candidate), "cards_available": None})
+    unlimited = replace(candidate, cards_available=None)
     sized = _size(unlimited, load, service, erlang)
     if not isinstance(sized, _Sizing):
         return sized
@@ -322,7 +339,3 @@ def _replica_miss(
         if reached is not None:
             fixes.append(("service.ttft_p95_s", mix.worst_ttft_s + reached.wait_p95_s))
     return _miss(candidate, "cards_available", needed, candidate.cards_available, tuple(fixes))
-
-
-def _as_dict(obj: Any) -> dict[str, Any]:
-    return {name: getattr(obj, name) for name in obj.__dataclass_fields__}

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 DEFAULT_LADDER = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 MAX_REPLICAS = 1000  # bounds the search; a plan past it is reported as a miss
@@ -135,6 +136,20 @@ class Candidate:
     # server): no host allowance is added per replica
     host_included: bool = False
     cards_per_host: int | None = None
+    # what the per-replica costs depend on, and the key they are kept under for one plan
+    # (costs._replica_costs): built once here rather than per candidate in every plan
+    price_key: tuple[Any, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        key = (
+            self.tensor_parallel,
+            self.rent_usd_per_card_hour,
+            self.purchase_usd_per_card,
+            self.power_w_per_card,
+            self.electricity_usd_per_kwh,
+            self.host_included,
+        )
+        object.__setattr__(self, "price_key", key)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -225,8 +240,14 @@ class PlanResult:
     misses: tuple[NearMiss, ...] = field(default=())
 
 
-# per replica and month: rent, owning, break-even months, the lower of the two (inf: none)
-_Costs = tuple[float | None, float | None, float | None, float]
+class _Costs(NamedTuple):  # a tuple, not a frozen dataclass: one per price in every plan
+    """Per replica and month (costs._replica_costs): rent, owning, the break-even months of
+    buying vs renting, and the lower of rent and owning (inf: no price)."""
+
+    rent_usd: float | None
+    owned_usd: float | None
+    break_even_months: float | None
+    cheapest_usd: float
 
 
 # The most of a prompt the planner takes from the prefix cache: a request always brings

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.urls import URLPattern, URLResolver, include, path
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -18,9 +17,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from estimator.api import RequestError
-from sizing_site.api import schema
-from sizing_site.api.errors import Errors, Refused, form_errors, json_object
-from sizing_site.api.parsers import JsonBodyParser
+from sizing_site.apikit import schema
+from sizing_site.apikit.errors import Errors, Refused, form_errors, json_object
+from sizing_site.apikit.parsers import JsonBodyParser
 from sizing_site.planner import selectors
 from sizing_site.planner.forms import DEFAULTS, FIELDS, MAX_CONTEXT_TOKENS, PlanForm
 from sizing_site.planner.output import planned_data
@@ -460,10 +459,3 @@ class PlanApi(TenantApiView):
                 {"errors": errors, "nearest_miss": answer}, status=status.HTTP_400_BAD_REQUEST
             )
         return Response(answer)
-
-
-urlpatterns: list[URLPattern | URLResolver] = [
-    path("o/<slug:org_slug>/plans/", PlanApi.as_view(), name="plans"),
-    # Saved plans: o/<org_slug>/plans/saved/...
-    path("", include("sizing_site.planner.saved_api")),
-]

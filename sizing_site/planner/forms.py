@@ -14,7 +14,7 @@ from catalog.models import LLMModel
 from catalog.scoping import Owner
 from catalog.sizing import model_context_limit
 from estimator import capacity
-from sizing_site.planner import selectors
+from sizing_site.planner import curves, selectors
 from sizing_site.tenancy.access import Tenant
 
 # The fields besides the model, with the value a query or body that leaves one out gets.
@@ -215,9 +215,9 @@ class PlanForm(forms.Form):
 
     # --- the planner's inputs (valid form only) ---------------------------------------
 
-    def inputs(self) -> selectors.CurveInputs:
+    def inputs(self) -> curves.CurveInputs:
         data = self.cleaned_data
-        return selectors.CurveInputs(
+        return curves.CurveInputs(
             context_tokens=data["context_tokens"],
             prompt_tokens=data["prompt_tokens"],
             output_tokens=data["output_tokens"],

@@ -8,7 +8,8 @@ from dataclasses import asdict
 from typing import Any
 
 from estimator import capacity
-from sizing_site.planner.selectors import CLOUD, INVENTORY, CardSource, LeftOut, Planned, form_field
+from sizing_site.planner.selectors import LeftOut, Planned, form_field
+from sizing_site.planner.sources import CLOUD, INVENTORY, CardSource
 from sizing_site.planner.whatif import WhatIf
 
 

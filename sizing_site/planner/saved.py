@@ -22,13 +22,14 @@ from django.urls import reverse
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views.decorators.cache import never_cache
 
 from sizing_site.planner import services
 from sizing_site.planner.forms import FIELDS, PlanForm
 from sizing_site.planner.models import NAME_MAX, NOTES_MAX, PlanShareLink, SavedPlan
-from sizing_site.reports.forms import ShareForm
-from sizing_site.reports.selectors import public_links_allowed
+from sizing_site.planner.snapshots import PlanSnapshot
+from sizing_site.sharing.forms import ShareForm, share_form
+from sizing_site.sharing.selectors import public_links_allowed
+from sizing_site.sharing.views import share_address, shared_page
 from sizing_site.tenancy.access import Tenant, get_owned_or_404, tenant_for
 from sizing_site.tenancy.http import post_only, post_tenant
 from sizing_site.tenancy.models import Role
@@ -62,9 +63,9 @@ def _typed(value: str) -> Any:
         return value
 
 
-def input_rows(plan: SavedPlan) -> list[dict[str, Any]]:
+def input_rows(plan: SavedPlan, *, model_name: str) -> list[dict[str, Any]]:
     """The saved inputs under the form's labels (in the page's language), in the form's
-    order; inputs the form no longer has keep their names."""
+    order; inputs the form no longer has keep their names; the model by `model_name`."""
     fields = PlanForm.base_fields
     order = [name for name in fields if name in plan.inputs]
     order += [name for name in plan.inputs if name not in fields]
@@ -74,7 +75,7 @@ def input_rows(plan: SavedPlan) -> list[dict[str, Any]]:
         field = fields.get(name)
         row: dict[str, Any] = {"name": name, "label": field.label if field else name}
         if name == "model":
-            row["value"] = plan.snapshot.get("model_name") or raw
+            row["value"] = model_name or raw
         elif isinstance(field, forms.BooleanField) or raw in ("true", "false"):
             row["value"] = _("yes") if raw.lower() in ("true", "on", "1") else _("no")
         else:
@@ -87,10 +88,10 @@ def input_rows(plan: SavedPlan) -> list[dict[str, Any]]:
     return rows
 
 
-def localised_answer(snapshot: dict[str, Any]) -> dict[str, Any]:
+def localised_answer(snapshot: PlanSnapshot) -> dict[str, Any]:
     """The frozen answer with each fix named by its form field's label in the page's
     language (as the planner page names them)."""
-    answer: dict[str, Any] = copy.deepcopy(snapshot["answer"])
+    answer: dict[str, Any] = copy.deepcopy(snapshot.answer)
     misses = [answer.get("nearest_miss")]
     if answer.get("inventory"):
         misses.append(answer["inventory"].get("nearest_miss"))
@@ -107,18 +108,18 @@ def _when(value: Any) -> Any:
 
 def report_context(plan: SavedPlan) -> dict[str, Any]:
     """What the report and the shared page both show: the plan's frozen figures."""
-    snapshot = plan.snapshot
+    snapshot = plan.frozen
     previous = plan.previous or None
     if previous is not None:
         previous = {**previous, "computed_at": _when(previous.get("computed_at"))}
     return {
         "plan": plan,
         "answer": localised_answer(snapshot),
-        "inputs": input_rows(plan),
-        "computed_at": _when(snapshot.get("computed_at")),
-        "prices_checked_at": _when(snapshot.get("prices_checked_at")),
+        "inputs": input_rows(plan, model_name=snapshot.model_name),
+        "computed_at": snapshot.computed_at,
+        "prices_checked_at": snapshot.prices_checked_at,
         "previous": previous,
-        "now_top": services.top_plan(snapshot),
+        "now_top": snapshot.top_plan(),
     }
 
 
@@ -229,18 +230,15 @@ def delete(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
 def share(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
     tenant = post_tenant(request, org_slug)
     plan = get_owned_or_404(tenant, SavedPlan, code)
-    form = ShareForm(request.POST)
-    if not public_links_allowed(tenant=tenant):
-        form.add_error(None, _("Public share links are turned off for this organization."))
-    if form.errors or not form.is_valid():
+    form = share_form(request.POST, tenant=tenant)
+    if not form.is_valid():
         return render(request, REPORT, _context(tenant, plan, share_form=form), status=400)
     link = services.plan_share_link_create(
         tenant=tenant, user=request.user, plan=plan, expires_at=form.cleaned_data["expires_at"]
     )
     # The report with the new link's address, shown once: the database keeps only its
     # token's hash, so no redirect could show it again. (A reload asks to post again.)
-    address = request.build_absolute_uri(reverse("planner:shared", args=[link.token]))
-    context = _context(tenant, plan, new_link=link, new_link_url=address)
+    context = _context(tenant, plan, new_link=link, new_link_url=share_address(request, link))
     return render(request, REPORT, context, status=201)
 
 
@@ -255,11 +253,6 @@ def revoke(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
     return redirect("planner:saved-report", org_slug=org_slug, code=link.plan.code)
 
 
-@never_cache  # the token is the credential: no shared cache or back button may keep a copy
 def shared(request: HttpRequest, token: str) -> HttpResponse:
     plan = services.shared_plan(token=token)
-    context = {**report_context(plan), "shared": True}
-    response = render(request, "planner/saved_shared.html", context)
-    response["X-Robots-Tag"] = "noindex, nofollow"
-    response["Referrer-Policy"] = "no-referrer"  # keep the token out of outbound Referers
-    return response
+    return shared_page(request, "planner/saved_shared.html", report_context(plan))

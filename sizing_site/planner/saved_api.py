@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from django.urls import URLPattern, path, reverse
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
@@ -23,16 +23,18 @@ from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from sizing_site.api import schema
-from sizing_site.api.errors import Refused, form_errors, json_object, text
-from sizing_site.api.pagination import NumberedPages
-from sizing_site.api.parsers import JsonBodyParser
+from sizing_site.apikit import schema
+from sizing_site.apikit.errors import Refused, form_errors, json_object, text
+from sizing_site.apikit.pagination import NumberedPages
+from sizing_site.apikit.parsers import JsonBodyParser
 from sizing_site.planner import services
 from sizing_site.planner.api import PlanAnswer, PlanInput, _form_data
 from sizing_site.planner.forms import FIELDS
 from sizing_site.planner.models import NAME_MAX, NOTES_MAX, PlanShareLink, SavedPlan
 from sizing_site.planner.saved import SavePlanForm
-from sizing_site.reports.share_api import MAX_SHARE_DAYS, new_link_expiry, revoked
+from sizing_site.sharing.api import new_link_expiry, revoked
+from sizing_site.sharing.forms import MAX_SHARE_DAYS
+from sizing_site.sharing.views import share_address
 from sizing_site.tenancy.access import get_owned_or_404
 from sizing_site.tenancy.api import TenantApiView
 from sizing_site.tenancy.models import Role
@@ -80,6 +82,9 @@ class SavedPlanTop(serializers.Serializer[Any]):
 
 
 class SavedPlanSnapshot(serializers.Serializer[Any]):
+    version = serializers.IntegerField(
+        help_text="The snapshot's format version (2; older snapshots are answered upgraded)."
+    )
     answer = PlanAnswer(help_text="The planner's answer as it was when planned.")
     model_name = serializers.CharField()
     computed_at = serializers.DateTimeField(help_text="When it was planned.")
@@ -166,14 +171,14 @@ def _iso(value: Any) -> str | None:
 
 
 def _summary(plan: SavedPlan) -> dict[str, Any]:
-    snapshot = plan.snapshot
+    snapshot = plan.frozen
     return {
         "code": str(plan.code),
         "name": plan.name,
         "notes": plan.notes,
-        "model": snapshot["answer"]["model"],
-        "model_name": snapshot.get("model_name", ""),
-        "cheapest": services.top_plan(snapshot),
+        "model": snapshot.answer["model"],
+        "model_name": snapshot.model_name,
+        "cheapest": snapshot.top_plan(),
         "saved_by": plan.created_by.get_username() if plan.created_by else None,
         "saved_at": _iso(plan.created),
         "recomputed_at": _iso(plan.recomputed_at),
@@ -185,7 +190,7 @@ def _detail(request: Request, plan: SavedPlan, org_slug: str) -> dict[str, Any]:
     return {
         **_summary(plan),
         "inputs": plan.inputs,
-        "snapshot": plan.snapshot,
+        "snapshot": plan.frozen.to_json(),
         "previous": plan.previous,
         "report": request.build_absolute_uri(report),
     }
@@ -198,7 +203,7 @@ def _link(request: Request, link: PlanShareLink) -> dict[str, Any]:
         "code": str(link.code),
         "plan": str(link.plan.code),
         "token": link.token,
-        "url": request.build_absolute_uri(reverse("planner:shared", args=[link.token])),
+        "url": share_address(request, link),
         "created_by": link.created_by.get_username() if link.created_by else None,
         "created": _iso(link.created),
         "expires_at": _iso(link.expires_at),
@@ -434,16 +439,3 @@ class SavedPlanShareLinkApi(SavedPlanApiView):
                 tenant=self.tenant, user=request.user, link=link
             )
         )
-
-
-urlpatterns: list[URLPattern] = [
-    path(ORG, SavedPlanListApi.as_view(), name="plans-saved"),
-    path(ONE, SavedPlanDetailApi.as_view(), name="plan-saved"),
-    path(ONE + "recompute/", SavedPlanRecomputeApi.as_view(), name="plan-saved-recompute"),
-    path(ONE + "share-links/", SavedPlanShareApi.as_view(), name="plan-saved-share-links"),
-    path(
-        ORG + "share-links/<uuid:code>/",
-        SavedPlanShareLinkApi.as_view(),
-        name="plan-saved-share-link",
-    ),
-]

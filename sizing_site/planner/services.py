@@ -2,8 +2,9 @@
 
 A plan is saved from the planner's inputs only: the server plans them again through the
 planner's own form and selectors (PlanForm, selectors.planned, output.planned_data) and
-freezes the answer, so a client never sends figures. Each write leaves an entry in the
-org's activity log (reports.ActivityEntry)."""
+freezes the answer (planner.snapshots.PlanSnapshot), so a client never sends figures. Each
+write leaves an entry in the org's activity log (reports.ActivityEntry); share links
+themselves are sizing_site.sharing's."""
 
 from __future__ import annotations
 
@@ -19,15 +20,16 @@ from django.utils.translation import gettext as _
 
 from estimator.api import RequestError
 from pricing.selectors import offer_list
-from sizing_site.api.errors import Errors, form_errors
+from sizing_site.apikit.errors import Errors, form_errors
 from sizing_site.planner import selectors
 from sizing_site.planner.forms import PlanForm
 from sizing_site.planner.models import PlanShareLink, SavedPlan
 from sizing_site.planner.output import planned_data
+from sizing_site.planner.snapshots import PlanSnapshot
 from sizing_site.planner.whatif import what_if
 from sizing_site.reports.models import Action, ActivityEntry
-from sizing_site.reports.selectors import live_links_q, live_shared_link
-from sizing_site.reports.services import new_share_link, revoke_share_link
+from sizing_site.sharing import services as sharing
+from sizing_site.sharing.selectors import live_links_q, share_link_resolve
 from sizing_site.tenancy.access import Tenant
 from sizing_site.tenancy.models import Role
 
@@ -54,7 +56,9 @@ def form_inputs(form: PlanForm) -> dict[str, str]:
     return inputs
 
 
-def plan_snapshot(*, tenant: Tenant, data: Mapping[str, str]) -> tuple[dict[str, str], dict]:
+def plan_snapshot(
+    *, tenant: Tenant, data: Mapping[str, str]
+) -> tuple[dict[str, str], PlanSnapshot]:
     """Plan `data` (PlanForm's fields as strings, absent ones at their defaults) as the
     planner page does, now: (the cleaned inputs, the snapshot). Raises PlanRefused for bad
     inputs and for a service level no candidate meets even without load."""
@@ -74,12 +78,12 @@ def plan_snapshot(*, tenant: Tenant, data: Mapping[str, str]) -> tuple[dict[str,
     answer = planned_data(planned, model_slug=form.cleaned_data["model"], what_if=what_if(planned))
     offers = offer_list(organizations=[tenant.organization]).aggregate(at=Max("checked_at"))
     model = form.planner_model
-    snapshot = {
-        "answer": answer,
-        "model_name": model.name if model is not None else answer["model"],
-        "computed_at": timezone.now().isoformat(),
-        "prices_checked_at": offers["at"].isoformat() if offers["at"] else None,
-    }
+    snapshot = PlanSnapshot(
+        answer=answer,
+        model_name=model.name if model is not None else answer["model"],
+        computed_at=timezone.now(),
+        prices_checked_at=offers["at"],
+    )
     return form_inputs(form), snapshot
 
 
@@ -101,22 +105,11 @@ def saved_plan_create(
         name=name,
         notes=notes,
         inputs=inputs,
-        snapshot=snapshot,
+        snapshot=snapshot.to_json(),
         created_by=user,
     )
     _log(tenant=tenant, actor=user, action=Action.SAVED, plan_name=name)
     return plan
-
-
-def top_plan(snapshot: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The cheapest plan of a snapshot in brief (None without a plan)."""
-    cheapest = snapshot["answer"].get("cheapest")
-    if cheapest is None:
-        return None
-    return {
-        key: cheapest.get(key)
-        for key in ("label", "engine", "quant", "tensor_parallel", "cards", "monthly_usd")
-    }
 
 
 @transaction.atomic
@@ -125,11 +118,12 @@ def saved_plan_recompute(*, tenant: Tenant, user: Any, plan: SavedPlan) -> Saved
     replaces the snapshot and the old top plan is kept in `previous`. Raises PlanRefused
     (the snapshot unchanged) when today's catalog cannot plan them any more."""
     _inputs, snapshot = plan_snapshot(tenant=tenant, data=plan.inputs)
+    before = plan.frozen
     plan.previous = {
-        "cheapest": top_plan(plan.snapshot),
-        "computed_at": plan.snapshot.get("computed_at"),
+        "cheapest": before.top_plan(),
+        "computed_at": before.computed_at.isoformat(),
     }
-    plan.snapshot = snapshot
+    plan.snapshot = snapshot.to_json()
     plan.recomputed_at = timezone.now()
     plan.save(update_fields=["previous", "snapshot", "recomputed_at"])
     return plan
@@ -167,15 +161,17 @@ def saved_plan_delete(*, tenant: Tenant, user: Any, plan: SavedPlan) -> None:
 def plan_share_link_create(
     *, tenant: Tenant, user: Any, plan: SavedPlan, expires_at: datetime | None
 ) -> PlanShareLink:
-    link = new_share_link(PlanShareLink, tenant=tenant, user=user, expires_at=expires_at, plan=plan)
+    link = sharing.share_link_create(
+        PlanShareLink, tenant=tenant, user=user, subject=plan, expires_at=expires_at
+    )
     _log(tenant=tenant, actor=user, action=Action.SHARED, plan_name=plan.name)
     return link
 
 
 @transaction.atomic
 def plan_share_link_revoke(*, tenant: Tenant, user: Any, link: PlanShareLink) -> PlanShareLink:
-    """Editors revoke their own links; admins any link of the org."""
-    if revoke_share_link(tenant=tenant, user=user, link=link):
+    """Editors revoke their own links; admins any link of the org (PermissionDenied)."""
+    if sharing.share_link_revoke(tenant=tenant, user=user, link=link):
         _log(tenant=tenant, actor=user, action=Action.REVOKED, plan_name=link.plan.name)
     return link
 
@@ -197,8 +193,8 @@ def live_share_links(*, tenant: Tenant, plan: SavedPlan) -> QuerySet[PlanShareLi
 
 
 def shared_plan(*, token: str) -> SavedPlan:
-    """The plan behind a live token; 404 for unknown, revoked or expired tokens and for
-    every token of an org that turned public links off."""
-    link = live_shared_link(PlanShareLink, token=token, subject="plan")
-    plan: SavedPlan = link.plan
+    """The plan behind a live token (sharing.selectors.share_link_resolve: 404 for unknown,
+    revoked or expired tokens and for every token of an org that turned public links
+    off)."""
+    plan: SavedPlan = share_link_resolve(PlanShareLink, token=token).plan
     return plan

@@ -18,11 +18,14 @@ from dataclasses import dataclass, replace
 from django.utils.translation import gettext as _
 
 from catalog import hardware
+from catalog.models import LLMModel
 from catalog.sizing.candidates import quant_ladder
-from catalog.sizing.requests import family_ladder, llama_like
+from catalog.sizing.requests import family_ladder
 from estimator import capacity, recommend
 from estimator.api import RequestError
-from sizing_site.planner.selectors import Planned, replica_curve_for
+from estimator.engines import runs_gguf
+from sizing_site.planner.curves import CurveInputs, replica_curve_for
+from sizing_site.planner.selectors import Planned
 
 LOAD_FACTORS = (2.0, 0.5)  # the table's rows
 CHART_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)  # the chart's points
@@ -117,12 +120,12 @@ def boundary(planned: Planned, candidate: capacity.Candidate, cards: int) -> int
 
 def _ladder(engine: str) -> list[tuple[str, float]]:
     """(quant, bits a weight), least compressed first."""
-    if llama_like(engine):
+    if runs_gguf(engine):
         rungs = [(r.name, r.bits_per_weight) for r in quant_ladder()]
         if rungs:
             return rungs
     names = set(family_ladder(engine))
-    ladder = recommend.GGUF_LADDER if llama_like(engine) else recommend.HF_LADDER
+    ladder = recommend.GGUF_LADDER if runs_gguf(engine) else recommend.HF_LADDER
     return [(name, bits) for name, bits in ladder if name in names]
 
 
@@ -150,10 +153,26 @@ def what_if(planned: Planned) -> WhatIf | None:
         if (c.label, c.engine, c.quant, c.tensor_parallel)
         == (chosen.label, chosen.engine, chosen.quant, chosen.tensor_parallel)
     )
-    amount = _amount(planned.load)
-    cases: list[Case] = []
+    quants = _quant_cases(planned, candidate, planned.model, planned.inputs)
+    return WhatIf(
+        label=chosen.label,
+        engine=chosen.engine,
+        quant=chosen.quant,
+        tensor_parallel=chosen.tensor_parallel,
+        cards=chosen.cards,
+        axis="users" if planned.load.users is not None else "requests_per_minute",
+        amount=_amount(planned.load),
+        boundary=boundary(planned, candidate, chosen.cards),
+        cases=(*_load_cases(planned, candidate), *quants),
+        points=_chart(planned, candidate),
+    )
+
+
+def _load_cases(planned: Planned, candidate: capacity.Candidate) -> list[Case]:
+    """The candidate planned again at each of LOAD_FACTORS x the load."""
+    cases = []
     for factor in LOAD_FACTORS:
-        load = _scaled(planned.load, amount * factor)
+        load = _scaled(planned.load, _amount(planned.load) * factor)
         found = _one(planned, candidate, load)
         cases.append(
             Case(
@@ -165,9 +184,20 @@ def what_if(planned: Planned) -> WhatIf | None:
                 miss=found.nearest_miss if found else None,
             )
         )
+    return cases
+
+
+def _quant_cases(
+    planned: Planned, candidate: capacity.Candidate, model: LLMModel, inputs: CurveInputs
+) -> list[Case]:
+    """The candidate's cards, engine and TP at the next quant down and up (next_quants),
+    each with its own replica curve, at the planned load; a rung the estimator refuses
+    is reported with its message."""
+    amount = _amount(planned.load)
     source = planned.candidates.sources[candidate.label]
     choice = hardware.support_matrix().choice(source.accelerator, candidate.engine)
     down, up = next_quants(candidate.engine, candidate.quant)
+    cases = []
     for name, quant, title in (
         ("quant_down", down, _("Next quant down")),
         ("quant_up", up, _("Next quant up")),
@@ -175,19 +205,18 @@ def what_if(planned: Planned) -> WhatIf | None:
         if quant is None or choice is None:
             continue
         built = replica_curve_for(
-            model=planned.model,
+            model=model,
             card=source.accelerator,
             choice=choice,
             quant=quant,
             tp=candidate.tensor_parallel,
-            inputs=planned.inputs,
+            inputs=inputs,
         )
         if isinstance(built, RequestError):
             cases.append(Case(name, title, amount, quant, None, None, built.message))
             continue
         resolved, curve = built
-        other = replace(candidate, curve=curve, quant=resolved)
-        found = _one(planned, other, planned.load)
+        found = _one(planned, replace(candidate, curve=curve, quant=resolved), planned.load)
         refused = "" if found else _("The model does not fit with this quant.")
         cases.append(
             Case(
@@ -200,21 +229,15 @@ def what_if(planned: Planned) -> WhatIf | None:
                 refused,
             )
         )
+    return cases
+
+
+def _chart(planned: Planned, candidate: capacity.Candidate) -> tuple[Point, ...]:
+    """The candidate's monthly cost at each of CHART_FACTORS x the load (None: no plan)."""
     points = []
     for factor in CHART_FACTORS:
-        load = _scaled(planned.load, amount * factor)
+        load = _scaled(planned.load, _amount(planned.load) * factor)
         found = _one(planned, candidate, load)
         plan = found.cheapest if found else None
         points.append(Point(_amount(load), plan.monthly_usd if plan else None))
-    return WhatIf(
-        label=chosen.label,
-        engine=chosen.engine,
-        quant=chosen.quant,
-        tensor_parallel=chosen.tensor_parallel,
-        cards=chosen.cards,
-        axis="users" if planned.load.users is not None else "requests_per_minute",
-        amount=amount,
-        boundary=boundary(planned, candidate, chosen.cards),
-        cases=tuple(cases),
-        points=tuple(points),
-    )
+    return tuple(points)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from estimator.api import RequestError
+from estimator.api import RequestError, parse_request
 from estimator.capacity import (
     MAX_REPLICAS,
     Candidate,
@@ -167,7 +167,8 @@ def _example() -> tuple[Candidate, ...]:
     ]
     return tuple(
         Candidate(engine=engine, quant=quant, tensor_parallel=tp,
-                  curve=replica_curve(_request(device, tp, engine, weights)), **offer)
+                  curve=replica_curve(parse_request(_request(device, tp, engine, weights))),
+                  **offer)
         for offer, device, tp, engine, weights, quant in rows
     )  # fmt: skip
 
@@ -284,7 +285,7 @@ def test_it_names_the_nearest_miss_when_our_machine_cannot_do_it() -> None:
 def test_it_refuses_a_device_without_a_prefill_rate() -> None:
     device = {k: v for k, v in H100.items() if not k.endswith(("tflops", "tops"))}
     with pytest.raises(RequestError) as error:
-        replica_curve(_request(device, 1, "vllm", FP8))
+        replica_curve(parse_request(_request(device, 1, "vllm", FP8)))
     assert error.value.field == "device.fp16_tflops"
 
 

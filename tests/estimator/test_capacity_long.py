@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from estimator.api import RequestError
+from estimator.api import RequestError, parse_request
 from estimator.capacity import (
     Candidate,
     Load,
@@ -43,11 +43,13 @@ def _long_example() -> tuple[Candidate, ...]:
         replace(
             c,
             curve=replica_curve(
-                _request(
-                    devices[c.label],
-                    c.tensor_parallel,
-                    c.engine,
-                    Q4_K_M if c.quant == "Q4_K_M" else FP8,
+                parse_request(
+                    _request(
+                        devices[c.label],
+                        c.tensor_parallel,
+                        c.engine,
+                        Q4_K_M if c.quant == "Q4_K_M" else FP8,
+                    )
                 ),
                 long_prompt_tokens=6000,
             ),

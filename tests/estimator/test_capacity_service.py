@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from estimator.api import RequestError, estimate
+from estimator.api import RequestError, estimate, parse_request
 from estimator.capacity import (
     Candidate,
     Load,
@@ -129,8 +129,8 @@ def test_a_prompt_cache_share_shortens_ttft_and_prefill_but_not_the_kv_pool() ->
     # Half of each 4,000-token prompt from the prefix cache: the no-load TTFT loses
     # 0.5 x 4,000 / prefill rate, the prefill rate per prompt token doubles, and the KV
     # admission (the whole prompt held) does not change.
-    plain = replica_curve(_request())
-    cached = replica_curve(_request(), cached_prompt_share=0.5)
+    plain = replica_curve(parse_request(_request()))
+    cached = replica_curve(parse_request(_request()), cached_prompt_share=0.5)
     assert cached.max_sequences == plain.max_sequences
     assert cached.prefill_tokens_per_s == pytest.approx(2 * plain.prefill_tokens_per_s)
     assert cached.ttft_s == pytest.approx(
@@ -144,7 +144,7 @@ def test_a_prompt_cache_share_shortens_ttft_and_prefill_but_not_the_kv_pool() ->
 
 def test_a_prompt_cache_share_past_95_percent_is_refused() -> None:
     with pytest.raises(RequestError) as error:
-        replica_curve(_request(), cached_prompt_share=0.96)
+        replica_curve(parse_request(_request()), cached_prompt_share=0.96)
     assert error.value.field == "serving.cached_prompt_share"
     with pytest.raises(RequestError) as error:
         estimate(_request(cached_prompt_share=0.96))

@@ -48,8 +48,8 @@ def test_it_finds_the_smallest_and_the_fastest_fitting_device() -> None:
     ]
     best = best_devices(parsed, devices, run_estimate)
     # BF16 needs 17.4 GB in all: 8 GB is too small, 24 GB is the smallest that fits
-    assert best["smallest"] is not None and best["smallest"].name == "mid"
-    assert best["fastest"] is not None and best["fastest"].name == "fast"
+    assert best.smallest is not None and best.smallest.name == "mid"
+    assert best.fastest is not None and best.fastest.name == "fast"
 
 
 def test_every_plan_step_that_claims_to_fit_does_fit_and_carries_flags() -> None:

@@ -8,7 +8,7 @@ from django.test import Client
 from django.urls import reverse
 
 from catalog.models import Accelerator
-from sizing_site.planner import selectors
+from sizing_site.planner import curves, selectors, sources
 from sizing_site.planner.forms import DEFAULTS
 from sizing_site.tenancy.access import tenant_for
 from tests.planner.test_planner import EXAMPLE, MODEL, PlannerTestCase
@@ -63,8 +63,8 @@ class PlanDetailsTest(PlannerTestCase):
         for plan in answer["plans"]:
             source, hardware = plan["source"], plan["hardware_per_replica"]
             assert hardware["cards"] == plan["tensor_parallel"]
-            if source is None or source["kind"] != selectors.BUY:
-                assert plan["purchase_usd"] is None or source["kind"] == selectors.BUY
+            if source is None or source["kind"] != sources.BUY:
+                assert plan["purchase_usd"] is None or source["kind"] == sources.BUY
                 continue
             card = Accelerator.objects.get(slug=source["accelerator"])
             seen.add(hardware["machine"])
@@ -92,7 +92,7 @@ class PlanDetailsTest(PlannerTestCase):
         assert seen, "no bought plan in the answer"
 
     def test_candidates_past_the_limit_are_listed_with_the_reason(self) -> None:
-        inputs = selectors.CurveInputs(
+        inputs = curves.CurveInputs(
             context_tokens=int(DEFAULTS["context_tokens"]),
             prompt_tokens=int(DEFAULTS["prompt_tokens"]),
             output_tokens=int(DEFAULTS["output_tokens"]),

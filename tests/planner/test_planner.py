@@ -26,7 +26,7 @@ from estimator.capacity.costs import _replica_costs as replica_costs
 from pricing import services as pricing
 from pricing.models import CloudOffer, CloudProvider
 from sizing_site.fleet.models import InventoryMachine
-from sizing_site.planner import selectors
+from sizing_site.planner import curves, selectors, sources
 from sizing_site.planner.forms import DEFAULTS
 from sizing_site.tenancy.access import tenant_for
 from tests.cast import CastTestCase
@@ -63,7 +63,7 @@ class PlannerTestCase(CastTestCase):
 
     def candidates(self, organization: Any, **values: int) -> selectors.CandidateSet:
         """The candidates of `organization` as its page's tenant sees them."""
-        inputs = selectors.CurveInputs(
+        inputs = curves.CurveInputs(
             context_tokens=values.get("context_tokens", int(DEFAULTS["context_tokens"])),
             prompt_tokens=values.get("prompt_tokens", int(DEFAULTS["prompt_tokens"])),
             output_tokens=values.get("output_tokens", int(DEFAULTS["output_tokens"])),
@@ -362,7 +362,7 @@ class InventoryCandidatesTest(PlannerTestCase):
             assert candidate.power_w_per_card == 350.0  # 1,400 W effective over 4 cards
         assert found.sources[OURS].machine == str(self.ours.code)
         kinds = {source.kind for source in found.sources.values()}
-        assert kinds == {selectors.INVENTORY, selectors.CLOUD, selectors.BUY}
+        assert kinds == {sources.INVENTORY, sources.CLOUD, sources.BUY}
 
     def test_the_worked_example_lists_the_machines_miss_and_ranks_the_others(self) -> None:
         response = self.post(EXAMPLE)
@@ -472,6 +472,34 @@ class InventoryCandidatesTest(PlannerTestCase):
         assert replica_costs(tp1, capacity.Horizon(), {})[1] == pytest.approx(109.5)
 
 
+def rented(chosen: Any, **changes: Any) -> capacity.Candidate:
+    """A rented candidate with `chosen`'s label, curve, engine, quant, TP and hourly rent
+    (none of its other figures), then `changes`."""
+    kept = {
+        "label": chosen.label,
+        "curve": chosen.curve,
+        "engine": chosen.engine,
+        "quant": chosen.quant,
+        "tensor_parallel": chosen.tensor_parallel,
+        "rent_usd_per_card_hour": chosen.rent_usd_per_card_hour,
+    }
+    return capacity.Candidate(**{**kept, **changes})
+
+
+def example_plan(
+    candidate: capacity.Candidate, *, users: int = 200, horizon: capacity.Horizon | None = None
+) -> capacity.Plan | None:
+    """The cheapest plan of the worked example's load (`users`, 30 s think time, 1,000 /
+    400 tokens) and service level (TTFT p95 <= 1.5 s, >= 30 tok/s each, N+1) on one
+    candidate; None when it serves none."""
+    return capacity.plan(
+        load=capacity.Load(users=users, think_s=30, prompt_tokens=1000, output_tokens=400),
+        service=capacity.ServiceLevel(ttft_p95_s=1.5, tokens_per_s_per_user=30, spare_replicas=1),
+        candidates=[candidate],
+        horizon=horizon,
+    ).cheapest
+
+
 class WhatIfTest(PlannerTestCase):
     """The cheapest plan of the worked example (org A: its negotiated H100 at 0.50 USD a
     card-hour, llama.cpp Q4_K_M, TP 1, 5 + 1 cards) planned again at 2x and 0.5x the load
@@ -484,6 +512,26 @@ class WhatIfTest(PlannerTestCase):
             if (c.label, c.engine, c.quant, c.tensor_parallel)
             == (plan["label"], plan["engine"], quant, plan["tensor_parallel"])
         )
+
+    def bf16_curve(self, found: selectors.CandidateSet, chosen: Any) -> capacity.ReplicaCurve:
+        """The chosen candidate's card at BF16, TP 1: its curve as the planner builds one."""
+        source = found.sources[chosen.label]
+        choice = hardware.support_matrix().choice(source.accelerator, "vllm")
+        assert choice is not None
+        built = curves.replica_curve_for(
+            model=selectors.planner_model(slug=MODEL),
+            card=source.accelerator,
+            choice=choice,
+            quant="bf16",
+            tp=1,
+            inputs=curves.CurveInputs(
+                context_tokens=int(DEFAULTS["context_tokens"]),
+                prompt_tokens=int(DEFAULTS["prompt_tokens"]),
+                output_tokens=int(DEFAULTS["output_tokens"]),
+            ),
+        )
+        assert not isinstance(built, Exception)
+        return built[1]
 
     def test_load_and_quant_what_ifs_and_the_boundary(self) -> None:
         answer = self.post(EXAMPLE).json()
@@ -509,66 +557,18 @@ class WhatIfTest(PlannerTestCase):
         # quant up is the plan capacity.plan makes of the same cards at BF16
         found = self.candidates(self.org_a)
         chosen = self.candidate(found, cheapest, "fp8")
-        source = found.sources[chosen.label]
-        choice = hardware.support_matrix().choice(source.accelerator, "vllm")
-        assert choice is not None
-        built = selectors.replica_curve_for(
-            model=selectors.planner_model(slug=MODEL),
-            card=source.accelerator,
-            choice=choice,
-            quant="bf16",
-            tp=1,
-            inputs=selectors.CurveInputs(
-                context_tokens=int(DEFAULTS["context_tokens"]),
-                prompt_tokens=int(DEFAULTS["prompt_tokens"]),
-                output_tokens=int(DEFAULTS["output_tokens"]),
-            ),
+        at_bf16 = rented(
+            chosen, curve=self.bf16_curve(found, chosen), quant="bf16", tensor_parallel=1
         )
-        assert not isinstance(built, Exception)
-        q4_1 = capacity.plan(
-            load=capacity.Load(users=200, think_s=30, prompt_tokens=1000, output_tokens=400),
-            service=capacity.ServiceLevel(
-                ttft_p95_s=1.5, tokens_per_s_per_user=30, spare_replicas=1
-            ),
-            candidates=[
-                capacity.Candidate(
-                    label=chosen.label,
-                    curve=built[1],
-                    engine=chosen.engine,
-                    quant="bf16",
-                    tensor_parallel=1,
-                    rent_usd_per_card_hour=chosen.rent_usd_per_card_hour,
-                )
-            ],
-            horizon=capacity.Horizon(),
-        ).cheapest
+        q4_1 = example_plan(at_bf16, horizon=capacity.Horizon())
         assert q4_1 is not None
         assert cases["quant_up"]["plan"]["monthly_usd"] == q4_1.monthly_usd == 1825.0
         assert cases["quant_up"]["plan"]["cards"] == q4_1.cards == 5
         # the boundary: capacity.plan with the plan's 3 cards serves it and not one more
-        fixed = capacity.Candidate(
-            label=chosen.label,
-            curve=chosen.curve,
-            engine=chosen.engine,
-            quant=chosen.quant,
-            tensor_parallel=chosen.tensor_parallel,
-            cards_available=cheapest["cards"],
-            rent_usd_per_card_hour=chosen.rent_usd_per_card_hour,
-        )
+        fixed = rented(chosen, cards_available=cheapest["cards"])
 
         def serves(users: int) -> bool:
-            return (
-                capacity.plan(
-                    load=capacity.Load(
-                        users=users, think_s=30, prompt_tokens=1000, output_tokens=400
-                    ),
-                    service=capacity.ServiceLevel(
-                        ttft_p95_s=1.5, tokens_per_s_per_user=30, spare_replicas=1
-                    ),
-                    candidates=[fixed],
-                ).cheapest
-                is not None
-            )
+            return example_plan(fixed, users=users) is not None
 
         boundary = what["boundary"]
         assert boundary == 328 and serves(boundary) and not serves(boundary + 1)

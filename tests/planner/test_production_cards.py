@@ -7,14 +7,14 @@ import pytest
 
 from catalog import hardware
 from catalog.models import Accelerator
-from sizing_site.planner import selectors
+from sizing_site.planner import curves, selectors, sources
 from sizing_site.planner.forms import DEFAULTS
 from tests.planner.test_planner import EXAMPLE, MODEL, PlannerTestCase, tenant_for
 
 
 class ProductionCardsTest(PlannerTestCase):
-    def sources(self, *, allow_consumer: bool) -> dict[str, selectors.CardSource]:
-        return {s.accelerator.slug: s for s in selectors.buy_sources(allow_consumer=allow_consumer)}
+    def sources(self, *, allow_consumer: bool) -> dict[str, sources.CardSource]:
+        return {s.accelerator.slug: s for s in sources.buy_sources(allow_consumer=allow_consumer)}
 
     def test_consumer_cards_are_left_out_unless_allowed(self) -> None:
         rtx_4090 = "nvidia-geforce-rtx-4090"  # segment "consumer", a catalog price
@@ -26,7 +26,7 @@ class ProductionCardsTest(PlannerTestCase):
         found = selectors.candidate_set(
             model=selectors.planner_model(slug=MODEL),
             tenant=tenant_for(self.bob, "org-a"),
-            inputs=selectors.CurveInputs(
+            inputs=curves.CurveInputs(
                 context_tokens=int(DEFAULTS["context_tokens"]),
                 prompt_tokens=int(DEFAULTS["prompt_tokens"]),
                 output_tokens=int(DEFAULTS["output_tokens"]),

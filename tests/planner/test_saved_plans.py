@@ -34,7 +34,8 @@ from sizing_site.fleet.models import InventoryMachine
 from sizing_site.planner import services
 from sizing_site.planner.forms import DEFAULTS, PlanForm
 from sizing_site.planner.models import PlanShareLink, SavedPlan
-from sizing_site.reports.models import ActivityEntry, SharePolicy
+from sizing_site.reports.models import ActivityEntry
+from sizing_site.sharing.models import SharePolicy
 from sizing_site.tenancy.access import tenant_for
 from sizing_site.tenancy.models import Membership, Role
 from tests.planner.test_planner import EXAMPLE, MODEL, PRO_6000, PlannerTestCase, _json_schema

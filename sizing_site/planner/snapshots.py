@@ -1,0 +1,78 @@
+"""The frozen snapshot of a saved capacity plan (SavedPlan.snapshot): the planner's answer
+as the page and the API showed it, so the plan's report shows the same figures after the
+catalog or the prices change, until an editor recomputes it. Versioned JSON
+(sizing_site.sharing.snapshots):
+
+- version 2, written since snapshots carry a version: {"version": 2, "answer": the
+  planner's answer (planner.output.planned_data), "model_name", "computed_at": ISO 8601,
+  "prices_checked_at": ISO 8601 or null: the latest check of the cloud prices the org saw}.
+- version 1: no "version" key, every plan saved before it (read through `_from_v1`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sizing_site.sharing.snapshots import SnapshotError, upgraded
+
+VERSION = 2
+KIND = "plan"
+# What a plan's cheapest option says in brief (top_plan): the saved list, the API's
+# summary and the report's before/after table.
+TOP_PLAN_KEYS = ("label", "engine", "quant", "tensor_parallel", "cards", "monthly_usd")
+
+
+@dataclass(frozen=True)
+class PlanSnapshot:
+    answer: dict[str, Any]  # planner.output.planned_data, as JSON
+    model_name: str
+    computed_at: datetime
+    prices_checked_at: datetime | None
+    version: int = VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored JSON, at this snapshot's version (the current one: from_json
+        migrates older ones)."""
+        checked = self.prices_checked_at
+        return {
+            "version": self.version,
+            "answer": self.answer,
+            "model_name": self.model_name,
+            "computed_at": self.computed_at.isoformat(),
+            "prices_checked_at": checked.isoformat() if checked is not None else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> PlanSnapshot:
+        """A stored snapshot of any known version, migrated to the current one; a newer
+        version or a malformed one is SnapshotError."""
+        data = upgraded(data, kind=KIND, current=VERSION, steps={1: _from_v1})
+        try:
+            checked = data["prices_checked_at"]
+            return cls(
+                answer=data["answer"],
+                model_name=data["model_name"],
+                computed_at=datetime.fromisoformat(data["computed_at"]),
+                prices_checked_at=datetime.fromisoformat(checked) if checked else None,
+                version=data["version"],
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SnapshotError(f"{KIND} snapshot: {exc!r}") from None
+
+    def top_plan(self) -> dict[str, Any] | None:
+        """The cheapest plan in brief (TOP_PLAN_KEYS); None when no plan met the load."""
+        cheapest = self.answer.get("cheapest")
+        if cheapest is None:
+            return None
+        return {key: cheapest.get(key) for key in TOP_PLAN_KEYS}
+
+
+def _from_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 to 2: the same keys; a model name or a price check a row lacks reads as
+    the model's slug and "never checked"."""
+    return {
+        **data,
+        "model_name": data.get("model_name") or data["answer"]["model"],
+        "prices_checked_at": data.get("prices_checked_at"),
+    }
