@@ -33,7 +33,7 @@ from django.utils.translation import gettext as _
 
 from catalog.forms import MAX_WHOLE_GGUF_BYTES
 from catalog.services.configs import MAX_CONFIG_BYTES
-from sizing_site.api.errors import error_response, is_api
+from sizing_site.apikit.errors import error_response, is_api
 from sizing_site.owncatalog.forms import MAX_MODEL_POST_BYTES
 from sizing_site.prices.forms import MAX_FEED_BYTES
 

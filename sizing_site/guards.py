@@ -15,7 +15,7 @@ from urllib.parse import unquote_to_bytes
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.utils.translation import gettext as _
 
-from sizing_site.api.errors import error_response, is_api
+from sizing_site.apikit.errors import error_response, is_api
 
 
 def query_bytes(request: HttpRequest) -> bytes:

@@ -5,18 +5,17 @@ from django.urls import include, path
 
 from sizing_site.core import views as core_views
 from sizing_site.explore import views as explore_views
-from sizing_site.tenancy.urls import api_urlpatterns
 
-# API addresses no route matches answer in the API's error shape (sizing_site.api.errors).
-handler404 = "sizing_site.api.errors.page_not_found"
-handler500 = "sizing_site.api.errors.server_error"
+# API addresses no route matches answer in the API's error shape (sizing_site.apikit.errors).
+handler404 = "sizing_site.apikit.errors.page_not_found"
+handler500 = "sizing_site.apikit.errors.server_error"
 
 urlpatterns = [
     path("health/", core_views.health, name="health"),
     path("health/live/", core_views.live, name="health-live"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),
-    path("api/v1/", include((api_urlpatterns, "api"))),
+    path("api/v1/", include(("sizing_site.api_urls", "api"))),
 ]
 
 urlpatterns += i18n_patterns(

@@ -34,9 +34,8 @@ from rest_framework import status
 from rest_framework.request import Request
 
 from catalog.sizing import deadline
-from sizing_site.api.errors import OverLimit
+from sizing_site.apikit.errors import OverLimit
 from sizing_site.core.counters import COUNTERS
-from sizing_site.tokens.models import ApiToken
 
 # Calibration (Django's test client, SQLite, one core of the 2-core build machine,
 # 2026-12-05; each batch at contexts nothing had sized):
@@ -177,8 +176,9 @@ def spend(request: Request, units: float, *, divisible: bool = True) -> Iterator
     slot = _take_slot(user_key, cost, limit.concurrent, limit.deadline_s + SLOT_GRACE_S)
     try:
         _charge(f"user:{user_key}", cost, limit.per_minute_user, "API_COST_PER_MINUTE_USER")
-        if isinstance(request.auth, ApiToken):
-            _charge_token(request.auth, user_key, cost, limit)
+        # Only token authentication sets request.auth (a session leaves it None).
+        if request.auth is not None:
+            _charge_token(request.auth.pk, user_key, cost, limit)
         with deadline.deadline(limit.deadline_s):
             try:
                 yield
@@ -188,10 +188,10 @@ def spend(request: Request, units: float, *, divisible: bool = True) -> Iterator
         COUNTERS.delete(slot)
 
 
-def _charge_token(token: ApiToken, user_key: object, cost: int, limit: Limits) -> None:
+def _charge_token(token_key: object, user_key: object, cost: int, limit: Limits) -> None:
     """The token's own minute; when it refuses, the user's charge is taken back."""
     try:
-        _charge(f"token:{token.pk}", cost, limit.per_minute_token, "API_COST_PER_MINUTE_TOKEN")
+        _charge(f"token:{token_key}", cost, limit.per_minute_token, "API_COST_PER_MINUTE_TOKEN")
     except OverLimit:
         minute, _left = _minute()
         COUNTERS.bump(f"api-cost:user:{user_key}:{minute}", -cost, timeout=2 * MINUTE_S)

@@ -37,7 +37,7 @@ class Refused(exceptions.APIException):
 class OverLimit(exceptions.APIException):
     """A refusal by a limit, with its figures beside the one error shape: which limit (the
     setting's name), what it allows, what the request costs, and any count it was checked
-    against (sizing_site.api.budget). `retry_after_s` becomes the Retry-After header."""
+    against (sizing_site.apikit.budget). `retry_after_s` becomes the Retry-After header."""
 
     def __init__(self, status_code: int, message: str, **figures: Any) -> None:
         super().__init__(message)
@@ -85,7 +85,8 @@ def json_types(
 ) -> None:
     """A JSON body states its types, and DRF's fields are lenient about them (a number
     for a CharField, true or "1" for a number): a value of another JSON type than its
-    field's is a 400 naming the field. Null is the field's own business (allow_null)."""
+    field's is a 400 naming the field (a row named by its slug takes a string). Null is
+    the field's own business (allow_null)."""
     wrong: Errors = {}
     for name, value in data.items():
         field = fields.get(name)
@@ -98,7 +99,9 @@ def json_types(
             ok, expected = number and float(value).is_integer(), _("Expected a whole number.")
         elif isinstance(field, serializers.FloatField | serializers.DecimalField):
             ok, expected = number, _("Expected a number.")
-        elif isinstance(field, serializers.CharField | serializers.ChoiceField):
+        elif isinstance(
+            field, serializers.CharField | serializers.ChoiceField | serializers.SlugRelatedField
+        ):
             ok, expected = isinstance(value, str), _("Expected a string.")
         elif isinstance(field, serializers.DateField | serializers.DateTimeField):
             ok, expected = isinstance(value, str), _("Expected a date (ISO 8601).")

@@ -28,7 +28,7 @@ class AutoSchema(SpectacularAutoSchema):
 
     def get_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
         """drf-spectacular's, with the refusals that come before or around any view on
-        every operation that does not document its own (sizing_site.api.schema.
+        every operation that does not document its own (sizing_site.apikit.schema.
         limit_responses): the request guard's 400 (sizing_site.guards: a NUL character in
         the address or query, a query that is not UTF-8) where there are path or query
         parameters, a bad token's 401, gunicorn's 414 and 431, the throttles' 429, and for
@@ -36,7 +36,7 @@ class AutoSchema(SpectacularAutoSchema):
         operation: dict[str, Any] | None = super().get_operation(*args, **kwargs)
         if operation is None:
             return operation
-        from sizing_site.api.schema import limit_responses  # not at import: see the module's doc
+        from sizing_site.apikit.schema import limit_responses  # not at import: see the module's doc
 
         for parameter in operation.get("parameters", []):
             # A copy: a parameter's schema may be a module's shared dict (api.schema.CONTEXT).

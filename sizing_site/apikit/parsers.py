@@ -1,6 +1,6 @@
 """The API's JSON parser (settings.REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"]). A module of
 its own: DRF imports it while rest_framework.views is being defined, so it must not import
-that module (sizing_site.api.errors does)."""
+that module (sizing_site.apikit.errors does)."""
 
 from __future__ import annotations
 

@@ -4,8 +4,9 @@ what the fleet pages do (sizing_site.fleet.views), for scripts.
 - Every view is a TenantApiView: a non-member gets 404 whatever the method; reads need a
   viewer, creating and changing a machine an editor, deleting one an admin (else 403).
   Machines are named by their public `code`.
-- A machine is written through the pages' MachineForm and services, so a bad field is a
-  400 naming it, as on the page. PATCH changes only the fields sent.
+- A machine's fields are those of the pages' MachineForm, checked by the view's
+  InputSerializer (a bad field is a 400 naming it) and written by the pages' services.
+  PATCH changes only the fields sent.
 - GET fleet/ gives the fleet page's figures (sizing_site.fleet.selectors.fleet_tables)
   with the page's filters as query parameters (ctx, quality, q).
 """
@@ -13,25 +14,32 @@ what the fleet pages do (sizing_site.fleet.views), for scripts.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
-from django.urls import URLPattern, path
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from catalog.models import Accelerator
 from catalog.sizing import candidates
-from sizing_site.api import schema
-from sizing_site.api.errors import Refused, form_errors, json_object, single_values
-from sizing_site.api.openapi import NON_BLANK
-from sizing_site.api.pagination import NumberedPages
-from sizing_site.explore import selectors as explore
+from catalog.sizing.candidates import DEFAULT_CONTEXT_TOKENS
+from sizing_site.apikit import schema
+from sizing_site.apikit.inputs import (
+    BodyInput,
+    Choice,
+    OptionalText,
+    QueryInput,
+    SlugRow,
+    not_a_choice,
+)
+from sizing_site.apikit.pagination import NumberedPages
+from sizing_site.explore.forms import MAX_CONTEXT_TOKENS, MIN_CONTEXT_TOKENS
 from sizing_site.fleet import selectors, services
-from sizing_site.fleet.forms import MACHINE_FIELDS, FleetForm, MachineForm
 from sizing_site.fleet.models import (
     MAX_CARDS,
     NAME_MAX,
@@ -39,25 +47,13 @@ from sizing_site.fleet.models import (
     Interconnect,
     InventoryMachine,
 )
+from sizing_site.tenancy.access import Tenant
 from sizing_site.tenancy.role_api import RoleApiView, role_responses
 
 TAGS = ["fleet"]
-ALLOWED = frozenset(MACHINE_FIELDS)
-# What a POST may leave out besides the blank-able fields: the model's defaults.
-DEFAULTS = {"interconnect": str(Interconnect.UNKNOWN)}
 
 
 # --- input ---------------------------------------------------------------------------
-
-
-# The money fields (the model's DecimalFields: digits, decimal places), sent as a JSON
-# number or as a decimal in a string; the other numbers as JSON numbers, text as strings.
-MONEY = {
-    "purchase_usd": (12, 2),
-    "electricity_usd_per_kwh": (6, 4),
-    "internal_usd_per_hour": (10, 4),
-}
-NUMBERS = frozenset({"card_count", "host_ram_gb", "power_w"})
 
 
 def _decimal_text(digits: int, places: int) -> str:
@@ -65,58 +61,65 @@ def _decimal_text(digits: int, places: int) -> str:
     return rf"^(?=.*\d)0*\d{{0,{digits - places}}}(\.\d{{0,{places}}})?$"
 
 
-def _most(name: str) -> float:
-    """The largest money figure the field's digits hold (9,999,999,999.99 for 12 and 2)."""
-    digits, places = MONEY[name]
-    return float(f"{'9' * (digits - places)}.{'9' * places}")
+class Money(serializers.Field[Decimal | None, Any, Any, Any]):
+    """A money figure of the machine (a DecimalField of the model, by its name), optional,
+    null for blank: a JSON number from 0 to the largest its digits hold (9,999,999,999.99
+    for 12 digits and 2 places) rounded to its decimal places (a JSON number is binary:
+    0.57 arrives as 0.5700000000000001), or a decimal in a string with no more places
+    than it has."""
+
+    default_error_messages = {"invalid": _("Expected a number.")}
+
+    def __init__(self, name: str, **kwargs: Any) -> None:
+        column: Any = InventoryMachine._meta.get_field(name)
+        self.places: int = column.decimal_places
+        self.text = _decimal_text(column.max_digits, self.places)
+        whole = column.max_digits - self.places
+        self.most = Decimal(f"{'9' * whole}.{'9' * self.places}")
+        super().__init__(required=False, allow_null=True, **kwargs)
+
+    def to_internal_value(self, data: Any) -> Decimal:
+        if isinstance(data, str) and re.fullmatch(self.text, data):
+            return Decimal(data)
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        if not 0 <= data <= self.most:
+            message = _("Enter a number from 0 to %(most)s.") % {"most": self.most}
+            raise serializers.ValidationError(message)
+        return Decimal(f"{data:.{self.places}f}")
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+    def schema(self) -> dict[str, Any]:
+        number = {"type": "number", "minimum": 0, "maximum": float(self.most)}
+        return {"oneOf": [number, {"type": "string", "pattern": self.text}]}
 
 
-def _form_value(data: Mapping[str, Any], name: str) -> str:
-    """A JSON field as the form reads it: numbers as text, null blank. A money figure sent
-    as a number from 0 to the field's largest is rounded to its decimal places (a JSON
-    number is binary: 0.57 arrives as 0.5700000000000001); as text it must be a decimal
-    with no more places than the field has."""
-    value = data[name]
-    if value is None:
-        return ""
-    number = not isinstance(value, bool) and isinstance(value, int | float)
-    if name in MONEY:
-        digits, places = MONEY[name]
-        if isinstance(value, str) and re.fullmatch(_decimal_text(digits, places), value):
-            return value
-        if not number:
-            raise Refused({name: [_("Expected a number.")]})
-        if not 0 <= value <= _most(name):
-            message = _("Enter a number from 0 to %(most)s.") % {
-                "most": f"{_most(name):.{places}f}"
-            }
-            raise Refused({name: [message]})
-        return f"{value:.{places}f}"
-    if name in NUMBERS and not number:
-        raise Refused({name: [_("Expected a number.")]})
-    if name not in NUMBERS and not isinstance(value, str):
-        raise Refused({name: [_("Expected a string.")]})
-    return str(value)
+class MoneySchema(OpenApiSerializerFieldExtension):
+    """Money's schema: a number in its range or a decimal in a string (drf-spectacular
+    adds `nullable` and the help text)."""
+
+    target_class = Money
+
+    def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        field: Money = self.target
+        return field.schema()
 
 
-def _current(machine: InventoryMachine) -> dict[str, str]:
-    """The machine's fields as the form's data (the card by its slug): a PATCH's base."""
-    data = {}
-    for name in MACHINE_FIELDS:
-        value = machine.accelerator.slug if name == "accelerator" else getattr(machine, name)
-        data[name] = "" if value is None else str(value)
-    return data
+class MachineCard(SlugRow):
+    """A card by its slug, among those a machine of the organization (the serializer's
+    context["organization"]) may have: no organization, no card."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        # The queryset is the schema's (a slug of Accelerator); get_queryset the rows.
+        super().__init__(queryset=Accelerator.objects.none(), **kwargs)
+
+    def get_queryset(self) -> Any:
+        return selectors.machine_card_list(organization=self.context["organization"])
 
 
-def _valid(
-    data: dict[str, str], machine: InventoryMachine | None = None, *, organization: Any = None
-) -> dict[str, Any]:
-    form = MachineForm(data, instance=machine, organization=organization)
-    if not form.is_valid():
-        # form_errors reads only the errors, which a ModelForm has as a Form does.
-        raise Refused(form_errors(form))  # type: ignore[arg-type]
-    cleaned: dict[str, Any] = form.cleaned_data
-    return cleaned
+_INT_MAX = 2_147_483_647  # the database's positive integer
 
 
 # --- output --------------------------------------------------------------------------
@@ -142,48 +145,6 @@ class MachineOutput(serializers.Serializer[Any]):
     created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
     created = serializers.DateTimeField()
     updated = serializers.DateTimeField()
-
-
-def _money(name: str) -> dict[str, Any]:
-    """A DecimalField of the model: a JSON number from 0 to its largest (rounded to its
-    decimal places), or a decimal in a string with no more places than it has."""
-    digits, places = MONEY[name]
-    number = {"type": "number", "minimum": 0, "maximum": _most(name)}
-    text = {"type": "string", "pattern": _decimal_text(digits, places)}
-    return {"nullable": True, "oneOf": [number, text]}
-
-
-_INTEGER = {"type": "integer", "nullable": True, "minimum": 0, "maximum": 2_147_483_647}
-MACHINE_PROPERTIES: dict[str, Any] = {
-    "name": {"type": "string", "maxLength": NAME_MAX, "pattern": NON_BLANK},
-    "accelerator": {"type": "string", "description": "A catalog card's slug (or our own)."},
-    "card_count": {"type": "integer", "minimum": 1, "maximum": MAX_CARDS},
-    "host_ram_gb": _INTEGER,
-    "interconnect": {
-        "type": "string",
-        "enum": list(Interconnect.values),
-        "description": "Default: unknown.",
-    },
-    "purchase_usd": _money("purchase_usd"),
-    "purchase_date": {"type": "string", "format": "date", "nullable": True},
-    "power_w": {**_INTEGER, "description": "Null: the card's TDP times the cards."},
-    "electricity_usd_per_kwh": _money("electricity_usd_per_kwh"),
-    "internal_usd_per_hour": _money("internal_usd_per_hour"),
-    "notes": {"type": "string", "nullable": True, "maxLength": NOTES_MAX},
-}
-MACHINE_INPUT: dict[str, Any] = {
-    "type": "object",
-    "description": "The new-machine page's form (sizing_site.fleet.forms.MachineForm).",
-    "properties": MACHINE_PROPERTIES,
-    "required": ["name", "accelerator", "card_count"],
-    "additionalProperties": False,
-}
-MACHINE_PATCH: dict[str, Any] = {
-    "type": "object",
-    "description": "Any of the machine's fields; those not sent keep their values.",
-    "properties": MACHINE_PROPERTIES,
-    "additionalProperties": False,
-}
 
 
 class MachineListOutput(serializers.Serializer[Any]):
@@ -258,6 +219,37 @@ class FleetApiView(RoleApiView):
 
 
 class InventoryListApi(FleetApiView):
+    class InputSerializer(BodyInput):
+        """The new-machine page's form (sizing_site.fleet.forms.MachineForm); a PATCH sends
+        any of its fields, and those not sent keep their values."""
+
+        name = serializers.CharField(max_length=NAME_MAX)
+        accelerator = MachineCard(help_text="A catalog card's slug (or our own).")
+        card_count = serializers.IntegerField(min_value=1, max_value=MAX_CARDS)
+        host_ram_gb = serializers.IntegerField(
+            required=False, allow_null=True, min_value=0, max_value=_INT_MAX
+        )
+        interconnect = Choice(
+            choices=Interconnect.choices, required=False, help_text="Default: unknown."
+        )
+        purchase_usd = Money("purchase_usd")
+        purchase_date = serializers.DateField(
+            required=False, allow_null=True, error_messages={"invalid": _("Enter a valid date.")}
+        )
+        power_w = serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            min_value=0,
+            max_value=_INT_MAX,
+            help_text="Null: the card's TDP times the cards.",
+        )
+        electricity_usd_per_kwh = Money("electricity_usd_per_kwh")
+        internal_usd_per_hour = Money("internal_usd_per_hour")
+        notes = OptionalText(max_length=NOTES_MAX)
+
+        class Meta:
+            ref_name = "MachineInput"
+
     @extend_schema(
         operation_id="inventory_list",
         summary="The organization's machines",
@@ -271,20 +263,27 @@ class InventoryListApi(FleetApiView):
     @extend_schema(
         operation_id="inventory_create",
         summary="Add a machine (editors)",
-        request={"application/json": MACHINE_INPUT},
+        request=InputSerializer,
         responses=_responses(
             201, MachineOutput, write=True, bad="Bad input or an unknown field, the field named."
         ),
         tags=TAGS,
     )
     def post(self, request: Request, org_slug: str) -> Response:
-        data = json_object(request.data, ALLOWED)
-        values = _valid(
-            {**DEFAULTS, **{name: _form_value(data, name) for name in data}},
-            organization=self.tenant.organization,
+        machine = services.machine_create(
+            tenant=self.tenant, user=request.user, values=_machine(request, self.tenant)
         )
-        machine = services.machine_create(tenant=self.tenant, user=request.user, values=values)
         return Response(MachineOutput(machine).data, status=status.HTTP_201_CREATED)
+
+
+def _machine(request: Request, tenant: Tenant, *, partial: bool = False) -> dict[str, Any]:
+    """A machine's fields from the body (InventoryListApi.InputSerializer; a PATCH's any
+    of them), typed and checked, its card among the organization's."""
+    context = {"organization": tenant.organization}
+    machine = InventoryListApi.InputSerializer(data=request.data, partial=partial, context=context)
+    machine.is_valid(raise_exception=True)
+    values: dict[str, Any] = machine.validated_data
+    return values
 
 
 class InventoryDetailApi(FleetApiView):
@@ -303,7 +302,7 @@ class InventoryDetailApi(FleetApiView):
     @extend_schema(
         operation_id="inventory_partial_update",
         summary="Change a machine's fields (editors)",
-        request={"application/json": MACHINE_PATCH},
+        request=InventoryListApi.InputSerializer,
         responses=_responses(
             200, MachineOutput, write=True, bad="Bad input or an unknown field, the field named."
         ),
@@ -311,11 +310,7 @@ class InventoryDetailApi(FleetApiView):
     )
     def patch(self, request: Request, org_slug: str, code: UUID) -> Response:
         machine = self.machine(code)
-        data = json_object(request.data, ALLOWED)
-        sent = {name: _form_value(data, name) for name in data}
-        values = _valid(
-            {**_current(machine), **sent}, machine, organization=self.tenant.organization
-        )
+        values = _machine(request, self.tenant, partial=True)
         machine = services.machine_update(
             tenant=self.tenant, user=request.user, machine=machine, values=values
         )
@@ -334,6 +329,42 @@ class InventoryDetailApi(FleetApiView):
 
 
 class FleetApi(FleetApiView):
+    class InputSerializer(QueryInput):
+        """The fleet page's filters (FleetForm, the card page's): each may be left out for
+        its default; the quality floor is one of the catalog's GGUF ladder
+        (context["ladder"]), whose quants down to it the answer sizes."""
+
+        once = ("ctx", "page", "page_size")
+
+        ctx = serializers.IntegerField(
+            min_value=MIN_CONTEXT_TOKENS,
+            max_value=MAX_CONTEXT_TOKENS,
+            default=DEFAULT_CONTEXT_TOKENS,
+            error_messages={"invalid": _("Enter a whole number.")},
+            help_text="Context tokens.",
+        )
+        quality = serializers.CharField(
+            required=False, allow_blank=True, help_text="The most compressed GGUF quant accepted."
+        )
+        q = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            default="",
+            max_length=100,
+            help_text="Search model names and families.",
+        )
+
+        def validate_quality(self, value: str) -> str:
+            names = [rung.name for rung in self.context["ladder"]]
+            if value and value not in names:
+                raise not_a_choice(value, names)
+            return value
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            ladder = self.context["ladder"]
+            floor = attrs.get("quality") or candidates.default_floor(ladder)
+            return {**attrs, "quants": candidates.ladder_down_to(ladder, floor)}
+
     @extend_schema(
         operation_id="fleet_retrieve",
         summary="What the organization's machines can run",
@@ -342,15 +373,7 @@ class FleetApi(FleetApiView):
         "`quality`, max context, max concurrency at `ctx` and decode tok/s per user at that "
         "concurrency (the fleet page's figures).",
         parameters=[
-            OpenApiParameter("ctx", schema.CONTEXT, description="Context tokens (default 8192)."),
-            OpenApiParameter(
-                "quality", str, description="The most compressed GGUF quant accepted."
-            ),
-            OpenApiParameter(
-                "q",
-                {"type": "string", "maxLength": 100},
-                description="Search model names and families.",
-            ),
+            InputSerializer,
             OpenApiParameter("page", int, description="Page of machines, from 1."),
             OpenApiParameter("page_size", int, description="Machines a page (5, at most 20)."),
         ],
@@ -361,13 +384,10 @@ class FleetApi(FleetApiView):
         tags=TAGS,
     )
     def get(self, request: Request, org_slug: str) -> Response:
-        params = request.query_params
-        form = FleetForm(params, ladder=candidates.quant_ladder())
-        errors = {} if form.is_valid() else form_errors(form)
-        errors.update(single_values(params, ("ctx", "page", "page_size")))
-        if errors:
-            raise Refused(errors)
-        quants, ctx, data = explore.table_filters(form.cleaned_data, ladder=form.ladder)
+        context = {"ladder": candidates.quant_ladder()}
+        filters = self.InputSerializer(data=request.query_params, context=context)
+        filters.is_valid(raise_exception=True)
+        quants, ctx, q = (filters.validated_data[k] for k in ("quants", "ctx", "q"))
         # A page of machines at a time, as the fleet page: each new machine shape sizes
         # every catalog model (seconds when the cache is cold).
         pages = FleetPages()
@@ -375,7 +395,7 @@ class FleetApi(FleetApiView):
             selectors.machine_list(tenant=self.tenant), request, view=self
         )
         tables = selectors.fleet_tables(
-            machines=list(machines or []), quants=quants, context_tokens=ctx, q=data["q"]
+            machines=list(machines or []), quants=quants, context_tokens=ctx, q=q
         )
         body = {
             "organization": self.tenant.organization.slug,
@@ -392,12 +412,3 @@ class FleetApi(FleetApiView):
 class FleetPages(NumberedPages):
     page_size = selectors.MACHINES_PER_PAGE
     max_page_size = 20
-
-
-ORG = "o/<slug:org_slug>/"
-
-urlpatterns: list[URLPattern] = [
-    path(ORG + "inventory/", InventoryListApi.as_view(), name="inventory"),
-    path(ORG + "inventory/<uuid:code>/", InventoryDetailApi.as_view(), name="inventory-machine"),
-    path(ORG + "fleet/", FleetApi.as_view(), name="fleet"),
-]

@@ -8,8 +8,8 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from catalog.models import Accelerator
 from sizing_site.explore.forms import CardModelsForm
+from sizing_site.fleet import selectors
 from sizing_site.fleet.models import InventoryMachine
 
 MACHINE_FIELDS = (
@@ -33,9 +33,7 @@ class MachineForm(forms.ModelForm):
 
     accelerator = forms.ModelChoiceField(
         label=_("Card"),
-        queryset=Accelerator.objects.filter(memory_gb__gt=0, bandwidth_gbps__gt=0).order_by(
-            "vendor", "name"
-        ),
+        queryset=selectors.machine_card_list(organization=None),
         to_field_name="slug",
     )
 
@@ -54,11 +52,7 @@ class MachineForm(forms.ModelForm):
         if organization is not None:
             # The public cards plus the organization's own (sizing_site.owncatalog).
             field: Any = self.fields["accelerator"]
-            field.queryset = (
-                Accelerator.objects.visible_to([organization])
-                .filter(memory_gb__gt=0, bandwidth_gbps__gt=0)
-                .order_by("vendor", "name")
-            )
+            field.queryset = selectors.machine_card_list(organization=organization)
 
 
 class FleetForm(CardModelsForm):

@@ -35,8 +35,9 @@ from catalog.scoping import Owner
 from catalog.sizing import Setup, Sizing
 from catalog.sizing.cache import remembered
 from catalog.sizing.candidates import explore_models, offers_context
-from catalog.sizing.requests import family_ladder, llama_like
+from catalog.sizing.requests import family_ladder
 from estimator.api import RequestError
+from estimator.engines import runs_gguf
 from estimator.units import Range
 from sizing_site.fleet.models import InventoryMachine
 from sizing_site.tenancy.access import Tenant, get_owned_or_404
@@ -64,6 +65,17 @@ def machine_list(*, tenant: Tenant) -> QuerySet[InventoryMachine]:
 def machine_get(*, tenant: Tenant, code: object) -> InventoryMachine:
     """One of the organization's machines by its code, else 404."""
     return get_owned_or_404(tenant, InventoryMachine, code)
+
+
+def machine_card_list(*, organization: Owner | None) -> QuerySet[Accelerator]:
+    """The cards a machine may have: those the estimator can size (memory and bandwidth
+    known), the public ones plus the organization's own (none without one)."""
+    cards = (
+        Accelerator.objects.all()
+        if organization is None
+        else Accelerator.objects.visible_to([organization])
+    )
+    return cards.filter(memory_gb__gt=0, bandwidth_gbps__gt=0).order_by("vendor", "name")
 
 
 @dataclass(frozen=True)
@@ -172,7 +184,7 @@ def setup_for(
 def _ladder(choice: hardware.EngineChoice, quants: Sequence[str]) -> list[str]:
     """The page's GGUF ladder for engines that load GGUF files, else the HF ladder down to
     the estimator's floor (as the explore sweeps climb it)."""
-    return list(quants) if llama_like(choice.engine) and quants else family_ladder(choice.engine)
+    return list(quants) if runs_gguf(choice.engine) and quants else family_ladder(choice.engine)
 
 
 def model_on_machine(

@@ -16,7 +16,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 
 from catalog.sizing import candidates
-from sizing_site.explore import selectors as explore
+from sizing_site.explore.queries import CardModelsQuery
 from sizing_site.fleet import selectors, services
 from sizing_site.fleet.forms import FleetForm, MachineForm
 from sizing_site.fleet.models import InventoryMachine
@@ -39,12 +39,13 @@ def fleet(request: HttpRequest, org_slug: str) -> HttpResponse:
     tables: list[selectors.MachineTable] = []
     ctx = None
     if form.is_valid():
-        quants, ctx, data = explore.table_filters(form.cleaned_data, ladder=form.ladder)
+        query = CardModelsQuery.from_form(form)
+        quants, ctx = list(query.quants), query.ctx
         tables = selectors.fleet_tables(
             machines=list(page.object_list),
             quants=quants,
             context_tokens=ctx,
-            q=data["q"],
+            q=query.q,
             organizations=[tenant.organization],
         )
     context = {

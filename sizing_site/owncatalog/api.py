@@ -8,40 +8,35 @@ own-catalog pages do (sizing_site.owncatalog.views), for scripts.
   (only the fields sent), DELETE (409 while inventory machines use it).
 - Every view is a TenantApiView: a non-member gets 404 whatever the method; reads need a
   viewer, writes an editor, DELETE an admin (else 403). Bad input is a 400 naming the
-  field, through the pages' forms and services.
+  field: checked by each view's InputSerializer (the pages' forms' fields and bounds),
+  then by the pages' services.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.urls import URLPattern, path
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from catalog.models import Accelerator, LLMModel, MemoryKind
+from catalog.models import MAX_BANDWIDTH_GBPS, Accelerator, LLMModel, MemoryKind
 from catalog.services.common import CatalogError
 from catalog.services.configs import config_parse_text
-from sizing_site.api import schema
-from sizing_site.api.errors import Refused, form_errors, json_object, text
-from sizing_site.api.openapi import NON_BLANK
-from sizing_site.api.pagination import NumberedPages
+from sizing_site.apikit import schema
+from sizing_site.apikit.errors import Refused
+from sizing_site.apikit.inputs import BodyInput, Choice, OptionalText
+from sizing_site.apikit.pagination import NumberedPages
 from sizing_site.owncatalog import selectors, services
-from sizing_site.owncatalog.forms import OwnAcceleratorForm, OwnModelEditForm
+from sizing_site.owncatalog.forms import UPPER_BOUNDS
 from sizing_site.tenancy.role_api import RoleApiView, role_responses
 
 TAGS = ["own catalog"]
-MODEL_ALLOWED = frozenset({"name", "config", "config_text", "hf_repo", "notes"})
-MODEL_PATCH_ALLOWED = frozenset(services.MODEL_EDIT_FIELDS)
-ACCELERATOR_ALLOWED = frozenset(services.ACCELERATOR_FIELDS)
-ACCELERATOR_DEFAULTS = {"memory_kind": "discrete"}
 
 
 # --- output --------------------------------------------------------------------------
@@ -66,54 +61,6 @@ class OwnModelOutput(serializers.Serializer[Any]):
     weights = WeightsOutput(many=True)
     sources = serializers.DictField(child=serializers.CharField())
     updated = serializers.DateTimeField()
-
-
-class OwnModelInput(serializers.Serializer[Any]):
-    """The new-model page's form, with config.json given as JSON or as text."""
-
-    name = serializers.CharField(max_length=120)
-    config = serializers.DictField(
-        required=False, help_text="config.json as a JSON object (or send config_text)."
-    )
-    config_text = serializers.CharField(
-        required=False, help_text="config.json as text, at most 1 MB (or send config)."
-    )
-    hf_repo = serializers.CharField(
-        required=False, max_length=200, help_text="The repo it is, or is fine-tuned from."
-    )
-    notes = serializers.CharField(required=False, allow_blank=True)
-
-
-# OwnModelInput as the view reads it: exactly one of config and config_text; text fields
-# sent as null read as blank (errors.text).
-OWN_MODEL_INPUT: dict[str, Any] = {
-    "type": "object",
-    "description": OwnModelInput.__doc__,
-    "properties": {
-        "name": {"type": "string", "maxLength": 120, "pattern": NON_BLANK},
-        "config": {"type": "object", "description": "config.json as a JSON object."},
-        "config_text": {
-            "type": "string",
-            "minLength": 1,
-            "description": "config.json as text, at most 1 MB.",
-        },
-        "hf_repo": {
-            "type": "string",
-            "nullable": True,
-            "maxLength": 200,
-            "description": "The repo it is, or is fine-tuned from.",
-        },
-        "notes": {"type": "string", "nullable": True},
-    },
-    "required": ["name"],
-    "oneOf": [{"required": ["config"]}, {"required": ["config_text"]}],
-    "additionalProperties": False,
-}
-
-
-class OwnModelPatch(serializers.Serializer[Any]):
-    name = serializers.CharField(max_length=120, required=False)
-    notes = serializers.CharField(required=False, allow_blank=True, allow_null=True)
 
 
 class OwnModelPage(serializers.Serializer[Any]):
@@ -143,51 +90,6 @@ class OwnAcceleratorOutput(serializers.Serializer[Any]):
     updated = serializers.DateTimeField()
 
 
-class OwnAcceleratorInput(serializers.Serializer[Any]):
-    """The new-accelerator page's form (OwnAcceleratorForm)."""
-
-    vendor = serializers.CharField(max_length=60)
-    name = serializers.CharField(max_length=120)
-    memory_gb = serializers.FloatField(min_value=0, max_value=16_384)
-    memory_gib = serializers.FloatField(
-        required=False, allow_null=True, min_value=0, max_value=16_384
-    )
-    memory_kind = serializers.ChoiceField(
-        choices=MemoryKind.choices, required=False, help_text="discrete (default) or unified."
-    )
-    bandwidth_gbps = serializers.FloatField(min_value=0, max_value=20_000)
-    fp16_tflops = serializers.FloatField(min_value=0, max_value=100_000)
-    fp8_tflops = serializers.FloatField(
-        required=False, allow_null=True, min_value=0, max_value=100_000
-    )
-    fp4_tflops = serializers.FloatField(
-        required=False, allow_null=True, min_value=0, max_value=100_000
-    )
-    tdp_w = serializers.IntegerField(
-        required=False, allow_null=True, min_value=0, max_value=100_000
-    )
-    interconnect = serializers.CharField(
-        required=False, allow_blank=True, allow_null=True, max_length=200
-    )
-    interconnect_gbps = serializers.FloatField(
-        required=False, allow_null=True, min_value=0, max_value=100_000
-    )
-    price_usd = serializers.FloatField(
-        required=False, allow_null=True, min_value=0, max_value=100_000_000
-    )
-    notes = serializers.CharField(required=False, allow_blank=True, allow_null=True)
-
-
-class OwnAcceleratorPatch(OwnAcceleratorInput):
-    """Any of the accelerator's fields; those not sent keep their values."""
-
-    vendor = serializers.CharField(max_length=60, required=False)
-    name = serializers.CharField(max_length=120, required=False)
-    memory_gb = serializers.FloatField(min_value=0, max_value=16_384, required=False)
-    bandwidth_gbps = serializers.FloatField(min_value=0, max_value=20_000, required=False)
-    fp16_tflops = serializers.FloatField(min_value=0, max_value=100_000, required=False)
-
-
 class OwnAcceleratorPage(serializers.Serializer[Any]):
     count = serializers.IntegerField()
     next = serializers.URLField(allow_null=True)
@@ -198,23 +100,6 @@ class OwnAcceleratorPage(serializers.Serializer[Any]):
 # --- input ---------------------------------------------------------------------------
 
 
-# The accelerator's text fields; the others are numbers, sent as JSON numbers.
-ACCELERATOR_TEXT = frozenset({"vendor", "name", "memory_kind", "interconnect", "notes"})
-
-
-def _form_value(data: Mapping[str, Any], name: str) -> str:
-    """A JSON field as the form reads it: numbers as text, null blank."""
-    value = data[name]
-    if value is None:
-        return ""
-    if name in ACCELERATOR_TEXT:
-        if not isinstance(value, str):
-            raise Refused({name: [_("Expected a string.")]})
-    elif isinstance(value, bool) or not isinstance(value, int | float):
-        raise Refused({name: [_("Expected a number.")]})
-    return str(value)
-
-
 def _refuse(exc: ValidationError | CatalogError, field: str = "detail") -> Refused:
     if isinstance(exc, CatalogError):
         return Refused({field: [exc.message]})
@@ -222,38 +107,23 @@ def _refuse(exc: ValidationError | CatalogError, field: str = "detail") -> Refus
     return Refused({("detail" if k == "__all__" else k): v for k, v in errors.items()})
 
 
-def _config(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The body's config.json: `config` (an object) or `config_text` (text), one of them
-    (one sent as null or "" is sent, and refused as no config.json)."""
-    given = [k for k in ("config", "config_text") if k in data]
-    if len(given) != 1:
-        message = _("Send config.json as config (an object) or config_text, one of them.")
-        raise Refused({"config": [message]})
-    try:
-        if given[0] == "config_text":
-            return config_parse_text(text=text(data, "config_text"))
-        if not isinstance(data["config"], dict):
-            raise CatalogError(_("A config.json must be a JSON object."))
-        # Through the importer's own parser and limits (size, depth), as if pasted.
-        return config_parse_text(text=json.dumps(data["config"]))
-    except CatalogError as exc:
-        raise Refused({given[0]: [exc.message]}) from None
+def _model_name() -> serializers.CharField:
+    """A model's name, as the new-model page takes it: stripped, not blank."""
+    return serializers.CharField(
+        max_length=120, error_messages={"max_length": _("At most 120 characters.")}
+    )
 
 
-def _accelerator_current(row: Accelerator) -> dict[str, str]:
-    data = {}
-    for name in services.ACCELERATOR_FIELDS:
-        value = getattr(row, name)
-        data[name] = "" if value is None else str(value)
-    return data
+# The page form's upper bounds, and the catalog's own for the bandwidth.
+MOST = {**UPPER_BOUNDS, "bandwidth_gbps": MAX_BANDWIDTH_GBPS}
 
 
-def _accelerator_valid(data: dict[str, str], row: Accelerator | None = None) -> dict[str, Any]:
-    form = OwnAcceleratorForm(data, instance=row)
-    if not form.is_valid():
-        raise Refused(form_errors(form))  # type: ignore[arg-type]
-    cleaned: dict[str, Any] = form.cleaned_data
-    return cleaned
+def _figure(name: str, *, required: bool = False) -> serializers.FloatField:
+    """One of an accelerator's figures, from 0 to its upper bound; null (blank) unless
+    required."""
+    return serializers.FloatField(
+        min_value=0, max_value=MOST[name], required=required, allow_null=not required
+    )
 
 
 # --- views ---------------------------------------------------------------------------
@@ -273,6 +143,48 @@ class OwnCatalogApiView(RoleApiView):
 
 
 class OwnModelListApi(OwnCatalogApiView):
+    class InputSerializer(BodyInput):
+        """The new-model page's form, with config.json given as a JSON object (`config`)
+        or as text (`config_text`): exactly one of them (else a 400 under config)."""
+
+        name = _model_name()
+        config = serializers.DictField(
+            required=False,
+            error_messages={"not_a_dict": _("A config.json must be a JSON object.")},
+            help_text="config.json as a JSON object (or send config_text).",
+        )
+        config_text = serializers.CharField(
+            required=False,
+            trim_whitespace=False,
+            help_text="config.json as text, at most 1 MB (or send config).",
+        )
+        hf_repo = OptionalText(
+            max_length=200,
+            error_messages={"max_length": _("At most 200 characters.")},
+            help_text="The repo it is, or is fine-tuned from.",
+        )
+        notes = OptionalText()
+
+        class Meta:
+            ref_name = "OwnModelInput"
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            """The config.json parsed, as `config`, through the importer's own parser and
+            limits (size, depth), as if pasted; a refusal names the field it came in."""
+            given = [name for name in ("config", "config_text") if name in attrs]
+            if len(given) != 1:
+                message = _("Send config.json as config (an object) or config_text, one of them.")
+                raise serializers.ValidationError({"config": [message]})
+            if given == ["config_text"]:
+                text = attrs.pop("config_text")
+            else:
+                text = json.dumps(attrs["config"])
+            try:
+                config = config_parse_text(text=text)
+            except CatalogError as exc:
+                raise serializers.ValidationError({given[0]: [exc.message]}) from None
+            return {**attrs, "config": config}
+
     @extend_schema(
         operation_id="own_models_list",
         summary="The organization's own models",
@@ -289,7 +201,7 @@ class OwnModelListApi(OwnCatalogApiView):
     @extend_schema(
         operation_id="own_models_create",
         summary="Import a model of our own from its config.json (editors)",
-        request={"application/json": OWN_MODEL_INPUT},
+        request=InputSerializer,
         responses=_responses(
             201,
             OwnModelOutput,
@@ -300,33 +212,30 @@ class OwnModelListApi(OwnCatalogApiView):
         tags=TAGS,
     )
     def post(self, request: Request, org_slug: str) -> Response:
-        data = json_object(request.data, MODEL_ALLOWED)
-        name = text(data, "name").strip()
-        if not name:
-            raise Refused({"name": [_("This field is required.")]})
-        if len(name) > 120:
-            raise Refused({"name": [_("At most 120 characters.")]})
-        hf_repo, notes = text(data, "hf_repo"), text(data, "notes")
-        if len(hf_repo) > 200:
-            raise Refused({"hf_repo": [_("At most 200 characters.")]})
-        config = _config(data)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
         try:
             model = services.own_model_import_config(
-                tenant=self.tenant,
-                user=request.user,
-                name=name,
-                config=config,
-                hf_repo=hf_repo,
-                notes=notes,
+                tenant=self.tenant, user=request.user, **serializer.validated_data
             )
         except CatalogError as exc:
-            raise _refuse(exc, "config_text" if "config_text" in data else "config") from None
+            sent = "config_text" if "config_text" in request.data else "config"
+            raise _refuse(exc, sent) from None
         except ValidationError as exc:
             raise _refuse(exc) from None
         return Response(OwnModelOutput(model).data, status=status.HTTP_201_CREATED)
 
 
 class OwnModelDetailApi(OwnCatalogApiView):
+    class InputSerializer(BodyInput):
+        """A model of our own renamed or its notes changed: either or both (a PATCH)."""
+
+        name = _model_name()
+        notes = OptionalText()
+
+        class Meta:
+            ref_name = "OwnModelPatch"
+
     def row(self, slug: str) -> LLMModel:
         return selectors.own_model_get(tenant=self.tenant, slug=slug)
 
@@ -342,20 +251,17 @@ class OwnModelDetailApi(OwnCatalogApiView):
     @extend_schema(
         operation_id="own_models_partial_update",
         summary="Rename a model of our own or change its notes (editors)",
-        request=OwnModelPatch,
+        request=InputSerializer,
         responses=_responses(200, OwnModelOutput, write=True, bad="Bad input, the field named."),
         tags=TAGS,
     )
     def patch(self, request: Request, org_slug: str, slug: str) -> Response:
         model = self.row(slug)
-        data = json_object(request.data, MODEL_PATCH_ALLOWED)
-        sent = {name: text(data, name) for name in data}
-        form = OwnModelEditForm({"name": model.name, "notes": model.notes, **sent})
-        if not form.is_valid():
-            raise Refused(form_errors(form))
+        serializer = self.InputSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
         try:
             model = services.own_model_update(
-                tenant=self.tenant, user=request.user, model=model, values=form.cleaned_data
+                tenant=self.tenant, user=request.user, model=model, values=serializer.validated_data
             )
         except ValidationError as exc:
             raise _refuse(exc) from None
@@ -374,6 +280,32 @@ class OwnModelDetailApi(OwnCatalogApiView):
 
 
 class OwnAcceleratorListApi(OwnCatalogApiView):
+    class InputSerializer(BodyInput):
+        """The new-accelerator page's form (OwnAcceleratorForm); a PATCH sends any of its
+        fields, and those not sent keep their values."""
+
+        vendor = serializers.CharField(max_length=60)
+        name = serializers.CharField(max_length=120)
+        memory_gb = _figure("memory_gb", required=True)
+        memory_gib = _figure("memory_gib")
+        memory_kind = Choice(
+            choices=MemoryKind.choices, required=False, help_text="discrete (default) or unified."
+        )
+        bandwidth_gbps = _figure("bandwidth_gbps", required=True)
+        fp16_tflops = _figure("fp16_tflops", required=True)
+        fp8_tflops = _figure("fp8_tflops")
+        fp4_tflops = _figure("fp4_tflops")
+        tdp_w = serializers.IntegerField(
+            required=False, allow_null=True, min_value=0, max_value=int(UPPER_BOUNDS["tdp_w"])
+        )
+        interconnect = OptionalText(max_length=200)
+        interconnect_gbps = _figure("interconnect_gbps")
+        price_usd = _figure("price_usd")
+        notes = OptionalText()
+
+        class Meta:
+            ref_name = "OwnAcceleratorInput"
+
     @extend_schema(
         operation_id="own_accelerators_list",
         summary="The organization's own accelerators",
@@ -390,7 +322,7 @@ class OwnAcceleratorListApi(OwnCatalogApiView):
     @extend_schema(
         operation_id="own_accelerators_create",
         summary="Add an accelerator of our own (editors)",
-        request=OwnAcceleratorInput,
+        request=InputSerializer,
         responses=_responses(
             201,
             OwnAcceleratorOutput,
@@ -400,12 +332,11 @@ class OwnAcceleratorListApi(OwnCatalogApiView):
         tags=TAGS,
     )
     def post(self, request: Request, org_slug: str) -> Response:
-        data = json_object(request.data, ACCELERATOR_ALLOWED)
-        sent = {name: _form_value(data, name) for name in data}
-        values = _accelerator_valid({**ACCELERATOR_DEFAULTS, **sent})
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
         try:
             row = services.own_accelerator_create(
-                tenant=self.tenant, user=request.user, values=values
+                tenant=self.tenant, user=request.user, values=serializer.validated_data
             )
         except ValidationError as exc:
             raise _refuse(exc) from None
@@ -428,7 +359,7 @@ class OwnAcceleratorDetailApi(OwnCatalogApiView):
     @extend_schema(
         operation_id="own_accelerators_partial_update",
         summary="Change an accelerator of our own (editors)",
-        request=OwnAcceleratorPatch,
+        request=OwnAcceleratorListApi.InputSerializer,
         responses=_responses(
             200,
             OwnAcceleratorOutput,
@@ -439,12 +370,14 @@ class OwnAcceleratorDetailApi(OwnCatalogApiView):
     )
     def patch(self, request: Request, org_slug: str, slug: str) -> Response:
         row = self.row(slug)
-        data = json_object(request.data, ACCELERATOR_ALLOWED)
-        sent = {name: _form_value(data, name) for name in data}
-        values = _accelerator_valid({**_accelerator_current(row), **sent}, row)
+        serializer = OwnAcceleratorListApi.InputSerializer(data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
         try:
             row = services.own_accelerator_update(
-                tenant=self.tenant, user=request.user, accelerator=row, values=values
+                tenant=self.tenant,
+                user=request.user,
+                accelerator=row,
+                values=serializer.validated_data,
             )
         except ValidationError as exc:
             raise _refuse(exc) from None
@@ -468,17 +401,3 @@ class OwnAcceleratorDetailApi(OwnCatalogApiView):
         except CatalogError as exc:
             raise Refused({"detail": [exc.message]}, status.HTTP_409_CONFLICT) from None
         return Response(status=status.HTTP_204_NO_CONTENT)
-
-
-ORG = "o/<slug:org_slug>/"
-
-urlpatterns: list[URLPattern] = [
-    path(ORG + "models/", OwnModelListApi.as_view(), name="own-models"),
-    path(ORG + "models/<slug:slug>/", OwnModelDetailApi.as_view(), name="own-model"),
-    path(ORG + "accelerators/", OwnAcceleratorListApi.as_view(), name="own-accelerators"),
-    path(
-        ORG + "accelerators/<slug:slug>/",
-        OwnAcceleratorDetailApi.as_view(),
-        name="own-accelerator",
-    ),
-]

@@ -1,17 +1,19 @@
 """Prices under /api/v1/: the offers the caller may see, the public sources'
 refresh runs, and an organisation's own feeds.
 
-- `prices/offers/`: what the prices page lists, from the same filter form and selector
-  (`OfferFilterForm`, `pricing.selectors.offer_list`): public offers plus the negotiated
-  ones of the caller's organisations. An API token limited to one organisation counts that
-  organisation's feeds only. A malformed filter is a 400 naming it (the page ignores it).
+- `prices/offers/`: what the prices page lists, through the same selector
+  (`pricing.selectors.offer_list`) with the page's filters (`OfferFilterForm`'s, read by
+  the view's InputSerializer): public offers plus the negotiated ones of the caller's
+  organisations. An API token limited to one organisation counts that organisation's
+  feeds only. A malformed filter is a 400 naming it (the page ignores it).
 - `prices/runs/`: refresh runs of the public sources, newest first.
 - `o/<org_slug>/prices/feeds/`: the organisation feed page's sources, offers and runs
-  (TenantApiView: members only, others 404); admins POST a feed through the page's form,
-  `services.org_feed_save` and the page's refresh (`feed_refresh`).
+  (TenantApiView: members only, others 404); admins POST a feed (its fields' types
+  checked by the view's InputSerializer) through the page's form, `services.org_feed_save`
+  and the page's refresh (`feed_refresh`).
 
 Lists are pages of 50 (`page`, `page_size` up to 200) with the total count (a malformed
-page is a 400, one past the last a 404: sizing_site.api.pagination). The offers
+page is a 400, one past the last a 404: sizing_site.apikit.pagination). The offers
 carry an `ETag` of their content (so `If-None-Match` answers 304 without the body) and a
 `Last-Modified` of the newest price check on the page: prices change with refresh runs,
 not with the catalog, so the catalog's version cannot stand for them.
@@ -27,12 +29,16 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.core.files.uploadedfile import SimpleUploadedFile, UploadedFile
-from django.urls import path
 from django.utils.datastructures import MultiValueDict
 from django.utils.http import http_date, quote_etag
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy as _
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import exceptions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -41,11 +47,12 @@ from rest_framework.views import APIView
 
 from pricing import selectors, services
 from pricing.models import CloudOffer, CloudProvider, RunStatus
-from sizing_site.api import schema
-from sizing_site.api.catalog import RevalidatedReads, if_none_match_etags
-from sizing_site.api.errors import Refused, form_errors, single_values, text
-from sizing_site.api.pagination import NumberedPages
-from sizing_site.prices.forms import FeedUploadForm, OfferFilterForm
+from sizing_site.apikit import schema
+from sizing_site.apikit.conditional import RevalidatedReads, if_none_match_etags
+from sizing_site.apikit.errors import form_errors
+from sizing_site.apikit.inputs import BodyInput, Choice, OptionalText, QueryInput, SlugRow
+from sizing_site.apikit.pagination import NumberedPages
+from sizing_site.prices.forms import FeedUploadForm
 from sizing_site.prices.views import feed_refresh
 from sizing_site.tenancy.api import BAD_TOKEN, TenantApiView, token_allows_org
 from sizing_site.tenancy.models import Organization, Role
@@ -236,8 +243,35 @@ def visible_organizations(request: Request) -> list[Organization]:
     ]
 
 
+@extend_schema_field({"type": "string"})
+class FilterRow(SlugRow):
+    """A filter's row by its slug; left out or blank, no filter (the page's "All")."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(required=False, **kwargs)
+
+
 class OfferListApi(ConditionalRead):
     """Every offer the caller may see, as the prices page lists them."""
+
+    class InputSerializer(QueryInput):
+        """The prices page's filters (OfferFilterForm); each may be left out or blank."""
+
+        accelerator = FilterRow(
+            queryset=selectors.offer_accelerators(),
+            help_text="Accelerator slug (one with public offers).",
+        )
+        provider = FilterRow(queryset=selectors.offer_providers(), help_text="Provider slug.")
+        # Any number from 0 (a bound, not a stored price: its decimals do not matter).
+        max_price_per_gpu_hour = serializers.DecimalField(
+            max_digits=None,
+            decimal_places=None,
+            min_value=0,
+            coerce_to_string=False,
+            required=False,
+            error_messages={"invalid": _("Enter a number.")},
+            help_text="On-demand price per GPU-hour at most.",
+        )
 
     @extend_schema(
         operation_id="prices_offers_list",
@@ -245,20 +279,7 @@ class OfferListApi(ConditionalRead):
         description="The prices page's list, in its order (by accelerator, unmatched last, "
         "cheapest per GPU-hour first). Negotiated offers are those of the caller's "
         "organizations (only the one an organization-limited token names).",
-        parameters=[
-            OpenApiParameter(
-                "accelerator",
-                OpenApiTypes.STR,
-                description="Accelerator slug (one with public offers).",
-            ),
-            OpenApiParameter("provider", OpenApiTypes.STR, description="Provider slug."),
-            OpenApiParameter(
-                "max_price_per_gpu_hour",
-                {"type": "number", "minimum": 0},
-                description="On-demand price per GPU-hour at most.",
-            ),
-            *PAGE_PARAMETERS,
-        ],
+        parameters=[InputSerializer, *PAGE_PARAMETERS],
         responses={
             200: PriceOfferPage,
             400: BAD_FILTER,
@@ -269,11 +290,10 @@ class OfferListApi(ConditionalRead):
         tags=["prices"],
     )
     def get(self, request: Request) -> Response:
-        form = OfferFilterForm(request.query_params)
-        if not form.is_valid():
-            raise exceptions.ValidationError(form_errors(form))
+        filters = self.InputSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
         organizations = visible_organizations(request)
-        offers = selectors.offer_list(organizations=organizations, **form.cleaned_data)
+        offers = selectors.offer_list(organizations=organizations, **filters.validated_data)
         # The page's rows and order; the pk breaks ties so pages never overlap, and the
         # price history (the page's sparklines) is not read.
         offers = offers.prefetch_related(None).order_by(*offers.query.order_by, "pk")
@@ -289,18 +309,20 @@ class OfferListApi(ConditionalRead):
 class RefreshRunListApi(APIView):
     """Refresh runs of the public price sources, newest first."""
 
+    class InputSerializer(QueryInput):
+        once = ("status",)
+
+        status = Choice(
+            choices=RunStatus.choices,
+            required=False,
+            error_messages={"invalid_choice": _("Choose one of: %(choices)s.")},
+            help_text="Only runs with this status.",
+        )
+
     @extend_schema(
         operation_id="prices_runs_list",
         summary="Refresh runs of the public price sources",
-        parameters=[
-            OpenApiParameter(
-                "status",
-                OpenApiTypes.STR,
-                enum=list(RunStatus.values),
-                description="Only runs with this status.",
-            ),
-            *PAGE_PARAMETERS,
-        ],
+        parameters=[InputSerializer, *PAGE_PARAMETERS],
         responses={
             200: PriceRunPage,
             400: schema.errors("An unknown status or a malformed page."),
@@ -311,33 +333,14 @@ class RefreshRunListApi(APIView):
         tags=["prices"],
     )
     def get(self, request: Request) -> Response:
+        filters = self.InputSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
         runs = selectors.public_refresh_runs()
-        if errors := single_values(request.query_params, ("status",)):
-            raise exceptions.ValidationError(errors)
-        if wanted := request.query_params.get("status", "").strip():
-            if wanted not in RunStatus.values:
-                message = _("Choose one of: %(choices)s.") % {
-                    "choices": ", ".join(RunStatus.values)
-                }
-                raise exceptions.ValidationError({"status": [message]})
+        if wanted := filters.validated_data.get("status"):
             runs = runs.filter(status=wanted)
         pages = PricePages()
         page = pages.paginate_queryset(runs, request, self) or []
         return pages.get_paginated_response(PriceRun(page, many=True).data)
-
-
-class PriceFeedUpload(serializers.Serializer[Any]):
-    """The org feed page's upload form (FeedUploadForm): a provider and either a URL or
-    the feed itself (a file, or its text as `content`)."""
-
-    provider = serializers.CharField(help_text="The provider's slug.")
-    url = serializers.URLField(
-        required=False, help_text="CSV or JSON on a public http(s) address, fetched on schedule."
-    )
-    file = serializers.FileField(required=False, help_text="CSV or JSON, up to 2 MB.")
-    content = serializers.CharField(
-        required=False, help_text="The feed's text, instead of a file (same checks)."
-    )
 
 
 class PriceFeedSaved(PriceOrgFeeds):
@@ -348,6 +351,29 @@ class PriceFeedSaved(PriceOrgFeeds):
 class OrgFeedApi(TenantApiView):
     """An organisation's own feeds, their offers and last runs: the org feed page. Admins
     may POST a feed, through the page's form, service and refresh."""
+
+    class InputSerializer(BodyInput):
+        """The org feed page's upload form (FeedUploadForm): a provider and either a URL or
+        the feed itself (a file, or its text as `content`)."""
+
+        provider = SlugRow(
+            queryset=CloudProvider.objects.all(),
+            error_messages=dict.fromkeys(
+                ("does_not_exist", "invalid"), _("No provider with this slug.")
+            ),
+            help_text="The provider's slug.",
+        )
+        # The address and the feed are the form's to check (the outbound policy, the rows).
+        url = OptionalText(
+            help_text="CSV or JSON on a public http(s) address, fetched on schedule."
+        )
+        file = serializers.FileField(required=False, help_text="CSV or JSON, up to 2 MB.")
+        content = OptionalText(
+            trim_whitespace=False, help_text="The feed's text, instead of a file (same checks)."
+        )
+
+        class Meta:
+            ref_name = "PriceFeedUpload"
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         # Members read; only admins post (one membership lookup either way, as the page).
@@ -387,8 +413,8 @@ class OrgFeedApi(TenantApiView):
         description="Replaces the organization's feed for that provider. A file or content "
         "with any bad row is refused whole, each row named; a URL is fetched by the worker.",
         request={
-            "multipart/form-data": PriceFeedUpload,
-            "application/json": PriceFeedUpload,
+            "multipart/form-data": InputSerializer,
+            "application/json": InputSerializer,
         },
         responses={
             200: PriceFeedSaved,
@@ -403,7 +429,9 @@ class OrgFeedApi(TenantApiView):
         tags=["prices"],
     )
     def post(self, request: Request, org_slug: str) -> Response:
-        form = self.upload_form(request)
+        upload = self.InputSerializer(data=request.data)
+        upload.is_valid(raise_exception=True)
+        form = upload_form(upload.validated_data)
         if not form.is_valid():
             raise exceptions.ValidationError(form_errors(form))
         data = form.cleaned_data
@@ -417,27 +445,14 @@ class OrgFeedApi(TenantApiView):
         tag = messages.DEFAULT_TAGS.get(level, "info")
         return Response({**self.feeds(), "level": tag, "message": message})
 
-    def upload_form(self, request: Request) -> FeedUploadForm:
-        """The page's form over the API's input: the provider by slug, the feed as a file
-        or as `content` (handed to the form as a file, so the same checks apply)."""
-        if not hasattr(request.data, "get"):  # a JSON object or a multipart form
-            raise Refused({"request": [_("Expected a JSON object.")]})
-        slug = text(request.data, "provider")
-        provider = CloudProvider.objects.filter(slug=slug).first()
-        if provider is None:
-            raise exceptions.ValidationError({"provider": [_("No provider with this slug.")]})
-        files: MultiValueDict[str, UploadedFile] = MultiValueDict()
-        if upload := request.FILES.get("file"):
-            files["file"] = upload
-        elif content := text(request.data, "content"):
-            feed = content.encode()
-            files["file"] = SimpleUploadedFile("feed", feed, content_type="text/plain")
-        fields = {"provider": provider.pk, "url": text(request.data, "url")}
-        return FeedUploadForm(fields, files)
 
-
-urlpatterns = [
-    path("prices/offers/", OfferListApi.as_view(), name="prices-offers"),
-    path("prices/runs/", RefreshRunListApi.as_view(), name="prices-runs"),
-    path("o/<slug:org_slug>/prices/feeds/", OrgFeedApi.as_view(), name="org-price-feeds"),
-]
+def upload_form(data: dict[str, Any]) -> FeedUploadForm:
+    """The page's form over the API's validated input, its values as they are (the
+    provider a row): the feed as a file or as `content`, handed to the form as a file so
+    that the same checks apply (the outbound policy for the URL, every row of the feed)."""
+    files: MultiValueDict[str, UploadedFile] = MultiValueDict()
+    if upload := data.get("file"):
+        files["file"] = upload
+    elif content := data["content"]:
+        files["file"] = SimpleUploadedFile("feed", content.encode(), content_type="text/plain")
+    return FeedUploadForm({"provider": data["provider"], "url": data["url"]}, files)

@@ -3,8 +3,8 @@
 Org-scoped views derive from TenantApiView, which fails closed. The invitee's views have
 no tenant yet (the caller is not a member): they look only among the invitations addressed
 to the caller (access.invitation_for_invitee), so anyone else gets the same 404.
-Invitations are made, revoked, accepted and declined by the same form and services as the
-members and invitations pages.
+Invitations are made, revoked, accepted and declined by the same services as the members
+and invitations pages, the input checked by each view's InputSerializer.
 """
 
 from __future__ import annotations
@@ -14,15 +14,16 @@ from uuid import UUID
 
 from django.http import Http404
 from drf_spectacular.utils import OpenApiExample, extend_schema
-from rest_framework import exceptions, serializers, status
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from sizing_site.api import schema
-from sizing_site.api.errors import Refused, form_errors, json_object, text
-from sizing_site.api.parsers import JsonBodyParser
-from sizing_site.tenancy import services
+from sizing_site.apikit import schema
+from sizing_site.apikit.errors import Refused
+from sizing_site.apikit.inputs import BodyInput, Choice
+from sizing_site.apikit.parsers import JsonBodyParser
+from sizing_site.tenancy import api_schema, services
 from sizing_site.tenancy.access import (
     Invitee,
     Tenant,
@@ -30,7 +31,6 @@ from sizing_site.tenancy.access import (
     invitation_for_invitee,
     tenant_for,
 )
-from sizing_site.tenancy.forms import InvitationForm
 from sizing_site.tenancy.models import Membership, Role
 from sizing_site.tenancy.selectors import (
     invitation_list,
@@ -76,7 +76,7 @@ class MemberListApi(TenantApiView):
     @extend_schema(
         operation_id="members_list",
         summary="The organization's members",
-        responses=schema.member_list_responses(),
+        responses=api_schema.member_list_responses(),
         tags=["members"],
     )
     def get(self, request: Request, org_slug: str) -> Response:
@@ -88,7 +88,7 @@ class MemberDetailApi(TenantApiView):
     @extend_schema(
         operation_id="members_retrieve",
         summary="One membership, by its code",
-        responses=schema.member_detail_responses(),
+        responses=api_schema.member_detail_responses(),
         tags=["members"],
     )
     def get(self, request: Request, org_slug: str, code: UUID) -> Response:
@@ -123,13 +123,6 @@ class InvitationOutput(serializers.Serializer[Any]):
     )
 
 
-class InvitationInput(serializers.Serializer[Any]):
-    """The members page's invitation form (sizing_site.tenancy.forms.InvitationForm)."""
-
-    identifier = serializers.CharField(max_length=254, help_text="A username or an e-mail.")
-    role = serializers.ChoiceField(choices=Role.choices)
-
-
 class InvitationListOutput(serializers.Serializer[Any]):
     organization = serializers.CharField(help_text="The organization's slug.")
     invitations = InvitationOutput(many=True)
@@ -140,8 +133,16 @@ class InvitationListApi(TenantApiView):
     a new one: admins only, as on the members page."""
 
     min_role = Role.ADMIN
-    # JSON only: the identifier and role are strings (a form would take a list's text).
     parser_classes = [JsonBodyParser]
+
+    class InputSerializer(BodyInput):
+        """The members page's invitation form (sizing_site.tenancy.forms.InvitationForm)."""
+
+        identifier = serializers.CharField(max_length=254, help_text="A username or an e-mail.")
+        role = Choice(choices=Role.choices)
+
+        class Meta:
+            ref_name = "InvitationInput"
 
     @extend_schema(
         operation_id="invitations_list",
@@ -163,7 +164,7 @@ class InvitationListApi(TenantApiView):
         summary="Invite someone by username or e-mail (admins)",
         description="The answer is the same whether or not an account matches: the invitee "
         "sees the invitation when they sign in with that username or address.",
-        request=InvitationInput,
+        request=InputSerializer,
         responses={
             201: InvitationOutput,
             400: schema.errors("Bad input, the field named."),
@@ -183,13 +184,10 @@ class InvitationListApi(TenantApiView):
         tags=["members"],
     )
     def post(self, request: Request, org_slug: str) -> Response:
-        # Strings only: a form would take a list's text as the identifier.
-        data = json_object(request.data, frozenset({"identifier", "role"}))
-        form = InvitationForm({name: text(data, name) for name in ("identifier", "role")})
-        if not form.is_valid():
-            raise exceptions.ValidationError(form_errors(form))
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
         try:
-            invitation = services.invitation_create(tenant=self.tenant, **form.cleaned_data)
+            invitation = services.invitation_create(tenant=self.tenant, **serializer.validated_data)
         except services.MembershipError as exc:
             raise _closed(exc, "identifier") from None
         return Response(InvitationOutput(invitation).data, status=status.HTTP_201_CREATED)

@@ -11,8 +11,8 @@ from rest_framework import exceptions, status
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 
-from sizing_site.api import schema
-from sizing_site.api.parsers import JsonBodyParser
+from sizing_site.apikit import schema
+from sizing_site.apikit.parsers import JsonBodyParser
 from sizing_site.tenancy.api import TenantApiView
 from sizing_site.tenancy.models import Role
 

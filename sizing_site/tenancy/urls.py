@@ -1,6 +1,6 @@
-from django.urls import URLPattern, URLResolver, include, path
+from django.urls import path
 
-from sizing_site.tenancy import api, views
+from sizing_site.tenancy import views
 
 app_name = "tenancy"
 
@@ -29,38 +29,5 @@ urlpatterns = [
         "o/<slug:org_slug>/invitations/<uuid:code>/decline/",
         views.invitation_decline,
         name="invitation-decline",
-    ),
-]
-
-api_urlpatterns: list[URLPattern | URLResolver] = [
-    path("", include("sizing_site.api.urls")),  # POST estimate/
-    path("o/<slug:org_slug>/members/", api.MemberListApi.as_view(), name="api-members"),
-    path(
-        "o/<slug:org_slug>/members/<uuid:code>/",
-        api.MemberDetailApi.as_view(),
-        name="api-member-detail",
-    ),
-    # Invitations. Admin side: the org's own.
-    path(
-        "o/<slug:org_slug>/members/invitations/",
-        api.InvitationListApi.as_view(),
-        name="api-invitations",
-    ),
-    path(
-        "o/<slug:org_slug>/members/invitations/<uuid:code>/",
-        api.InvitationDetailApi.as_view(),
-        name="api-invitation-detail",
-    ),
-    # Invitee side: the caller's own, looked up among the invitations addressed to them.
-    path("invitations/", api.MyInvitationListApi.as_view(), name="api-my-invitations"),
-    path(
-        "o/<slug:org_slug>/invitations/<uuid:code>/accept/",
-        api.InvitationAcceptApi.as_view(),
-        name="api-invitation-accept",
-    ),
-    path(
-        "o/<slug:org_slug>/invitations/<uuid:code>/decline/",
-        api.InvitationDeclineApi.as_view(),
-        name="api-invitation-decline",
     ),
 ]

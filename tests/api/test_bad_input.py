@@ -12,7 +12,7 @@ from django.test import RequestFactory
 from django.utils import timezone, translation
 
 from pricing.models import CloudOffer, CloudProvider, PriceSource
-from sizing_site.api.errors import server_error
+from sizing_site.apikit.errors import server_error
 from sizing_site.reports.services import share_policy_update
 from sizing_site.tenancy.access import tenant_for
 from sizing_site.tenancy.models import Invitation

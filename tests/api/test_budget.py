@@ -1,4 +1,4 @@
-"""The work budget of expensive API calls (sizing_site.api.budget): a request is priced
+"""The work budget of expensive API calls (sizing_site.apikit.budget): a request is priced
 before anything is sized, refused with 413 over the per-request budget and 429 over the
 user's or token's minute or past two priced requests in flight, with the figures named;
 work stops at the time limit. Before it, 16 parallel batches of 100 analysed items took
@@ -21,8 +21,8 @@ from catalog.models import LLMModel
 from catalog.services.seed import catalog_load
 from catalog.sizing import deadline, sweeps
 from catalog.sizing.specs import stated_layers
-from sizing_site.api import budget
-from sizing_site.api.errors import OverLimit
+from sizing_site.apikit import budget
+from sizing_site.apikit.errors import OverLimit
 from sizing_site.configurator import selectors
 from sizing_site.core.counters import COUNTERS
 from sizing_site.tokens.services import token_create

@@ -15,10 +15,11 @@ from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone, translation
 
-from sizing_site.configurator.forms import configurator_state
+from sizing_site.configurator.state import configuration_size_by_slugs
 from sizing_site.reports import selectors
 from sizing_site.reports.models import ActivityEntry, SavedConfiguration, ShareLink
 from sizing_site.reports.services import share_link_create, share_policy_update
+from sizing_site.sharing.selectors import public_links_allowed
 from sizing_site.tenancy.access import tenant_for
 from sizing_site.tokens.services import token_create
 from tests.reports.base import QUERY, ReportsTestCase
@@ -78,18 +79,18 @@ class CreateTests(ConfigurationApiTestCase):
         assert response.status_code == 201, response.content
         got = response.json()
         # What the page's save path freezes for the same setup (configuration_save:
-        # configurator_state, then the snapshot the create service takes).
+        # configuration_size_by_slugs, then the snapshot the create service takes).
         expected = selectors.configuration_snapshot(
-            state=configurator_state(model_slug=MODEL, accelerator_slug=CARD, query=QUERY)
+            state=configuration_size_by_slugs(model_slug=MODEL, accelerator_slug=CARD, data=QUERY)
         )
-        result, want = got["snapshot"]["result"], expected.snapshot["result"]
+        result, want = got["snapshot"]["result"], expected.snapshot.result
         assert set(result) == set(want)
         for key in want:
             assert result[key] == want[key], key
         for path in selectors.FIGURES:
             assert selectors.figure(result, path) == selectors.figure(want, path), path
         # As JSON (the stored snapshot is a JSON field: tuples come back as lists).
-        assert got["snapshot"]["setup"] == json.loads(json.dumps(expected.snapshot["setup"]))
+        assert got["snapshot"]["setup"] == json.loads(json.dumps(expected.snapshot.setup))
         assert got["snapshot"]["setup"]["gpus"] == 2
         assert got["snapshot"]["setup"]["context_tokens"] == 32768
         assert got["estimator_request"] == expected.estimator_request
@@ -209,10 +210,12 @@ class ReadTests(ConfigurationApiTestCase):
         assert response.status_code == 200
         got = response.json()
         assert got["sizeable"] is True
-        state = configurator_state(model_slug=MODEL, accelerator_slug=CARD, query=self.saved.query)
+        state = configuration_size_by_slugs(
+            model_slug=MODEL, accelerator_slug=CARD, data=self.saved.query
+        )
         today, changes = selectors.configuration_changes(configuration=self.saved, state=state)
         assert today is not None
-        assert got["today"]["result"] == today["result"]
+        assert got["today"]["result"] == today.result
         assert got["changes"] == changes
         keys = [row["key"] for row in got["catalog_changes"]]
         assert keys == ["accelerator.price_usd"]
@@ -483,7 +486,7 @@ class CompareAndPolicyTests(ConfigurationApiTestCase):
         assert self.send(self.dave, "put", url, {"public_links": False}).status_code == 403
         response = self.send(self.alice, "put", url, {"public_links": False})
         assert response.json() == {"public_links": False}
-        assert not selectors.public_links_allowed(tenant=tenant_for(self.alice, "org-a"))
+        assert not public_links_allowed(tenant=tenant_for(self.alice, "org-a"))
         assert "links_off" in self.actions()
         # A link cannot be made now, as on the page.
         share = self.send(self.alice, "post", self.one(self.saved.code, "share-links/"), {})

@@ -215,7 +215,7 @@ class OfferListTests(PricesApiTestCase):
             assert list(response.json()["errors"]) == [field]
         response = self.client.get(OFFERS, {"max_price_per_gpu_hour": "-1"})
         assert response.json()["errors"]["max_price_per_gpu_hour"]
-        # A page past the last is a 404 naming it (sizing_site.api.pagination), as in the
+        # A page past the last is a 404 naming it (sizing_site.apikit.pagination), as in the
         # sweeps and the saved configurations.
         response = self.client.get(OFFERS, {"page": "999"})
         assert response.status_code == 404

@@ -16,7 +16,7 @@ from django.utils import translation
 from drf_spectacular.validation import validate_schema
 
 from catalog.services.seed import catalog_load
-from sizing_site.api.schema import recorded
+from sizing_site.apikit.schema import recorded
 from tests.cast import CastTestCase
 
 SCHEMA = "/api/v1/schema/"
@@ -163,7 +163,7 @@ class SchemaTest(CastTestCase):
 
 
 class RecordedExamplesTest(CastTestCase):
-    """The schema's examples (sizing_site/api/schema_examples.json) are what the API
+    """The schema's examples (sizing_site/apikit/schema_examples.json) are what the API
     answers: each recorded call is made again here."""
 
     @classmethod
@@ -216,6 +216,8 @@ class RecordedExamplesTest(CastTestCase):
 
 def test_the_examples_file_is_json_with_every_call() -> None:
     data = json.loads(
-        (Path(__file__).resolve().parents[2] / "sizing_site/api/schema_examples.json").read_text()
+        (
+            Path(__file__).resolve().parents[2] / "sizing_site/apikit/schema_examples.json"
+        ).read_text()
     )
     assert {"shortcut", "raw", "batch", "bad_input", "unknown_slug", "members"} <= set(data)

@@ -14,7 +14,8 @@ from django.urls import reverse
 
 from catalog import hardware
 from catalog.sizing import candidates
-from sizing_site.explore import selectors
+from catalog.sizing.cache import bump_catalog_version
+from sizing_site.explore import costs, tables
 from tests.explore.seeded import SeededCase
 
 LLAMA_8B = "llama-3-1-8b-instruct"
@@ -68,16 +69,17 @@ class SweepsCase(SeededCase):
         self.assertEqual(response.status_code, 200, response.content[:400])
         return response.json()
 
-    def model_table(self, ctx: int = 8192, **filters: Any) -> selectors.CardTable:
-        """The model page's table through its selector, as explore.views.model_gpus."""
+    def model_table(self, ctx: int = 8192, **filters: Any) -> tables.CardTable:
+        """The model page's table built afresh from the catalog (not through the cached
+        selector that the page and the sweep share)."""
         ladder = candidates.quant_ladder()
-        return selectors.model_card_table(
+        return tables.model_card_table(
             model=candidates.explore_model(slug=LLAMA_8B),
             accelerators=candidates.sweep_accelerators(),
             quants=candidates.ladder_down_to(ladder, candidates.default_floor(ladder)),
             context_tokens=ctx,
-            offers=selectors.cheapest_offers(),
-            powers=selectors.unit_powers(),
+            offers=costs.cheapest_offers(),
+            powers=costs.unit_powers(),
             matrix=hardware.support_matrix(),
             **filters,
         )
@@ -211,6 +213,45 @@ class CardSweepTests(SweepsCase):
         self.assertEqual(long["count"], len(page.rows))
 
 
+class SameRowsTests(SweepsCase):
+    """The page and the sweep call one selector with one typed query: for the same
+    filters they list the same cards or models in the same order, each with the same
+    quant, fit, speeds and cost."""
+
+    def assert_same_rows(self, api: str, name: str, slug: str, params: dict[str, str]) -> None:
+        data = self.get_json(api, {**params, "page_size": "1000"})
+        bump_catalog_version()  # the page computes its table afresh, not from the sweep's
+        page = self.page_table(name, slug, params)
+        self.assertEqual(data["count"], len(page.rows), params)
+        self.assertEqual(data["summary"]["fitting"], page.fitting, params)
+        self.assertEqual(data["summary"]["median_tokens_per_s"], page.median_speed, params)
+        ctx = int(params.get("ctx", "8192"))
+        for got, row in zip(data["results"], page.rows, strict=True):
+            lead = got.get("accelerator") or got["model"]
+            expected = row.accelerator if hasattr(row, "accelerator") else row.model
+            self.assertEqual(lead["slug"], expected.slug, params)
+            self.assertEqual(got["fit"], fit_figures(row, ctx), params)
+            self.assertEqual(got["cost"], cost(row), params)
+
+    def test_the_model_page_and_its_sweep(self) -> None:
+        for params in (
+            {},
+            {"vendor": "NVIDIA", "sort": "cost"},
+            {"memory_min_gb": "24", "quality": "Q8_0", "show_all": "true"},
+            {"q": "RTX", "ctx": "32768", "sort": "-memory"},
+        ):
+            self.assert_same_rows(MODEL_API, "explore:model-gpus", LLAMA_8B, params)
+
+    def test_the_card_page_and_its_sweep(self) -> None:
+        for params in (
+            {},
+            {"show_all": "true", "sort": "name"},
+            {"q": "llama", "quality": "Q8_0", "sort": "-speed"},
+            {"ctx": "32768", "sort": "need"},
+        ):
+            self.assert_same_rows(CARD_API, "explore:gpu-models", RTX_4090, params)
+
+
 class CompareTests(SweepsCase):
     def test_columns_and_rows_are_the_pages(self) -> None:
         c1, c2 = f"{LLAMA_8B}:{RTX_4090}:Q4_K_M:1", f"{LLAMA_8B}:nvidia-geforce-rtx-3060-12gb"
@@ -220,7 +261,10 @@ class CompareTests(SweepsCase):
         self.assertEqual(page.status_code, 200)
         columns = page.context["columns"]
         self.assertEqual([c["param"] for c in data["columns"]], ["c1", "c3"])
-        self.assertEqual(data["columns"][1]["spec"], f"{c2}:Q4_K_M:1")
+        # No quant: the best that fits, as the configurator sizes it (Q8_0 on 12 GB); the
+        # spec names the quant sized.
+        self.assertEqual(columns[1].quant, "Q8_0")
+        self.assertEqual(data["columns"][1]["spec"], f"{c2}:Q8_0:1")
         for got, column in zip(data["columns"], columns, strict=True):
             self.assertEqual(got["result"], column.result)
             self.assertEqual(got["engine"], column.choice.engine)

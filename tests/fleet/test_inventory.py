@@ -4,6 +4,7 @@ none of it (404 on every route and method)."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from catalog.models import Accelerator
@@ -216,6 +217,42 @@ class Api(FleetCase):
         )
         assert patch.status_code == 400 and "card_count" in patch.json()["errors"]
         assert InventoryMachine.all_tenants.count() == 2
+
+    def test_the_api_refuses_in_the_forms_words_and_hands_the_service_typed_values(self) -> None:
+        self.client.force_login(self.dave)
+        url = self.api("inventory")
+        card = "nvidia-a100-80gb-pcie"
+        bad = {
+            "name": None,
+            "accelerator": "nope",
+            "card_count": 2,
+            "interconnect": "ethernet",
+            "purchase_usd": 1e11,
+            "notes": "x" * 5001,
+        }
+        assert self.client.post(url, bad, "application/json").json()["errors"] == {
+            "name": ["This field is required."],
+            "accelerator": [
+                "Select a valid choice. That choice is not one of the available choices."
+            ],
+            "interconnect": [
+                "Select a valid choice. ethernet is not one of the available choices."
+            ],
+            "purchase_usd": ["Enter a number from 0 to 9999999999.99."],
+            "notes": ["Ensure this value has at most 5000 characters (it has 5001)."],
+        }
+        good = {"name": "n", "accelerator": card, "card_count": 1, "purchase_usd": 0.57}
+        created = self.client.post(url, {**good, "notes": None}, "application/json")
+        assert created.status_code == 201
+        machine = InventoryMachine.all_tenants.get(code=created.json()["code"])
+        assert (machine.purchase_usd, machine.notes) == (Decimal("0.57"), "")
+        fleet = self.api("fleet")
+        for params, message in (
+            ({"ctx": ["4096", "8192"]}, "Send this parameter once."),
+            ({"ctx": ""}, "Expected a value; leave the parameter out for its default."),
+            ({"ctx": "many"}, "Enter a whole number."),
+        ):
+            assert self.client.get(fleet, params).json() == {"errors": {"ctx": [message]}}
 
     def test_another_organizations_member_gets_404_on_every_route_and_method(self) -> None:
         self.client.force_login(self.charlie)

@@ -14,7 +14,6 @@ from django.test import Client
 from django.utils import translation
 
 from catalog.forms import MAX_WHOLE_GGUF_BYTES
-from sizing_site.api.views import EstimateApi
 from sizing_site.body_limits import (
     ADMIN_BYTES,
     API_BYTES,
@@ -24,6 +23,7 @@ from sizing_site.body_limits import (
     LOGIN_BYTES,
     body_limit,
 )
+from sizing_site.configurator.api import EstimateApi
 from sizing_site.owncatalog.forms import MAX_MODEL_POST_BYTES
 from tests.cast import CastTestCase
 

@@ -212,7 +212,7 @@ class Reports(OwnRows):
         assert response.status_code == 400
         body = response.content.decode()
         # The form echoes the slug Charlie typed; nothing of the row itself.
-        assert "unknown model or accelerator" in body and PRIVATE_MODEL not in body
+        assert "No model with this slug." in body and PRIVATE_MODEL not in body
 
 
 class Api(OwnRows):
