@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "sizing_site.prices",
     "sizing_site.configurator",
     "sizing_site.explore",
+    "sizing_site.sharing",
     "sizing_site.reports",
     "sizing_site.tokens",
     "sizing_site.fleet",
@@ -257,16 +258,16 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
-        "sizing_site.api.parsers.JsonBodyParser",
+        "sizing_site.apikit.parsers.JsonBodyParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
-    "DEFAULT_SCHEMA_CLASS": "sizing_site.api.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "sizing_site.apikit.openapi.AutoSchema",
     # One error shape for every API view: {"errors": {"<field>": ["message"]}}.
-    "EXCEPTION_HANDLER": "sizing_site.api.errors.errors_shape",
+    "EXCEPTION_HANDLER": "sizing_site.apikit.errors.errors_shape",
 }
 
-# The work budget of the API's expensive calls (sizing_site/api/budget.py; docs/api.md, "Work
+# The work budget of the API's expensive calls (sizing_site/apikit/budget.py; docs/api.md, "Work
 # budget"). A work unit is about one ordinary estimate (7 ms of one core): one request at
 # most 500 (50 estimates with analysis, about 3.5 s), a user and a token each 3,000 a
 # minute (a third of a core), one priced request in flight per user (so one member's
@@ -298,8 +299,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {"WeightsFamilyEnum": "catalog.models.WeightsFamily"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "sizing_site.api.openapi.closed_request_bodies",
-        "sizing_site.reports.share_api.one_expiry",
+        "sizing_site.apikit.openapi.closed_request_bodies",
+        "sizing_site.sharing.api.one_expiry",
         "sizing_site.planner.api.plan_bodies",
     ],
 }

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from sizing_site.reports.models import ActivityEntry, SavedConfiguration, ShareLink, SharePolicy
+from sizing_site.reports.models import ActivityEntry, SavedConfiguration, ShareLink
 
 
 @admin.register(SavedConfiguration)
@@ -17,11 +17,6 @@ class ShareLinkAdmin(admin.ModelAdmin):
     list_display = ["configuration", "organization", "created_by", "expires_at", "revoked_at"]
     list_filter = ["organization"]
     readonly_fields = ["code", "token_hash", "created"]
-
-
-@admin.register(SharePolicy)
-class SharePolicyAdmin(admin.ModelAdmin):
-    list_display = ["organization", "public_links"]
 
 
 @admin.register(ActivityEntry)

@@ -1,9 +1,9 @@
-"""Saved configurations, their public share links, the org's sharing policy and its
-activity log. Every row belongs to one organization (TenantOwned: fail-closed manager)."""
+"""Saved configurations, their public share links and the org's activity log. Every row
+belongs to one organization (TenantOwned: fail-closed manager). What share links have in
+common, and the org's sharing policy, are sizing_site.sharing's."""
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, ClassVar
 
 from django.conf import settings
@@ -11,6 +11,8 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from catalog.scoping import TenantManager
+from sizing_site.reports.snapshots import ConfigurationSnapshot
+from sizing_site.sharing.models import ShareLinkBase
 from sizing_site.tenancy.models import TenantOwned
 
 NAME_MAX = 120
@@ -26,7 +28,7 @@ class SavedConfiguration(TenantOwned):
     # The configurator's query parameters, so the configuration can be reopened there.
     query = models.JSONField(_("configurator parameters"), default=dict)
     # The exact estimator request and result, and the catalog figures they used: a report
-    # must show the same numbers after the catalog changes.
+    # must show the same numbers after the catalog changes (reports.snapshots: versioned).
     estimator_request = models.JSONField(_("estimator request"))
     snapshot = models.JSONField(_("snapshot"))
     created_by = models.ForeignKey(
@@ -50,64 +52,31 @@ class SavedConfiguration(TenantOwned):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def frozen(self) -> ConfigurationSnapshot:
+        """The snapshot, typed and at the current version (older ones migrated on read);
+        writers store `ConfigurationSnapshot.to_json()`."""
+        return ConfigurationSnapshot.from_json(self.snapshot)
 
-def share_token_hash(token: str) -> str:
-    """What the database keeps of a share link's token: its SHA-256 (hex). The token has
-    256 random bits, so no salt or slow hash is needed against guessing."""
-    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
+class ShareLink(ShareLinkBase):
+    """A public link to a saved configuration (sharing.models.ShareLinkBase)."""
 
-class ShareLink(TenantOwned):
-    """A public link to a saved configuration. The database keeps the token's SHA-256
-    only (a copy of the table or a backup opens no report); the token itself is shown once,
-    on the instance that share_link_create returns."""
+    subject_field = "configuration"
+    shared_url_name = "reports:shared"
 
-    token_hash = models.CharField(_("token hash"), max_length=64, unique=True, editable=False)
-    # Not a field: the token itself, set on a new link only (reports.services.new_share_link);
-    # "" on every link read from the database.
-    token: str = ""
     configuration = models.ForeignKey(
         SavedConfiguration,
         on_delete=models.CASCADE,
         related_name="share_links",
         verbose_name=_("configuration"),
     )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.SET_NULL,
-        null=True,
-        related_name="+",
-        verbose_name=_("created by"),
-    )
-    created = models.DateTimeField(_("created"), auto_now_add=True)
-    expires_at = models.DateTimeField(_("expires"), null=True, blank=True)
-    revoked_at = models.DateTimeField(_("revoked"), null=True, blank=True)
-
-    all_tenants: ClassVar[models.Manager[Any]] = models.Manager()
-    objects: ClassVar[TenantManager] = TenantManager()
 
     class Meta:
         default_manager_name = "all_tenants"
         ordering = ["-created"]
         verbose_name = _("share link")
         verbose_name_plural = _("share links")
-
-
-class SharePolicy(TenantOwned):
-    """One row per organization; no row means public links are allowed."""
-
-    public_links = models.BooleanField(_("public share links allowed"), default=True)
-
-    all_tenants: ClassVar[models.Manager[Any]] = models.Manager()
-    objects: ClassVar[TenantManager] = TenantManager()
-
-    class Meta:
-        default_manager_name = "all_tenants"
-        constraints = [
-            models.UniqueConstraint(fields=["organization"], name="one_share_policy_per_org")
-        ]
-        verbose_name = _("share policy")
-        verbose_name_plural = _("share policies")
 
 
 class Action(models.TextChoices):

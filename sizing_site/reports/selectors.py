@@ -1,12 +1,13 @@
 """Reads for saved configurations: lists, the frozen report, today's recompute and the
-changes between them, share links and the activity log. Tenant rows only through a Tenant."""
+changes between them, share links and the activity log. Tenant rows only through a Tenant.
+Snapshots are read and written as reports.snapshots.ConfigurationSnapshot."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
-from typing import Any, TypeVar
+from dataclasses import asdict, dataclass, fields
+from typing import Any
 
 from django.db.models import Q, QuerySet
 from django.http import Http404
@@ -14,22 +15,18 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from catalog.models import Accelerator, LLMModel
-from estimator.api import RequestError, request_to_dict, result_to_dict
-from sizing_site.configurator import selectors as configurator
-from sizing_site.configurator.forms import ConfiguratorState, StateError
-from sizing_site.explore import selectors as explore
-from sizing_site.reports.models import (
-    ActivityEntry,
-    SavedConfiguration,
-    ShareLink,
-    SharePolicy,
-    share_token_hash,
+from estimator.api import request_to_dict
+from sizing_site.configurator.state import ConfiguratorState
+from sizing_site.explore import compare as explore_compare
+from sizing_site.reports.models import ActivityEntry, SavedConfiguration, ShareLink
+from sizing_site.reports.snapshots import (
+    AcceleratorFacts,
+    ConfigurationSnapshot,
+    ModelFacts,
+    OwnRows,
 )
+from sizing_site.sharing.selectors import live_links_q, share_link_resolve
 from sizing_site.tenancy.access import Tenant
-from sizing_site.tenancy.models import TenantOwned
-
-# A share link model: ShareLink, or the planner's PlanShareLink.
-L = TypeVar("L", bound=TenantOwned)
 
 SORTS = {
     "new": "-created",
@@ -86,63 +83,47 @@ class Frozen:
     """A configurator state sized now, as a saved configuration keeps it."""
 
     estimator_request: dict[str, Any]  # what the estimator ran (estimator.api.request_to_dict)
-    snapshot: dict[str, Any]  # the figures and the catalog rows they came from, as JSON
+    snapshot: ConfigurationSnapshot  # the figures and the catalog rows they came from
     query: dict[str, str]  # the state's parameters, with the quant it sized
 
 
 def configuration_snapshot(*, state: ConfiguratorState) -> Frozen:
-    """The state sized the way the configurator page sizes it. Raises StateError when the
-    estimator refuses it."""
+    """The state as the configurator sized it (configurator.state.configuration_size), as
+    JSON: the result as every page shows it (no speed when it does not fit)."""
     model, accelerator = state.model, state.accelerator
-    try:
-        results = configurator.configuration_results(
-            model=model, accelerator=accelerator, setup=state.setup
-        )
-    except RequestError as exc:
-        raise StateError(exc.message) from exc
+    results = state.results
     sized = results.sized
-    snapshot = {
-        "result": result_to_dict(sized.result),
-        # The memory bar's usable mark; its parts come from "result" (older snapshots also
-        # hold the parts' SVG geometry, which nothing reads any more).
-        "bar": {"usable_bytes": results.usable_bytes},
-        "backend": sized.backend,
-        "setup": asdict(sized.setup),
-        "model": {
-            "name": model.name,
-            "slug": model.slug,
-            "hf_repo": model.hf_repo,
-            "params_total": model.params_total,
-            "params_active": model.params_active,
-            "config_hash": _config_hash(model.config),
-        },
-        "accelerator": {
-            "name": str(accelerator),
-            "slug": accelerator.slug,
+    snapshot = ConfigurationSnapshot(
+        result=state.shown_result(),
+        usable_bytes=results.usable_bytes,
+        backend=sized.backend,
+        setup=asdict(sized.setup),
+        model=ModelFacts(
+            name=model.name,
+            slug=model.slug,
+            hf_repo=model.hf_repo,
+            params_total=model.params_total,
+            params_active=model.params_active,
+            config_hash=_config_hash(model.config),
+        ),
+        accelerator=AcceleratorFacts(
+            name=str(accelerator),
+            slug=accelerator.slug,
             **{
-                k: getattr(accelerator, k)
-                for k in (
-                    "memory_gb",
-                    "memory_gib",
-                    "memory_reported_gib",
-                    "chips_per_board",
-                    "bandwidth_gbps",
-                    "fp16_tflops",
-                    "price_usd",
-                    "tdp_w",
-                )
+                f.name: getattr(accelerator, f.name)
+                for f in fields(AcceleratorFacts)
+                if f.name not in ("name", "slug")
             },
-        },
-        "measured_weights_bytes": sized.measured_weights_bytes,
+        ),
+        measured_weights_bytes=sized.measured_weights_bytes,
         # Rows the organisation added for itself, marked as its own on the report.
-        "own": {
-            "model": model.organization_id is not None,
-            "accelerator": accelerator.organization_id is not None,
-        },
-        "computed_at": timezone.now().isoformat(),
-    }
-    query = state.query | {"quant": sized.setup.quant}
-    return Frozen(request_to_dict(sized.request), snapshot, query)
+        own=OwnRows(
+            model=model.organization_id is not None,
+            accelerator=accelerator.organization_id is not None,
+        ),
+        computed_at=timezone.now(),
+    )
+    return Frozen(request_to_dict(sized.request), snapshot, state.sized_query)
 
 
 def configuration_export(*, configuration: SavedConfiguration) -> dict[str, Any]:
@@ -158,7 +139,7 @@ def configuration_export(*, configuration: SavedConfiguration) -> dict[str, Any]
         "saved_at": c.created.isoformat(),
         "query": c.query,
         "estimator_request": c.estimator_request,
-        "snapshot": c.snapshot,
+        "snapshot": c.frozen.to_json(),
     }
 
 
@@ -175,20 +156,18 @@ def figure(result: dict[str, Any], path: str) -> float | None:
 
 def configuration_changes(
     *, configuration: SavedConfiguration, state: ConfiguratorState | None
-) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+) -> tuple[ConfigurationSnapshot | None, list[dict[str, Any]]]:
     """Today's snapshot of the saved configuration, whose saved parameters stand for
-    `state` today (None: they no longer do), and, for each report figure, the saved value,
-    today's, and the change in percent; (None, []) when it cannot be sized any more."""
+    `state` sized today (None: they no longer stand for a state that can be sized), and,
+    for each report figure, the saved value, today's, and the change in percent; (None,
+    []) when it cannot be sized any more."""
     if state is None:
         return None, []
-    try:
-        today = configuration_snapshot(state=state).snapshot
-    except StateError:
-        return None, []
+    today = configuration_snapshot(state=state).snapshot
     rows = []
     for path in FIGURES:
-        old = figure(configuration.snapshot["result"], path)
-        new = figure(today["result"], path)
+        old = figure(configuration.frozen.result, path)
+        new = figure(today.result, path)
         change = None if not old or new is None else (new - old) / old * 100
         rows.append({"key": path, "old": old, "new": new, "change": change, "changed": old != new})
     return today, rows
@@ -213,32 +192,27 @@ CATALOG_FIGURE_LABELS = {
 }
 
 
-def catalog_changes(*, saved: dict[str, Any], today: dict[str, Any]) -> list[dict[str, Any]]:
+def catalog_changes(
+    *, saved: ConfigurationSnapshot, today: ConfigurationSnapshot
+) -> list[dict[str, Any]]:
     """The catalog figures that differ between the saved snapshot and today's, each with
     its label (the key itself when a new snapshot field has none yet)."""
     pairs = [
-        (f"accelerator.{k}", saved["accelerator"].get(k), today["accelerator"].get(k))
-        for k in today["accelerator"]
+        (f"accelerator.{k}", getattr(saved.accelerator, k), getattr(today.accelerator, k))
+        for k in (f.name for f in fields(AcceleratorFacts))
     ]
     pairs += [
-        (f"model.{k}", saved["model"].get(k), today["model"].get(k))
+        (f"model.{k}", getattr(saved.model, k), getattr(today.model, k))
         for k in ("params_total", "params_active", "config_hash")
     ]
     pairs.append(
-        ("measured_weights_bytes", saved["measured_weights_bytes"], today["measured_weights_bytes"])
+        ("measured_weights_bytes", saved.measured_weights_bytes, today.measured_weights_bytes)
     )
     return [
         {"key": key, "label": CATALOG_FIGURE_LABELS.get(key, key), "old": old, "new": new}
         for key, old, new in pairs
         if old != new
     ]
-
-
-def live_links_q() -> Q:
-    """Share links that still open (configurations' and plans' alike): not revoked, not
-    expired."""
-    now = timezone.now()
-    return Q(revoked_at__isnull=True) & (Q(expires_at__isnull=True) | Q(expires_at__gt=now))
 
 
 def share_link_list(*, tenant: Tenant) -> QuerySet[ShareLink]:
@@ -250,38 +224,11 @@ def share_link_list(*, tenant: Tenant) -> QuerySet[ShareLink]:
     )
 
 
-def public_links_allowed(*, tenant: Tenant) -> bool:
-    policy = tenant.scoped(SharePolicy).first()
-    return policy is None or policy.public_links
-
-
-def live_shared_link(model: type[L], *, token: str, subject: str) -> L:
-    """The live link (of `model`: ShareLink or the planner's PlanShareLink) behind a
-    token, its `subject` and organization joined; 404 for unknown, revoked or expired
-    tokens and for every token of an org that turned public links off.
-
-    The token is the only credential here, so this is the one lookup not scoped by a
-    Tenant: it looks inside all orgs' links, then scopes the policy to the link's org."""
-    manager: Any = model.all_tenants
-    link: Any = (
-        manager.select_related(subject, "organization")
-        .filter(token_hash=share_token_hash(token), revoked_at__isnull=True)
-        .first()
-    )
-    if link is None or (link.expires_at is not None and link.expires_at <= timezone.now()):
-        raise Http404
-    policy = SharePolicy.objects.for_organization(link.organization).first()
-    if policy is not None and not policy.public_links:
-        raise Http404
-    found: L = link
-    return found
-
-
 def shared_configuration(*, token: str) -> SavedConfiguration:
-    """The configuration behind a live token; 404 for unknown, revoked or expired tokens
-    and for every token of an org that turned public links off."""
-    link = live_shared_link(ShareLink, token=token, subject="configuration")
-    configuration: SavedConfiguration = link.configuration
+    """The configuration behind a live token (sharing.selectors.share_link_resolve: 404
+    for unknown, revoked or expired tokens and for every token of an org that turned
+    public links off)."""
+    configuration: SavedConfiguration = share_link_resolve(ShareLink, token=token).configuration
     return configuration
 
 
@@ -289,19 +236,20 @@ def activity_list(*, tenant: Tenant, limit: int = 200) -> QuerySet[ActivityEntry
     return tenant.scoped(ActivityEntry).select_related("actor")[:limit]
 
 
-def saved_compare_rows(*, configurations: list[SavedConfiguration]) -> list[explore.CompareRow]:
+def saved_compare_rows(
+    *, configurations: list[SavedConfiguration]
+) -> list[explore_compare.CompareRow]:
     """The explore compare page's rows (best values marked), from the frozen snapshots:
     nothing is recomputed, no catalog row is read."""
+    snapshots = [(c, c.frozen) for c in configurations]
     columns = [
-        explore.CompareColumn(
-            model=LLMModel(slug=c.model_slug, name=c.snapshot["model"]["name"]),
-            accelerator=Accelerator(
-                slug=c.accelerator_slug, name=c.snapshot["accelerator"]["name"]
-            ),
-            quant=c.snapshot["setup"]["quant"],
-            gpus=c.snapshot["setup"]["gpus"],
-            result=c.snapshot["result"],
+        explore_compare.CompareColumn(
+            model=LLMModel(slug=c.model_slug, name=snap.model.name),
+            accelerator=Accelerator(slug=c.accelerator_slug, name=snap.accelerator.name),
+            quant=snap.setup["quant"],
+            gpus=snap.setup["gpus"],
+            result=snap.result,
         )
-        for c in configurations
+        for c, snap in snapshots
     ]
-    return explore.compare_rows(columns)
+    return explore_compare.compare_rows(columns)

@@ -1,12 +1,12 @@
-"""Writes for saved configurations, share links and the sharing policy; each one leaves an
-entry in the org's activity log."""
+"""Writes for saved configurations, their share links and the sharing policy; each one
+leaves an entry in the org's activity log. Share links and the policy themselves are
+sizing_site.sharing's; snapshots are written as ConfigurationSnapshot.to_json()."""
 
 from __future__ import annotations
 
-import secrets
 import uuid
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
@@ -14,55 +14,13 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from sizing_site.configurator.forms import ConfiguratorState
+from sizing_site.configurator.state import ConfiguratorState
 from sizing_site.reports import selectors
-from sizing_site.reports.models import (
-    Action,
-    ActivityEntry,
-    SavedConfiguration,
-    ShareLink,
-    SharePolicy,
-    share_token_hash,
-)
+from sizing_site.reports.models import Action, ActivityEntry, SavedConfiguration, ShareLink
+from sizing_site.reports.snapshots import ConfigurationSnapshot
+from sizing_site.sharing import services as sharing
+from sizing_site.sharing.models import SharePolicy
 from sizing_site.tenancy.access import Tenant
-from sizing_site.tenancy.models import Role, TenantOwned
-
-# A share link model: ShareLink, or the planner's PlanShareLink.
-L = TypeVar("L", bound=TenantOwned)
-
-
-def new_share_link(
-    model: type[L], *, tenant: Tenant, user: Any, expires_at: datetime | None, **subject: Any
-) -> L:
-    """A new share link of `model` (ShareLink, or the planner's PlanShareLink) to
-    `subject` (its configuration= or plan=), with a fresh token, which the returned
-    instance carries as `token`. The database keeps the token's SHA-256 only."""
-    # 32 random bytes: 256 bits, far past guessing.
-    token = secrets.token_urlsafe(32)
-    manager: Any = model.all_tenants
-    link: Any = manager.create(
-        organization=tenant.organization,
-        created_by=user,
-        expires_at=expires_at,
-        token_hash=share_token_hash(token),
-        **subject,
-    )
-    link.token = token  # shown once, in the answer that creates it
-    created: L = link
-    return created
-
-
-def revoke_share_link(*, tenant: Tenant, user: Any, link: Any) -> bool:
-    """Revoke a share link (a ShareLink or the planner's PlanShareLink): editors revoke
-    their own links; admins any link of the org. True when this call revoked it, False
-    when it was revoked already."""
-    if link.created_by_id != user.pk and not tenant.can(Role.ADMIN):
-        raise PermissionDenied
-    if link.revoked_at is not None:
-        return False
-    link.revoked_at = timezone.now()
-    link.save(update_fields=["revoked_at"])
-    return True
 
 
 def _log(*, tenant: Tenant, actor: Any, action: str, subject: str) -> None:
@@ -81,7 +39,7 @@ def saved_configuration_create(
     tags: list[str],
     state: ConfiguratorState,
 ) -> SavedConfiguration:
-    """Size the configurator state now and freeze the result. Raises StateError."""
+    """Freeze the configurator state, sized now (configurator.state.configuration_size)."""
     frozen = selectors.configuration_snapshot(state=state)
     configuration = SavedConfiguration.all_tenants.create(
         organization=tenant.organization,
@@ -92,7 +50,7 @@ def saved_configuration_create(
         accelerator_slug=state.accelerator.slug,
         query=frozen.query,
         estimator_request=frozen.estimator_request,
-        snapshot=frozen.snapshot,
+        snapshot=frozen.snapshot.to_json(),
         created_by=user,
     )
     _log(tenant=tenant, actor=user, action=Action.SAVED, subject=name)
@@ -116,7 +74,7 @@ def saved_configuration_duplicate(
         accelerator_slug=configuration.accelerator_slug,
         query=configuration.query,
         estimator_request=configuration.estimator_request,
-        snapshot=configuration.snapshot,
+        snapshot=configuration.frozen.to_json(),
         created_by=user,
     )
     _log(tenant=tenant, actor=user, action=Action.DUPLICATED, subject=name)
@@ -185,7 +143,7 @@ def saved_configuration_restore(
         accelerator_slug=trash["accelerator_slug"],
         query=trash["query"],
         estimator_request=trash["estimator_request"],
-        snapshot=trash["snapshot"],
+        snapshot=ConfigurationSnapshot.from_json(trash["snapshot"]).to_json(),
         created_by=author,
     )
     # `created` is set on insert (auto_now_add): put the original date back.
@@ -204,8 +162,8 @@ def share_link_create(
     configuration: SavedConfiguration,
     expires_at: datetime | None,
 ) -> ShareLink:
-    link = new_share_link(
-        ShareLink, tenant=tenant, user=user, expires_at=expires_at, configuration=configuration
+    link = sharing.share_link_create(
+        ShareLink, tenant=tenant, user=user, subject=configuration, expires_at=expires_at
     )
     _log(tenant=tenant, actor=user, action=Action.SHARED, subject=configuration.name)
     return link
@@ -213,17 +171,15 @@ def share_link_create(
 
 @transaction.atomic
 def share_link_revoke(*, tenant: Tenant, user: Any, link: ShareLink) -> ShareLink:
-    """Editors revoke their own links; admins any link of the org."""
-    if revoke_share_link(tenant=tenant, user=user, link=link):
+    """Editors revoke their own links; admins any link of the org (PermissionDenied)."""
+    if sharing.share_link_revoke(tenant=tenant, user=user, link=link):
         _log(tenant=tenant, actor=user, action=Action.REVOKED, subject=link.configuration.name)
     return link
 
 
 @transaction.atomic
 def share_policy_update(*, tenant: Tenant, user: Any, public_links: bool) -> SharePolicy:
-    policy, _ = SharePolicy.all_tenants.update_or_create(
-        organization=tenant.organization, defaults={"public_links": public_links}
-    )
+    policy = sharing.share_policy_update(tenant=tenant, public_links=public_links)
     _log(
         tenant=tenant,
         actor=user,

@@ -11,16 +11,17 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.views.decorators.cache import never_cache
 
 from catalog.exports import safe_row
-from sizing_site.configurator.forms import StateError, configurator_state
+from sizing_site.configurator.state import StateError, configuration_size_by_slugs
 from sizing_site.reports import selectors, services
-from sizing_site.reports.forms import NameForm, PolicyForm, SaveForm, ShareForm
+from sizing_site.reports.forms import NameForm, SaveForm
 from sizing_site.reports.models import SavedConfiguration, ShareLink
+from sizing_site.sharing.forms import PolicyForm, ShareForm, share_form
+from sizing_site.sharing.selectors import public_links_allowed
+from sizing_site.sharing.views import share_address, shared_page
 from sizing_site.tenancy.access import Tenant, get_owned_or_404, tenant_for
 from sizing_site.tenancy.http import post_only, post_tenant
 from sizing_site.tenancy.models import Role
@@ -47,7 +48,7 @@ def configuration_list(request: HttpRequest, org_slug: str) -> HttpResponse:
         "search": search,
         "sort": sort,
         "can_edit": tenant.can(Role.EDITOR),
-        "public_links": selectors.public_links_allowed(tenant=tenant),
+        "public_links": public_links_allowed(tenant=tenant),
         "policy_form": PolicyForm(),
         "undo": _undo(request, tenant) if tenant.can(Role.EDITOR) else None,
     }
@@ -62,10 +63,10 @@ def configuration_save(request: HttpRequest, org_slug: str) -> HttpResponse:
     if form.is_valid():
         data = form.cleaned_data
         try:
-            state = configurator_state(
+            state = configuration_size_by_slugs(
                 model_slug=data["model"],
                 accelerator_slug=data["accelerator"],
-                query=dict(parse_qsl(data["query"])),
+                data=dict(parse_qsl(data["query"])),
                 organizations=[tenant.organization],  # the org's own rows too
             )
             saved = services.saved_configuration_create(
@@ -86,12 +87,17 @@ def configuration_save(request: HttpRequest, org_slug: str) -> HttpResponse:
     return render(request, "reports/save.html", context, status=400)
 
 
+def _figures(configuration: SavedConfiguration) -> dict[str, Any]:
+    """What reports/_figures.html shows (the report and the shared page): the frozen
+    snapshot, typed."""
+    snap = configuration.frozen
+    return {"c": configuration, "snap": snap, "result": snap.result}
+
+
 def _report_context(tenant: Tenant, configuration: SavedConfiguration) -> dict[str, Any]:
     return {
         "tenant": tenant,
-        "c": configuration,
-        "snap": configuration.snapshot,
-        "result": configuration.snapshot["result"],
+        **_figures(configuration),
         "can_edit": tenant.can(Role.EDITOR),
         "share_form": ShareForm(),
         "rename_form": NameForm(initial={"name": configuration.name}),
@@ -110,10 +116,10 @@ def recompute(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
     tenant = tenant_for(request.user, org_slug)
     configuration = get_owned_or_404(tenant, SavedConfiguration, code)
     try:
-        state = configurator_state(
+        state = configuration_size_by_slugs(
             model_slug=configuration.model_slug,
             accelerator_slug=configuration.accelerator_slug,
-            query=configuration.query,
+            data=configuration.query,
             organizations=[tenant.organization],  # the org's own rows too
         )
     except StateError:
@@ -125,7 +131,7 @@ def recompute(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
         "today": today,
         "changes": changes,
         "catalog_changes": today
-        and selectors.catalog_changes(saved=configuration.snapshot, today=today),
+        and selectors.catalog_changes(saved=configuration.frozen, today=today),
     }
     return render(request, REPORT, context)
 
@@ -152,11 +158,12 @@ def export_csv(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
     writer.writerow(safe_row(["figure", "value"]))
     for key, value in c.query.items():
         writer.writerow(safe_row([f"input.{key}", value]))
+    result = c.frozen.result
     for path in selectors.FIGURES:
         # Machine-readable: plain numbers, not localised.
-        value = json.dumps(selectors.figure(c.snapshot["result"], path))
+        value = json.dumps(selectors.figure(result, path))
         writer.writerow(safe_row([path, value]))
-    writer.writerow(safe_row(["fit.verdict", c.snapshot["result"]["fit"]["verdict"]]))
+    writer.writerow(safe_row(["fit.verdict", result["fit"]["verdict"]]))
     return response
 
 
@@ -255,10 +262,8 @@ def compare(request: HttpRequest, org_slug: str) -> HttpResponse:
 def share_create(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
     tenant = post_tenant(request, org_slug)
     configuration = get_owned_or_404(tenant, SavedConfiguration, code)
-    form = ShareForm(request.POST)
-    if not selectors.public_links_allowed(tenant=tenant):
-        form.add_error(None, _("Public share links are turned off for this organization."))
-    if form.errors or not form.is_valid():
+    form = share_form(request.POST, tenant=tenant)
+    if not form.is_valid():
         context = {**_report_context(tenant, configuration), "share_form": form}
         return render(request, REPORT, context, status=400)
     link = services.share_link_create(
@@ -285,11 +290,9 @@ def _links_page(
         "links": selectors.share_link_list(tenant=tenant),
         "is_admin": tenant.can(Role.ADMIN),
         "can_edit": tenant.can(Role.EDITOR),
-        "public_links": selectors.public_links_allowed(tenant=tenant),
+        "public_links": public_links_allowed(tenant=tenant),
         "new_link": new_link,
-        "new_link_url": request.build_absolute_uri(reverse("reports:shared", args=[new_link.token]))
-        if new_link is not None
-        else "",
+        "new_link_url": share_address(request, new_link) if new_link is not None else "",
     }
     return render(request, "reports/links.html", context, status=status)
 
@@ -322,16 +325,6 @@ def activity(request: HttpRequest, org_slug: str) -> HttpResponse:
     return render(request, "reports/activity.html", context)
 
 
-@never_cache  # the token is the credential: no shared cache or back button may keep a copy
 def shared(request: HttpRequest, token: str) -> HttpResponse:
     configuration = selectors.shared_configuration(token=token)
-    context = {
-        "c": configuration,
-        "snap": configuration.snapshot,
-        "result": configuration.snapshot["result"],
-        "shared": True,
-    }
-    response = render(request, "reports/shared.html", context)
-    response["X-Robots-Tag"] = "noindex, nofollow"
-    response["Referrer-Policy"] = "no-referrer"  # keep the token out of outbound Referers
-    return response
+    return shared_page(request, "reports/shared.html", _figures(configuration))

@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 from django.utils import translation
 
-from sizing_site.configurator.forms import configurator_state
+from sizing_site.configurator.state import configuration_size_by_slugs
 from sizing_site.reports import services
 from sizing_site.reports.models import SavedConfiguration
 from sizing_site.tenancy.access import tenant_for
@@ -36,8 +36,8 @@ class ReportsTestCase(GlmOnA100):
             name=name,
             notes="for the budget meeting",
             tags=["budget"],
-            state=configurator_state(
-                model_slug="glm-4-5-air", accelerator_slug="nvidia-a100-80gb-pcie", query=QUERY
+            state=configuration_size_by_slugs(
+                model_slug="glm-4-5-air", accelerator_slug="nvidia-a100-80gb-pcie", data=QUERY
             ),
         )
 

@@ -168,7 +168,7 @@ class RecomputeFormatting(ReportsTestCase):
 
 class AdminNames(ReportsTestCase):
     def test_share_policies_is_spelled_right(self) -> None:
-        from sizing_site.reports.models import SharePolicy
+        from sizing_site.sharing.models import SharePolicy
 
         assert str(SharePolicy._meta.verbose_name_plural) == "share policies"
         admin = User.objects.create_superuser("root", "root@example.org", "pw-root-123")

@@ -16,7 +16,8 @@ from catalog.models import Accelerator
 from catalog.scoping import TenantRequired
 from estimator.api import estimate
 from sizing_site.reports import services
-from sizing_site.reports.models import ActivityEntry, SavedConfiguration, ShareLink, SharePolicy
+from sizing_site.reports.models import ActivityEntry, SavedConfiguration, ShareLink
+from sizing_site.sharing.models import SharePolicy
 from sizing_site.tenancy.access import tenant_for
 from tests.reports.base import QUERY, ReportsTestCase
 
@@ -154,8 +155,10 @@ class RenderingTests(ReportsTestCase):
         # tests/configurator/test_views.py a100(): 80 GiB of HBM2e as built, 1,935 GB/s.
         line = "2 × NVIDIA A100 80GB PCIe <small>(80 GiB, 1,935 GB/s)</small>"
         assert line in self.client.get(url).content.decode()
-        # A snapshot frozen before memory_gib existed shows the vendor's 80 GB.
+        # A snapshot frozen before memory_gib existed (a version 1 snapshot: no version
+        # key) shows the vendor's 80 GB.
         snapshot = self.saved.snapshot
+        del snapshot["version"]
         snapshot["accelerator"].pop("memory_gib")
         SavedConfiguration.all_tenants.filter(pk=self.saved.pk).update(snapshot=snapshot)
         line = "2 × NVIDIA A100 80GB PCIe <small>(80 GB, 1,935 GB/s)</small>"

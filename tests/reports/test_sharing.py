@@ -50,6 +50,14 @@ class ShareLifecycleTests(ReportsTestCase):
         # No org navigation, no forms.
         assert "org-a" not in html and "<form" not in html
 
+    def test_the_shared_page_opens_in_all_four_languages(self) -> None:
+        link = self.share()
+        for lang in ("en", "de", "it", "zh-hans"):
+            response = self.client.get(self.shared_url(link.token, lang=lang))
+            assert response.status_code == 200, lang
+            html = response.content.decode()
+            assert f'<html lang="{lang}">' in html and "2x A100 at 32K" in html, lang
+
     def test_an_expired_link_is_404(self) -> None:
         link = self.share()
         ShareLink.all_tenants.filter(pk=link.pk).update(
@@ -103,6 +111,14 @@ class ShareLifecycleTests(ReportsTestCase):
         link = self.share()
         for token in ("nope", link.token[:-1], link.token + "x", "x" * 43):
             assert self.client.get(self.shared_url(token)).status_code == 404, token
+
+    def test_a_configurations_token_opens_no_saved_plan(self) -> None:
+        # One lookup for both kinds (sharing.selectors.share_link_resolve), each in its table.
+        link = self.share()
+        with translation.override("en"):
+            plan_page = reverse("planner:shared", args=[link.token])
+        assert self.client.get(plan_page).status_code == 404
+        assert self.client.get(self.shared_url(link.token)).status_code == 200
 
     def test_an_editor_cannot_revoke_someone_elses_link_but_an_admin_can(self) -> None:
         link = self.share(user=self.alice)

@@ -1,6 +1,7 @@
-"""What the share-link APIs of saved configurations (reports.api) and saved plans
-(planner.saved_api) have in common: a new link's expiry from the JSON body, checked by the
-share form and the org's sharing policy, and the revoke rule's 403."""
+"""What every share-link endpoint has in common (saved configurations' in reports.api.links,
+saved plans' in planner.saved_api): a new link's expiry from the JSON body, checked by the
+share form and the org's sharing policy; the revoke rule's 403; the schema hook that says
+a body takes one expiry at most."""
 
 from __future__ import annotations
 
@@ -15,12 +16,9 @@ from rest_framework import exceptions, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from sizing_site.api.errors import Refused, form_errors, json_object
-from sizing_site.reports.forms import MAX_SHARE_DAYS, ShareForm
-from sizing_site.reports.selectors import public_links_allowed
+from sizing_site.apikit.errors import Refused, form_errors, json_object
+from sizing_site.sharing.forms import MAX_SHARE_DAYS, share_form
 from sizing_site.tenancy.access import Tenant
-
-__all__ = ["MAX_SHARE_DAYS", "new_link_expiry", "one_expiry", "revoked", "share_expiry"]
 
 
 def share_expiry(data: dict[str, Any]) -> Any:
@@ -43,10 +41,8 @@ def new_link_expiry(request: Request, tenant: Tenant) -> datetime | None:
     """A new share link's expiry from the request's JSON body (None: never); a 400 with
     the field named for a bad one, or with "detail" when the org turned public links off."""
     data = json_object(request.data, frozenset({"expires_at", "expires_in_days"}))
-    form = ShareForm({"expires_at": share_expiry(data)})
-    if not public_links_allowed(tenant=tenant):
-        form.add_error(None, _("Public share links are turned off for this organization."))
-    if form.errors or not form.is_valid():
+    form = share_form({"expires_at": share_expiry(data)}, tenant=tenant)
+    if not form.is_valid():
         raise Refused(form_errors(form))
     expires_at: datetime | None = form.cleaned_data["expires_at"]
     return expires_at

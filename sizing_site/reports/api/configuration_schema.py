@@ -1,0 +1,187 @@
+"""The OpenAPI shapes of the saved-configuration endpoints (reports.api.configurations):
+what they answer and the bodies they take."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sizing_site.apikit.openapi import NON_BLANK
+from sizing_site.configurator import api_schema
+from sizing_site.reports.api.base import (
+    JSON_OBJECT,
+    NULL_STRING,
+    STRING,
+    TAG_LIST,
+    TIME,
+    UUID_STRING,
+)
+from sizing_site.reports.models import NAME_MAX, NOTES_MAX
+
+# Tags sent as a list: each is one tag (commas and all), at most MAX_TAGS of at most
+# TAG_MAX characters; sent as text: the save page's field (comma-separated, at most
+# TAGS_TEXT_MAX characters, the first 20 tags kept).
+MAX_TAGS, TAG_MAX, TAGS_TEXT_MAX = 20, 100, 300
+
+SUMMARY: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "code": UUID_STRING,
+        "name": STRING,
+        "notes": STRING,
+        "tags": TAG_LIST,
+        "model": {"type": "string", "description": "Model slug."},
+        "accelerator": {"type": "string", "description": "Accelerator slug."},
+        "quant": STRING,
+        "gpus": {"type": "integer"},
+        "verdict": {"type": "string", "description": "The saved fit verdict."},
+        "per_device_bytes": {"type": "integer"},
+        "saved_by": NULL_STRING,
+        "saved_at": TIME,
+    },
+    "required": ["code", "name", "model", "accelerator", "saved_at"],
+}
+PAGE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "count": {"type": "integer"},
+        "next": {"type": "string", "format": "uri", "nullable": True},
+        "previous": {"type": "string", "format": "uri", "nullable": True},
+        "results": {"type": "array", "items": SUMMARY},
+    },
+    "required": ["count", "results"],
+}
+EXPORT: dict[str, Any] = {
+    "type": "object",
+    "description": "A saved configuration as the report page's JSON export has it: the "
+    "frozen snapshot (the estimator's result, the sized setup, the catalog figures used), "
+    "the configurator's parameters and the estimator's request.",
+    "properties": {
+        "code": UUID_STRING,
+        "name": STRING,
+        "notes": STRING,
+        "tags": TAG_LIST,
+        "saved_by": NULL_STRING,
+        "saved_at": TIME,
+        "query": {"type": "object", "additionalProperties": {"type": "string"}},
+        "estimator_request": JSON_OBJECT,
+        "snapshot": {
+            "type": "object",
+            "properties": {
+                "version": {
+                    "type": "integer",
+                    "description": "The snapshot's format version (2; older snapshots are "
+                    "answered upgraded).",
+                },
+                "result": api_schema.RESULT,
+                "setup": JSON_OBJECT,
+                "backend": STRING,
+                "model": JSON_OBJECT,
+                "accelerator": JSON_OBJECT,
+                "computed_at": TIME,
+            },
+            "additionalProperties": True,
+        },
+    },
+    "required": ["code", "name", "saved_at", "query", "estimator_request", "snapshot"],
+}
+DETAIL: dict[str, Any] = {
+    **EXPORT,
+    "properties": {**EXPORT["properties"], "model": STRING, "accelerator": STRING},
+}
+CHANGE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "key": {"type": "string", "description": "Path into the result."},
+        "old": {"type": "number", "nullable": True},
+        "new": {"type": "number", "nullable": True},
+        "change": {"type": "number", "nullable": True, "description": "Percent."},
+        "changed": {"type": "boolean"},
+    },
+}
+CATALOG_CHANGE: dict[str, Any] = {
+    "type": "object",
+    "properties": {"key": STRING, "label": STRING, "old": {}, "new": {}},
+}
+RECOMPUTE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "code": UUID_STRING,
+        "sizeable": {
+            "type": "boolean",
+            "description": "False when the saved parameters cannot be sized any more.",
+        },
+        "today": {**JSON_OBJECT, "nullable": True, "description": "Today's snapshot."},
+        "changes": {"type": "array", "items": CHANGE},
+        "catalog_changes": {"type": "array", "items": CATALOG_CHANGE},
+    },
+    "required": ["code", "sizeable", "today", "changes", "catalog_changes"],
+}
+# A name as NameForm takes it: at most 120 characters, not blank once stripped.
+_NAME = {"type": "string", "maxLength": NAME_MAX, "pattern": NON_BLANK}
+_SLUG_TEXT = {"type": "string", "pattern": r"^[-a-zA-Z0-9_]+$"}
+SAVE_REQUEST: dict[str, Any] = {
+    "application/json": {
+        "type": "object",
+        "description": "A name, and the setup as POST /api/v1/estimate/ takes it (absent "
+        "setup fields at the configurator's defaults). The server sizes it.",
+        "properties": {
+            "name": _NAME,
+            "notes": {"type": "string", "nullable": True, "maxLength": NOTES_MAX},
+            "tags": {
+                "oneOf": [
+                    {
+                        "type": "array",
+                        "maxItems": MAX_TAGS,
+                        "items": {"type": "string", "maxLength": TAG_MAX},
+                    },
+                    {
+                        "type": "string",
+                        "nullable": True,
+                        "maxLength": TAGS_TEXT_MAX,
+                        "description": "Comma-separated (the first 20 are kept).",
+                    },
+                ],
+            },
+            "model": {**_SLUG_TEXT, "description": "Model slug."},
+            "accelerator": {**_SLUG_TEXT, "description": "Accelerator slug."},
+            **api_schema.SETUP_PROPERTIES,
+        },
+        "required": ["name", "model", "accelerator"],
+        "additionalProperties": False,
+    }
+}
+RENAME_REQUEST: dict[str, Any] = {
+    "application/json": {
+        "type": "object",
+        "properties": {"name": _NAME},
+        "required": ["name"],
+        "additionalProperties": False,
+    }
+}
+DUPLICATE_REQUEST: dict[str, Any] = {
+    "application/json": {
+        "type": "object",
+        "description": "No name (or null): the copy is named after the original.",
+        "properties": {"name": {**_NAME, "nullable": True}},
+        "additionalProperties": False,
+    }
+}
+COMPARE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "configurations": {"type": "array", "items": SUMMARY},
+        "rows": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "figure": STRING,
+                    "kind": STRING,
+                    "values": {"type": "array", "items": {}},
+                    "best": {"type": "array", "items": {"type": "integer"}},
+                },
+            },
+        },
+    },
+    "required": ["configurations", "rows"],
+}
