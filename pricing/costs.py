@@ -109,7 +109,7 @@ def usd_per_token_per_s(price_usd: float | None, fit: CardFit) -> float | None:
 # configurator's default price. Assumptions, shown on the pages beside the figure.
 DEFAULT_AMORTIZATION_YEARS = 3
 DEFAULT_UTILIZATION = 0.5
-DEFAULT_USD_PER_KWH = 0.15  # the configurator's rent-or-buy default (configurator/forms.py)
+DEFAULT_USD_PER_KWH = 0.15  # the configurator's rent-or-buy default (configurator/rent_forms.py)
 
 
 def owned_ownership(

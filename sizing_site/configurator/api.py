@@ -1,11 +1,11 @@
-"""POST /api/v1/estimate/: the estimator's figures through the configurator's sizing
-service (sizing_site.configurator.selectors), for scripts."""
+"""POST /api/v1/estimate/: the estimator's figures through the configurator's one
+workflow (sizing_site.configurator.state), for scripts."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
@@ -18,21 +18,27 @@ from catalog import sizing
 from catalog.models import Accelerator, LLMModel
 from catalog.sizing import deadline
 from catalog.sizing.specs import stated_layers
-from estimator.api import RequestError, estimate, result_to_dict
+from estimator.api import RequestError, estimate
 from pricing import costs
 from pricing.models import CloudOffer
-from sizing_site.api import budget, schema
-from sizing_site.api.errors import Errors, Refused, errors_shape, form_errors
-from sizing_site.api.parsers import JsonBodyParser
-from sizing_site.api.serializers import (
+from sizing_site.apikit import budget
+from sizing_site.apikit.errors import Errors, Refused, errors_shape, form_errors
+from sizing_site.apikit.parsers import JsonBodyParser
+from sizing_site.configurator import api_schema, selectors
+from sizing_site.configurator.rent_forms import RentBuyForm
+from sizing_site.configurator.serializers import (
     analysis_data,
     commands_data,
     cost_data,
     row_data,
     setup_data,
 )
-from sizing_site.configurator import selectors
-from sizing_site.configurator.forms import ConfigureForm, RentBuyForm, field_for
+from sizing_site.configurator.state import (
+    StateError,
+    configuration_size,
+    state_answer,
+    unknown_slug,
+)
 from sizing_site.tenancy.viewer import public_first
 
 MAX_ITEMS = 100
@@ -74,14 +80,17 @@ class EstimateApi(APIView):
       result with "model", "accelerator", "setup" (the sized setup, with the quant "best
       that fits" chose), "cost" (the answer panel's cost per 1M output tokens),
       "launch_commands" and, when asked, "analysis" (offers, rent vs buy, recommended
-      cards, quant matrix, memory by context, make it fit, KV alternatives, fine-tuning);
+      cards, quant matrix, memory by context, make it fit, KV alternatives, fine-tuning).
+      As on the page, a setup whose verdict is "does_not_fit" has no speed: its
+      decode_tokens_per_s, aggregate_decode_tokens_per_s, prefill_tokens_per_s, ttft_s
+      and serving are null (state.shown_figures);
     - the estimator's own request: {"request": {...}} (docs/estimator.md, "The request");
       the answer is the estimator's result.
 
     One item: 200 with the result, or 400 (404 for an unknown slug) with
     {"errors": {"<field>": ["message", ...]}}. A batch: 200 with a list in the same order,
     a result or an {"errors": ...} object per item; 400 for more than 100 items.
-    The request is priced first (sizing_site.api.budget): 413 over the per-request budget,
+    The request is priced first (sizing_site.apikit.budget): 413 over the per-request budget,
     429 over the user's or token's minute or with too many priced requests in flight; the
     items a batch did not reach within the time limit are answered with a "deadline" error.
     Within one request the catalog rows of a model and card pair, and the cheapest offer
@@ -96,9 +105,9 @@ class EstimateApi(APIView):
     @extend_schema(
         operation_id="estimate",
         summary="Size one setup, or a batch of up to 100",
-        request=schema.ESTIMATE_REQUEST,
-        responses=schema.ESTIMATE_RESPONSES,
-        examples=schema.estimate_examples(),
+        request=api_schema.ESTIMATE_REQUEST,
+        responses=api_schema.ESTIMATE_RESPONSES,
+        examples=api_schema.estimate_examples(),
         tags=["estimate"],
     )
     def post(self, request: Request) -> Response:
@@ -128,7 +137,7 @@ def _answer_batch(body: list[Any], rows: _Rows) -> list[dict[str, Any]]:
 
 
 def _item_units(item: Any, rows: _Rows) -> float:
-    """What sizing the item will cost (sizing_site.api.budget), from the depth of the
+    """What sizing the item will cost (sizing_site.apikit.budget), from the depth of the
     model it names and the sections it asks for; an item that will be refused costs as
     an ordinary estimate."""
     if not isinstance(item, dict):
@@ -224,9 +233,9 @@ def _slug(item: Mapping[str, Any], name: str) -> str:
     return value
 
 
-def _not_found(name: str) -> Refused:
-    message = _("No model with this slug.") if name == "model" else _("No card with this slug.")
-    return Refused({name: [message]}, status.HTTP_404_NOT_FOUND)
+def _not_found(name: Literal["model", "accelerator"]) -> Refused:
+    error = unknown_slug(name)
+    return Refused(error.errors, error.status)
 
 
 def setup_query(item: Mapping[str, Any], names: frozenset[str] = SETUP_FIELDS) -> dict[str, str]:
@@ -251,9 +260,10 @@ def setup_query(item: Mapping[str, Any], names: frozenset[str] = SETUP_FIELDS) -
 
 
 def _shortcut_estimate(item: Mapping[str, Any], rows: _Rows) -> dict[str, Any]:
-    """The configurator's workflow (views.configure, its results part): the page's scope
-    and form, configuration_results, then the answer panel's cheapest offer and owner's
-    cost at the rent-or-buy form's defaults."""
+    """The configurator's workflow (views.configure, its results part): the state sized
+    (state.configuration_size), then the answer panel's cheapest offer and owner's cost
+    at the rent-or-buy form's figures (state.state_answer). As on the page, a setup that
+    does not fit shows no speed (state.shown_figures)."""
     unknown = sorted(str(k) for k in item if k not in SHORTCUT_FIELDS)
     if unknown:
         raise Refused({k: [_("Unknown field.")] for k in unknown})
@@ -268,63 +278,29 @@ def _shortcut_estimate(item: Mapping[str, Any], rows: _Rows) -> dict[str, Any]:
         raise _not_found("model") from None
     except Accelerator.DoesNotExist:
         raise _not_found("accelerator") from None
-    scope = selectors.page_scope(model=model, accelerator=accelerator)
-    limit = scope.max_context_tokens
-    if limit is None:
-        raise Refused({"model": [_("The estimator cannot read this model's config.")]})
-    if not scope.sizeable_card:
-        raise Refused({"accelerator": [_("The catalog lacks this card's memory figures.")]})
-    if not scope.engines:
-        raise Refused({"engine": [_("No engine in the catalog runs on this card.")]})
-    data = setup_query(item)
-    form = ConfigureForm.for_pair(
-        data, model=model, accelerator=accelerator, max_context_tokens=limit, engines=scope.engines
-    )
-    if not form.is_valid():
-        raise Refused(form_errors(form, {"__all__": "setup"}))
+    analysis = _flag(item, "analysis")
     try:
-        results = selectors.configuration_results(
-            model=model, accelerator=accelerator, setup=form.setup()
+        state = configuration_size(model=model, accelerator=accelerator, data=setup_query(item))
+        rent = RentBuyForm.for_card(
+            setup_query(item, RENT_FIELDS), accelerator=accelerator, gpus=state.setup.gpus
         )
-    except RequestError as exc:
-        raise Refused({field_for(exc.field) or "setup": [exc.message]}) from None
-    sized = results.sized
-    rent = RentBuyForm.for_card(
-        setup_query(item, RENT_FIELDS), accelerator=accelerator, gpus=sized.setup.gpus
-    )
-    if rent.is_bound and not rent.is_valid():
-        raise Refused(form_errors(rent))
-    analysis = None
-    if _flag(item, "analysis"):
-        # The configurator's deeper sections, as the page loads them (views._sizing).
-        analysis = selectors.configuration_analysis(
-            model=model,
-            accelerator=accelerator,
-            sized=sized,
-            max_context_tokens=limit,
-            ownership=rent.ownership(),
-            hours_per_day=rent.hours_per_day,
+        if rent.is_bound and not rent.is_valid():
+            raise Refused(form_errors(rent))
+        answered = state_answer(
+            state=state, rent=rent, analysis=analysis, cloud_offer=rows.cheapest_offer
         )
-        cloud = analysis.costs.cloud
-    else:
-        cloud = rows.cheapest_offer(accelerator, sized)
-    answer = selectors.configuration_answer(
-        accelerator=accelerator,
-        sized=sized,
-        cloud=cloud,
-        ownership=rent.owner_cost_basis(),
-        typed_price=rent.typed_price,
-    )
+    except StateError as exc:
+        raise Refused(exc.errors, exc.status) from None
     out: dict[str, Any] = {
         "model": row_data(model),
         "accelerator": row_data(accelerator),
-        "setup": setup_data(sized.setup, backend=sized.backend),
-        **result_to_dict(sized.result),
-        "cost": cost_data(answer),
-        "launch_commands": commands_data(results.commands),
+        "setup": setup_data(state.setup, backend=state.sized.backend),
+        **state.shown_result(),
+        "cost": cost_data(answered.answer),
+        "launch_commands": commands_data(state.results.commands),
     }
-    if analysis is not None:
-        out["analysis"] = analysis_data(analysis, rent)
+    if answered.analysis is not None:
+        out["analysis"] = analysis_data(answered.analysis, rent)
     return out
 
 

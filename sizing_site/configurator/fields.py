@@ -7,8 +7,9 @@ catalog/data/quant_formats.csv (highest first); an uploader recipe the CSV does 
 UD_RECIPES) sits just above the llama.cpp file type it is built on, as it keeps some tensors
 wider than that type. Groups are the bits of the main type (Q4_K_M: 4-bit).
 
-Which engine loads which format is commands.refusal's business (the one place that
-decides); this module only asks it.
+Which engine loads which format is estimator.launch.refusal's business (the one place
+that decides), and which offload settings an engine has is estimator.engines'; this module
+only asks them.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from dataclasses import dataclass
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
-from sizing_site.configurator.commands import ENGINE_NAMES, refusal
+from estimator import launch
+from estimator.engines import ENGINE_TABLE, engine_capability, engine_label
 
 # (bits, formats least compressed first); bits "" = unquantized (16 or 32 bits).
 GGUF_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -60,31 +62,30 @@ GGUF_ORDER: tuple[str, ...] = tuple(q for _bits, names in GGUF_GROUPS for q in n
 HF_ORDER: tuple[str, ...] = tuple(q for _bits, names in HF_GROUPS for q in names)
 # GGUF file types that quantize routed experts only: nothing to size on a dense model.
 MOE_ONLY_QUANTS = ("MXFP4_MOE",)
-LLAMA_ENGINES = ("llama.cpp", "ollama")
-
-# The CPU offload settings each engine has (form field names): llama.cpp keeps the first
-# layers in host memory (-ngl) or MoE experts (--cpu-moe, --n-cpu-moe N); Ollama layers
-# (num_gpu); vLLM and SGLang a share of the weights (--cpu-offload-gb), vLLM also the
-# experts first (--cpu-offload-params experts). TensorRT-LLM documents none; MLX runs on
+# The form's offload fields, by the estimator Offload field each sets.
+FORM_OFFLOAD_FIELDS = {
+    "fraction": "offload",
+    "layers": "layers",
+    "moe_experts": "moe",
+    "moe_layers": "moe_layers",
+}
+ALL_OFFLOAD_FIELDS = tuple(FORM_OFFLOAD_FIELDS.values())
+# The CPU offload settings each engine has (EngineCapability.offload), as form fields:
+# llama.cpp keeps the first layers (-ngl) or MoE experts (--cpu-moe, --n-cpu-moe N) in host
+# memory; Ollama layers (num_gpu); vLLM and SGLang a share of the weights
+# (--cpu-offload-gb), vLLM also the experts first. TensorRT-LLM documents none; MLX runs on
 # unified memory, where nothing is offloaded.
 OFFLOAD_FIELDS: dict[str, tuple[str, ...]] = {
-    "llama.cpp": ("offload", "layers", "moe", "moe_layers"),
-    "ollama": ("offload", "layers"),
-    "vllm": ("offload", "moe"),
-    "sglang": ("offload",),
-    "tensorrt-llm": (),
-    "mlx": (),
+    engine.name: tuple(FORM_OFFLOAD_FIELDS[field] for field in engine.offload)
+    for engine in ENGINE_TABLE
 }
-ALL_OFFLOAD_FIELDS = ("offload", "layers", "moe", "moe_layers")
+# How the page names an engine's own weights format (EngineCapability.weight_formats).
+WEIGHTS_FAMILY_NAMES = {"gguf": "GGUF", "mlx": "MLX", "hf": "Hugging Face"}
 
 
 def family_name(engine: str) -> str:
     """How the page names the weights an engine loads."""
-    if engine in LLAMA_ENGINES:
-        return "GGUF"
-    if engine == "mlx":
-        return "MLX"
-    return "Hugging Face"
+    return WEIGHTS_FAMILY_NAMES[engine_capability(engine).weight_formats[0]]
 
 
 def group_label(family: str, bits: str) -> str:
@@ -94,12 +95,13 @@ def group_label(family: str, bits: str) -> str:
 
 
 def loads(engine: str, backend: str, quant: str) -> bool:
-    """Whether `engine` on `backend` loads `quant` weights (commands.refusal with the cache
-    type every engine has)."""
+    """Whether `engine` on `backend` loads `quant` weights (estimator.launch.refusal with
+    the cache type every engine has)."""
     fmt = "gguf" if quant in GGUF_ORDER else "hf"
-    return (
-        refusal(engine=engine, weights_format=fmt, quant=quant, backend=backend, kv="f16") is None
+    reason = launch.refusal(
+        engine=engine, weights_format=fmt, quant=quant, backend=backend, kv="f16"
     )
+    return reason is None
 
 
 def _grouped(
@@ -126,7 +128,7 @@ def weights_choices(engine: str | None, backend: str | None, *, moe: bool) -> We
     """The formats `engine` loads on `backend` (every format, in both families, when the
     engine is unknown or does not run on the card: the form says so on the engine).
     Computed once per engine, backend, kind of model and language (the group labels are
-    translated): the rules it reads (commands.refusal, the format orders) are code."""
+    translated): the rules it reads (estimator.launch.refusal, the format orders) are code."""
     return _weights_choices(engine, backend, moe, get_language())
 
 
@@ -152,6 +154,6 @@ def _weights_choices(
 def quant_note(engine: str, quant: str) -> str:
     """Why the form dropped a format the engine does not load."""
     return _("%(engine)s does not load %(quant)s: showing the best that fits instead.") % {
-        "engine": ENGINE_NAMES.get(engine, engine),
+        "engine": engine_label(engine),
         "quant": quant,
     }

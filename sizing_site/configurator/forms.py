@@ -5,7 +5,6 @@ offload, layers, moe, moe_layers, host_bw)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from django import forms
@@ -15,18 +14,13 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from catalog import hardware
 from catalog.hardware import EngineChoice
 from catalog.models import Accelerator, LLMModel
-from catalog.scoping import Owner
 from catalog.sizing import GGUF_QUANTS, Setup, fallback_quant, is_gguf
 from catalog.sizing.specs import LayerCounts, RopeContext, layer_counts, rope_context
-from estimator import cost
-from estimator.api.schema import KV_DTYPES
+from estimator.engines import ENGINE_TABLE, KV_DTYPES, engine_label
 from estimator.weights import HF_FORMATS
-from pricing import costs
-from sizing_site.configurator import selectors
-from sizing_site.configurator.commands import ENGINE_NAMES, refusal
+from sizing_site.configurator.commands import refusal
 from sizing_site.configurator.fields import (
     ALL_OFFLOAD_FIELDS,
     OFFLOAD_FIELDS,
@@ -34,7 +28,7 @@ from sizing_site.configurator.fields import (
     weights_choices,
 )
 
-ENGINE_CHOICES = list(ENGINE_NAMES.items())
+ENGINE_CHOICES = [(engine.name, engine.label) for engine in ENGINE_TABLE]
 KV_CHOICES = [(d, d) for d in KV_DTYPES]
 # Every weights format the form knows (fields.py orders and filters them per engine).
 ALL_FORMATS = frozenset((*GGUF_QUANTS, *HF_FORMATS))
@@ -277,7 +271,7 @@ class ConfigureForm(forms.Form):
                 "%(card)s has unified memory: there is no separate host memory to offload to."
             ) % {"card": self.card_name}
         return _("%(engine)s has no CPU offload setting; llama.cpp has the most.") % {
-            "engine": ENGINE_NAMES.get(self.selected_engine, self.selected_engine)
+            "engine": engine_label(self.selected_engine)
         }
 
     @property
@@ -377,11 +371,11 @@ class ConfigureForm(forms.Form):
     def clean_engine(self) -> str:
         engine: str = self.cleaned_data["engine"]
         if engine not in self.engines:
-            runs = ", ".join(ENGINE_NAMES.get(e, e) for e in self.engines)
+            runs = ", ".join(engine_label(e) for e in self.engines)
             raise forms.ValidationError(
                 _("%(engine)s does not run on %(card)s. Engines that do: %(runs)s."),
                 params={
-                    "engine": ENGINE_NAMES.get(engine, engine),
+                    "engine": engine_label(engine),
                     "card": self.card_name,
                     "runs": runs or _("none in the catalog"),
                 },
@@ -428,7 +422,7 @@ class ConfigureForm(forms.Form):
             "moe": bool(data.get("moe")),
             "moe_layers": data.get("moe_layers") is not None,
         }
-        name = ENGINE_NAMES.get(engine, engine)
+        name = engine_label(engine)
         layers = self.model_layers
         for field in (f for f, on in chosen.items() if on and f not in self.errors):
             if self.unified_memory:
@@ -506,212 +500,3 @@ def _offload_refusal(field: str, engine: str) -> str:
         "Only llama.cpp keeps the experts of the first layers in host memory "
         "(--n-cpu-moe); %(engine)s cannot."
     ) % {"engine": engine}
-
-
-# Rent vs buy: the host allowance and its basis are estimator.cost's (system_purchase_usd,
-# system_power_w); a multi-GPU server costs more, so the fields can be overwritten.
-HOST_ALLOWANCE_USD = cost.HOST_ALLOWANCE_USD
-HOST_POWER_W = cost.HOST_POWER_W
-# An assumption, the estimator's own default; for scale, the US residential average was
-# about 0.16 USD/kWh in 2024 (EIA, Electric Power Monthly, table 5.3).
-DEFAULT_USD_PER_KWH = 0.15
-DEFAULT_HOURS_PER_DAY = 8  # a working day of use, an assumption
-DEFAULT_PUE = 1.0  # a desk: no cooling plant on top of the machine's own draw
-# The owner's cost per 1M tokens (pricing.costs.owned_ownership's defaults): the purchase
-# over three years, the machine busy half of every day.
-DEFAULT_YEARS = costs.DEFAULT_AMORTIZATION_YEARS
-DEFAULT_BUSY_PERCENT = round(costs.DEFAULT_UTILIZATION * 100)
-
-
-class RentBuyForm(forms.Form):
-    """Owning the configuration's hardware against renting the cheapest fitting offer.
-    Its own GET parameters beside the configurator's; defaults come from the catalog."""
-
-    hours = forms.FloatField(label=_("Active hours per day"), min_value=1, max_value=24)
-    hw_usd = forms.FloatField(label=_("Hardware price (USD)"), min_value=0, max_value=1e9)
-    power_w = forms.FloatField(label=_("Power draw (W)"), min_value=0, max_value=1e6)
-    kwh_usd = forms.FloatField(label=_("Electricity (USD per kWh)"), min_value=0, max_value=10)
-    pue = forms.FloatField(label=_("PUE"), min_value=1, max_value=5)
-    years = forms.FloatField(label=_("Years to pay off the hardware"), min_value=0.5, max_value=15)
-    busy = forms.FloatField(
-        label=_("Busy share of the day (%), for the cost per 1M tokens"),
-        min_value=1,
-        max_value=100,
-    )
-    # for the page's note on where the defaults come from
-    host_allowance_usd = HOST_ALLOWANCE_USD
-    host_power_w = HOST_POWER_W
-    default_usd_per_kwh = DEFAULT_USD_PER_KWH
-    # the catalog's figures for the owner's cost when the form is not bound (for_configuration)
-    catalog_price_usd: float | None = None
-    catalog_tdp_w: int | None = None
-    gpus = 1
-    complete_system = False
-
-    @classmethod
-    def for_configuration(
-        cls,
-        data: Mapping[str, Any],
-        *,
-        price_usd: float | None,
-        tdp_w: int | None,
-        gpus: int,
-        complete_system: bool = False,
-    ) -> RentBuyForm:
-        """Bound to the query merged over the defaults; unbound (nothing to compare yet)
-        while the catalog lacks a default and the visitor has not sent the form.
-        complete_system: the device is a whole computer (unified memory), so no host
-        allowance is added to its price and power."""
-        host = not complete_system
-        defaults: dict[str, Any] = {
-            "hours": DEFAULT_HOURS_PER_DAY,
-            "hw_usd": cost.system_purchase_usd(price_usd, gpus, host=host),
-            "power_w": cost.system_power_w(tdp_w, gpus, host=host),
-            "kwh_usd": DEFAULT_USD_PER_KWH,
-            "pue": DEFAULT_PUE,
-            "years": DEFAULT_YEARS,
-            "busy": DEFAULT_BUSY_PERCENT,
-        }
-        sent = any(name in data for name in cls.base_fields)
-        if not sent and None in defaults.values():
-            form = cls(initial=defaults)
-        else:
-            known = {k: str(v) for k, v in defaults.items() if v is not None}
-            form = cls({**known, **{k: data[k] for k in cls.base_fields if k in data}})
-        form.catalog_price_usd, form.catalog_tdp_w, form.gpus = price_usd, tdp_w, gpus
-        form.complete_system = complete_system
-        return form
-
-    @classmethod
-    def for_card(
-        cls, data: Mapping[str, Any], *, accelerator: Accelerator, gpus: int
-    ) -> RentBuyForm:
-        """for_configuration with the card's owned unit (catalog.hardware.owned_unit): a PCIe
-        card in a host, a unified-memory machine as sold, an SXM / OAM module as its share
-        of the server it comes in (no price when that server's is unknown)."""
-        unit = hardware.owned_unit(accelerator)
-        form = cls.for_configuration(
-            data,
-            price_usd=unit.price_usd,
-            tdp_w=round(unit.power_w) if unit.power_w else None,
-            gpus=gpus,
-            complete_system=not unit.host,
-        )
-        form.owned_basis = unit.basis
-        return form
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.owned_basis = "card"
-        for name, field in self.fields.items():
-            field.widget.attrs["aria-describedby"] = f"err-{name}"
-            field.widget.attrs["step"] = "any"
-
-    def ownership(self) -> cost.Ownership | None:
-        """Owning the hardware as the visitor set it; None until the form is sent valid."""
-        if not self.is_bound or not self.is_valid():
-            return None
-        data = self.cleaned_data
-        return cost.Ownership(
-            purchase_usd=data["hw_usd"],
-            power_w=data["power_w"],
-            electricity_usd_per_kwh=data["kwh_usd"],
-            pue=data["pue"],
-            hours_per_day=data["hours"],
-            amortization_months=max(1, round(data["years"] * 12)),
-        )
-
-    def owner_cost_basis(self) -> cost.Ownership | None:
-        """Owning for the cost per 1M tokens (pricing.costs.owned_system): 24 h a day at
-        the busy share, the purchase over the years. The visitor's figures once sent
-        valid (None while invalid); before that the catalog's (pricing.costs.
-        owned_ownership, None without a catalog price)."""
-        if not self.is_bound:
-            return costs.owned_ownership(
-                self.catalog_price_usd,
-                self.catalog_tdp_w,
-                self.gpus,
-                complete_system=self.complete_system,
-            )
-        if not self.is_valid():
-            return None
-        data = self.cleaned_data
-        return costs.owned_system(
-            data["hw_usd"],
-            data["power_w"],
-            years=data["years"],
-            utilization=data["busy"] / 100,
-            usd_per_kwh=data["kwh_usd"],
-            pue=data["pue"],
-        )
-
-    @property
-    def typed_price(self) -> bool:
-        """Whether the visitor sent a hardware price of their own (not the catalog's)."""
-        if not self.is_bound or not self.is_valid():
-            return False
-        catalog = cost.system_purchase_usd(
-            self.catalog_price_usd, self.gpus, host=not self.complete_system
-        )
-        return catalog is None or abs(self.cleaned_data["hw_usd"] - catalog) > 0.005
-
-    @property
-    def hours_per_day(self) -> float:
-        """The hours a day the offers' monthly rent is counted for (the default while the
-        form is invalid or unbound)."""
-        if self.is_bound:
-            self.is_valid()
-            hours: float | None = self.cleaned_data.get("hours")
-            if hours is not None:
-                return hours
-        return DEFAULT_HOURS_PER_DAY
-
-
-class StateError(ValueError):
-    """A configurator state that cannot be sized: unknown rows, a model or card the page
-    cannot size, invalid parameters, or a setup the estimator refuses."""
-
-
-@dataclass(frozen=True)
-class ConfiguratorState:
-    """A configurator page's state, validated: the rows, the setup (quant "" = the best
-    that fits) and the form's own query parameters (defaults filled in)."""
-
-    model: LLMModel
-    accelerator: Accelerator
-    setup: Setup
-    query: dict[str, str]
-
-
-def configurator_state(
-    *,
-    model_slug: str,
-    accelerator_slug: str,
-    query: Mapping[str, str],
-    organizations: Sequence[Owner] = (),
-) -> ConfiguratorState:
-    """The state a configurator address stands for, validated as the page validates it
-    (saved reports replay it, with the report's organisation for its own rows). Raises
-    StateError."""
-    try:
-        model, accelerator = selectors.configuration_rows(
-            model_slug=model_slug, accelerator_slug=accelerator_slug, organizations=organizations
-        )
-    except (LLMModel.DoesNotExist, Accelerator.DoesNotExist) as exc:
-        raise StateError(_("unknown model or accelerator")) from exc
-    scope = selectors.page_scope(model=model, accelerator=accelerator)
-    if scope.max_context_tokens is None or not scope.sizeable_card:
-        raise StateError(_("this configuration cannot be sized"))
-    if not scope.engines:
-        raise StateError(_("no engine in the catalog runs on this card"))
-    form = ConfigureForm.for_pair(
-        query,
-        model=model,
-        accelerator=accelerator,
-        max_context_tokens=scope.max_context_tokens,
-        engines=scope.engines,
-    )
-    if not form.is_valid():
-        raise StateError(_("invalid configurator parameters"))
-    own = {name: str(form.data[name]) for name in form.fields if name in form.data}
-    return ConfiguratorState(model, accelerator, form.setup(), own)

@@ -18,10 +18,11 @@ from catalog.models import Accelerator, LLMModel, ModelWeights, Segment
 from catalog.scoping import Owner
 from catalog.sizing.cache import remembered
 from catalog.sizing.candidates import default_floor, ladder_down_to, quant_ladder
-from catalog.sizing.requests import family_ladder, llama_like, native_format
+from catalog.sizing.requests import family_ladder, native_format
 from estimator import cost
-from estimator.api import RequestError, request_to_dict, result_to_dict
-from estimator.api.recommend import PlanStep
+from estimator.api import RequestError
+from estimator.engines import runs_gguf
+from estimator.recommend import PlanStep
 from pricing import costs
 from pricing import selectors as pricing_selectors
 from pricing.models import CloudOffer
@@ -111,7 +112,7 @@ class ConfigurationResults:
     sized: sizing.Sizing
     usable_bytes: int  # all devices together: the memory bar's mark (configurator_charts)
     device_memory: DeviceMemory
-    commands: dict[str, commands.LaunchCommand]
+    commands: dict[str, commands.ShownCommand]
 
 
 def configuration_results(
@@ -131,25 +132,14 @@ def _configuration_results(
     *, model: LLMModel, accelerator: Accelerator, setup: sizing.Setup
 ) -> ConfigurationResults:
     sized = sizing.size_setup(model=model, accelerator=accelerator, setup=setup)
-    quant = sized.setup.quant
-    repo = next((w.repo for w in model.weights.all() if w.quant == quant and w.repo), "")
-    gguf = sizing.is_gguf(quant)
-    launch = commands.launch_config(
-        request_to_dict(sized.request),
-        result_to_dict(sized.result),
-        hf_repo=model.hf_repo or model.slug,
-        gguf_repo=repo if gguf else "",
-        weights_repo="" if gguf else repo,
-        layers=(sized.offloaded_layers, sized.model_layers),
-        backend=sized.backend,
-    )
     memory = DeviceMemory(
         hardware.device_memory_bytes(accelerator),
         hardware.memory_basis(accelerator),
         sized.devices,
     )
     usable = sized.result.usable_bytes_per_device * sized.devices
-    return ConfigurationResults(sized, usable, memory, commands.launch_commands(launch))
+    launch = commands.launch_commands(model, sized)
+    return ConfigurationResults(sized, usable, memory, launch)
 
 
 @dataclass(frozen=True)
@@ -313,6 +303,9 @@ class Answer:
     # (result.serving["at_users"]: the most users that get 20 tok/s and a 1 s first token)
     serving_per_million: float | None = None
     serving_users: int = 0
+    # Whether anything runs at all (the verdict is not does_not_fit): a vLLM-like engine
+    # whose KV cache cannot hold one sequence does not start with memory to spare.
+    runs: bool = True
 
     @property
     def per_million(self) -> float | None:
@@ -364,6 +357,7 @@ def configuration_answer(
         base_price=not typed_price and costs.base_configuration_price(accelerator),
         serving_per_million=serving_cost if sized.fits else None,
         serving_users=users,
+        runs=sized.fits,
     )
 
 
@@ -440,7 +434,7 @@ def faq_figures(
     fitting = {row.quant: row for row in matrix if row.verdict != "does_not_fit"}
     ladder = family_ladder(setup.engine, native_format(model.config or {}))
     best = next((fitting[q] for q in ladder if q in fitting), None)
-    full = "BF16" if llama_like(setup.engine) else "bf16"
+    full = "BF16" if runs_gguf(setup.engine) else "bf16"
     precision = _gpus_needed(
         model=model,
         accelerator=accelerator,

@@ -17,8 +17,8 @@ from catalog.models import Accelerator, LLMModel
 from catalog.sizing import Setup
 from pricing import costs
 from pricing.models import CloudOffer
-from sizing_site.configurator.commands import LaunchCommand
-from sizing_site.configurator.forms import RentBuyForm
+from sizing_site.configurator.commands import ShownCommand
+from sizing_site.configurator.rent_forms import RentBuyForm
 from sizing_site.configurator.selectors import Answer, ConfigurationAnalysis
 
 
@@ -81,7 +81,7 @@ def plain(value: Any) -> Any:
     return value
 
 
-def commands_data(commands: Mapping[str, LaunchCommand]) -> dict[str, Any]:
+def commands_data(commands: Mapping[str, ShownCommand]) -> dict[str, Any]:
     """The configurator's launch commands, by engine: the command line (null when the
     engine refuses the setup, with the reason in `refused`) and its notes."""
     return {name: plain(command) for name, command in commands.items()}

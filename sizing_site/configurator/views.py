@@ -9,10 +9,17 @@ from django.shortcuts import render
 
 from catalog.models import Accelerator, LLMModel
 from catalog.sizing.cache import TIMEOUT_S, key_for
-from estimator.api import RequestError
 from pricing import costs
 from sizing_site.configurator import selectors
-from sizing_site.configurator.forms import ConfigureForm, RentBuyForm, field_for
+from sizing_site.configurator.forms import ConfigureForm
+from sizing_site.configurator.rent_forms import RentBuyForm
+from sizing_site.configurator.state import (
+    ConfiguratorState,
+    StateAnswer,
+    StateError,
+    configuration_size,
+    state_answer,
+)
 from sizing_site.tenancy.viewer import public_first
 
 TEMPLATE = "configurator/configure.html"
@@ -35,41 +42,51 @@ def configure(request: HttpRequest, model_slug: str, accelerator_slug: str) -> H
     except (LLMModel.DoesNotExist, Accelerator.DoesNotExist):
         raise Http404 from None
     context: dict[str, object] = {"model": model, "accelerator": accelerator}
-    scope = selectors.page_scope(model=model, accelerator=accelerator)
-    limit = scope.max_context_tokens
-    if limit is None or not scope.sizeable_card:
-        context.update(unavailable=True, model_unavailable=limit is None)
-        return render(request, TEMPLATE, context)
-    if not scope.engines:
-        context.update(unavailable=True, no_engine=True)
-        return render(request, TEMPLATE, context)
-    form = ConfigureForm.for_pair(
-        request.GET,
-        model=model,
-        accelerator=accelerator,
-        max_context_tokens=limit,
-        engines=scope.engines,
+    try:
+        state = configuration_size(model=model, accelerator=accelerator, data=request.GET)
+        rent = RentBuyForm.for_card(request.GET, accelerator=accelerator, gpus=state.setup.gpus)
+        answered = state_answer(state=state, rent=rent, analysis=_wants_analysis(request))
+    except StateError as exc:
+        if exc.form is None:  # the pair itself cannot be sized: no form to show
+            context.update(
+                unavailable=True,
+                model_unavailable=exc.reason == "model_unavailable",
+                no_engine=exc.reason == "no_engine",
+            )
+            return render(request, TEMPLATE, context)
+        context.update(_form_context(request, exc.form, model, accelerator))
+        return render(request, _template(request), context, status=400)
+    context.update(_form_context(request, state.form, model, accelerator))
+    context.update(_Sized(state, answered).context())
+    # The sections that show only catalog figures are rendered once per catalog version,
+    # setup and language ({% cache %} in configure.html); the answer panel, offers,
+    # rent-or-buy and the FAQ read prices and are rendered per request.
+    context["sections_key"] = key_for(
+        "configurator-sections",
+        (model.pk, accelerator.pk, state.setup, state.max_context_tokens, selectors.CACHE_SHAPE),
     )
-    sized = _sizing(request, form, model, accelerator, limit)
-    context.update(form=form, max_context_tokens=limit, **_urls(request, form))
-    context.update(
-        sections_timeout=TIMEOUT_S, form_key=_form_key(request, form, model, accelerator)
-    )
-    if sized is not None:
-        context.update(sized.context())
-        # The sections that show only catalog figures are rendered once per catalog
-        # version, setup and language ({% cache %} in configure.html); the answer panel,
-        # offers, rent-or-buy and the FAQ read prices and are rendered per request.
-        setup = sized.results.sized.setup
-        context["sections_key"] = key_for(
-            "configurator-sections",
-            (model.pk, accelerator.pk, setup, limit, selectors.CACHE_SHAPE),
-        )
-    template = TEMPLATE
+    bad = answered.analysis is not None and answered.rent.errors
+    return render(request, _template(request), context, status=400 if bad else 200)
+
+
+def _template(request: HttpRequest) -> str:
+    """The whole page, or for an HTMX request the part it names."""
     if getattr(request, "htmx", False):
-        template += "#analysis" if _wants_analysis(request) else "#results"
-    bad = form.errors or (sized is not None and sized.analysis is not None and sized.rent.errors)
-    return render(request, template, context, status=400 if bad else 200)
+        return TEMPLATE + ("#analysis" if _wants_analysis(request) else "#results")
+    return TEMPLATE
+
+
+def _form_context(
+    request: HttpRequest, form: ConfigureForm, model: LLMModel, accelerator: Accelerator
+) -> dict[str, object]:
+    """The form's part of the page, shown with or without figures."""
+    return {
+        "form": form,
+        "max_context_tokens": form.max_context_tokens,
+        **_urls(request, form),
+        "sections_timeout": TIMEOUT_S,
+        "form_key": _form_key(request, form, model, accelerator),
+    }
 
 
 def _urls(request: HttpRequest, form: ConfigureForm) -> dict[str, str]:
@@ -103,32 +120,30 @@ def _wants_analysis(request: HttpRequest) -> bool:
 
 @dataclass(frozen=True)
 class _Sized:
-    """What the page sized: the main figures with the answer panel, the rent-or-buy form
-    (its figures feed the panel's owned cost), and the deeper sections when the request
-    asks for them."""
+    """What the page shows of a sized state: the main figures with the answer panel, and
+    the deeper sections when the request asks for them."""
 
-    results: selectors.ConfigurationResults
-    answer: selectors.Answer
-    rent: RentBuyForm
-    analysis: selectors.ConfigurationAnalysis | None = None
+    state: ConfiguratorState
+    answered: StateAnswer
 
     def context(self) -> dict[str, object]:
         """The template's names for the figures."""
-        sized = self.results.sized
+        results, answered = self.state.results, self.answered
+        sized = results.sized
         context: dict[str, object] = {
             "setup": sized.setup,
             "result": sized.result,
             "backend": sized.backend,
             "measured": sized.measured_weights_bytes is not None,
-            "usable_bytes": self.results.usable_bytes,
-            "device_memory": self.results.device_memory,
-            "commands": self.results.commands,
-            "answer": self.answer,
+            "usable_bytes": results.usable_bytes,
+            "device_memory": results.device_memory,
+            "commands": results.commands,
+            "answer": answered.answer,
         }
-        more = self.analysis
+        more, rent = answered.analysis, answered.rent
         if more is not None:
             context.update(
-                rent=self.rent,
+                rent=rent,
                 offers=more.costs.offers,
                 cloud=more.costs.cloud,
                 rent_vs_buy=more.costs.rent_vs_buy,
@@ -142,54 +157,10 @@ class _Sized:
                 finetune=more.finetune,
                 datacenter=more.datacenter,
                 faq=more.faq,
-                owner_month=_owner_month(self.rent),
-                hours_per_day=self.rent.hours_per_day,
-            )
-        return context
-
-
-def _sizing(
-    request: HttpRequest,
-    form: ConfigureForm,
-    model: LLMModel,
-    accelerator: Accelerator,
-    limit: int,
-) -> _Sized | None:
-    """Size the form's setup; an estimator refusal becomes an error on the field at fault."""
-    if not form.is_valid():
-        return None
-    try:
-        results = selectors.configuration_results(
-            model=model, accelerator=accelerator, setup=form.setup()
-        )
-        form.sized_quant = results.sized.setup.quant  # the select shows the quant sized
-        rent = RentBuyForm.for_card(
-            request.GET, accelerator=accelerator, gpus=results.sized.setup.gpus
-        )
-        analysis = None
-        if _wants_analysis(request):
-            analysis = selectors.configuration_analysis(
-                model=model,
-                accelerator=accelerator,
-                sized=results.sized,
-                max_context_tokens=limit,
-                ownership=rent.ownership(),
+                owner_month=_owner_month(rent),
                 hours_per_day=rent.hours_per_day,
             )
-            cloud = analysis.costs.cloud  # the same offer, without a second query
-        else:
-            cloud = selectors.cheapest_offer(accelerator=accelerator, sized=results.sized)
-        answer = selectors.configuration_answer(
-            accelerator=accelerator,
-            sized=results.sized,
-            cloud=cloud,
-            ownership=rent.owner_cost_basis(),
-            typed_price=rent.typed_price,
-        )
-    except RequestError as exc:
-        form.add_error(field_for(exc.field), exc.message)
-        return None
-    return _Sized(results, answer, rent, analysis)
+        return context
 
 
 def _owner_month(rent: RentBuyForm) -> costs.OwnerMonth | None:

@@ -1,4 +1,4 @@
-"""The catalog endpoints' rows (sizing_site.api.catalog): what the tables store, with
+"""The catalog endpoints' rows (sizing_site.explore.catalog_api): what the tables store, with
 their sources, in plain JSON types; and the few scalar fields staff may PATCH."""
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ class ModelSerializer(serializers.ModelSerializer[LLMModel]):
 
 
 def _first_int(obj: Any, *names: str) -> int | None:
-    """The first annotation (a config.json key, sizing_site.api.catalog.CONFIG_KEYS) that
+    """The first annotation (a config.json key, sizing_site.explore.catalog_api.CONFIG_KEYS) that
     holds a whole number; config values are the publisher's, so anything else is None."""
     for name in names:
         value = getattr(obj, name, None)

@@ -1,6 +1,6 @@
 """The model page's generated FAQ: questions a buyer asks, answered from the page's own
-rows (selectors.CardTable at the page's context and filters) and the same filters at
-32K and 128K tokens (selectors.ContextOutlook). Every answer is a sentence with figures,
+rows (tables.CardTable at the page's context and filters) and the same filters at
+32K and 128K tokens (tables.ContextOutlook). Every answer is a sentence with figures,
 in the visitor's language, and may carry links (the configurator for the pair it names).
 """
 
@@ -17,16 +17,17 @@ from catalog import hardware
 from catalog.models import LLMModel
 from estimator import cost
 from pricing.costs import DEFAULT_AMORTIZATION_YEARS, DEFAULT_USD_PER_KWH, DEFAULT_UTILIZATION
-from sizing_site.explore.selectors import (
+from sizing_site.explore.costs import Offer
+from sizing_site.explore.tables import (
     CARD_SORTS,
     HIGH_CONFIDENCE_MAX_RATIO,
     MEDIUM_CONFIDENCE_MAX_RATIO,
     CardRow,
     CardTable,
     ContextOutlook,
-    Offer,
     sorted_rows,
 )
+from sizing_site.explore.templatetags.explore import configure_url
 
 GIB = 2**30
 # The contexts the FAQ looks ahead to.
@@ -62,15 +63,14 @@ Link = Callable[[CardRow], str]  # a row's configurator address
 @dataclass(frozen=True)
 class ModelFaq:
     """What the model page's FAQ reads: the page's table and its context, the outlooks at
-    OUTLOOK_CONTEXTS, the cheapest offers and unit powers (rent or buy), and how to link
-    a row to the configurator (`link`) or a card count of it (`link_gpus`)."""
+    OUTLOOK_CONTEXTS, the cheapest offers (rent or buy), and how to link a row to the
+    configurator (`link`) or a card count of it (`link_gpus`)."""
 
     model: LLMModel
     table: CardTable
     ctx: int
     outlooks: Sequence[ContextOutlook]
     offers: Mapping[int, Offer]
-    powers: Mapping[int, float | None]
     link: Link
     link_gpus: Callable[[CardRow, int], str]
 
@@ -306,7 +306,7 @@ class ModelFaq:
             offer = self.offers[row.accelerator.pk]
             unit = hardware.owned_unit(row.accelerator)
             purchase = cost.system_purchase_usd(unit.price_usd, 1, host=unit.host) or 0.0
-            watts = self.powers.get(row.accelerator.pk) if unit.host else unit.power_w
+            watts = row.accelerator.tdp_w if unit.host else unit.power_w
             power = cost.system_power_w(watts, 1, host=unit.host)
             own = cost.Ownership(
                 purchase_usd=purchase,
@@ -400,3 +400,28 @@ class ModelFaq:
             "m": num(MEDIUM_CONFIDENCE_MAX_RATIO, 1),
         }
         return FaqItem(_("How sure are these speeds?"), answer)
+
+
+def model_faq(
+    *,
+    model: LLMModel,
+    table: CardTable,
+    ctx: int,
+    outlooks: Sequence[ContextOutlook],
+    offers: Mapping[int, Offer],
+) -> list[FaqItem]:
+    """The model page's FAQ, its links opening the configurator on the pair a row names
+    at the page's context (with the row's quant and engine, or a card count)."""
+    return ModelFaq(
+        model=model,
+        table=table,
+        ctx=ctx,
+        outlooks=outlooks,
+        offers=offers,
+        link=lambda row: configure_url(
+            model.slug, row.accelerator.slug, ctx=ctx, quant=row.fit.quant, engine=row.fit.engine
+        ),
+        link_gpus=lambda row, n: configure_url(
+            model.slug, row.accelerator.slug, ctx=ctx, gpus=n, engine=row.fit.engine
+        ),
+    ).items()

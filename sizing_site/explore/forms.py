@@ -16,15 +16,14 @@ from django.http import QueryDict
 from django.utils import formats
 from django.utils.translation import gettext_lazy as _
 
-from catalog.sizing import GGUF_QUANTS
 from catalog.sizing.candidates import DEFAULT_CONTEXT_TOKENS, Rung, default_floor
+from sizing_site.configurator.forms import ALL_FORMATS, ENGINE_CHOICES
 
 # The configurator's default prompt (512) and output (256) tokens must fit in the context.
 MIN_CONTEXT_TOKENS = 1024
 # The longest context any catalog model reads (Llama 4 Scout, 10M tokens; a model's own
 # limit applies on its page): the card page's bound, which reads every model.
 MAX_CONTEXT_TOKENS = 10_000_000
-DEFAULT_COMPARE_QUANT = "Q4_K_M"
 
 CARD_SORT_CHOICES = [
     ("-speed", _("Fastest first")),
@@ -152,26 +151,50 @@ class SearchForm(forms.Form):
 
 MAX_COLUMNS = 4
 MAX_GPUS = 8
+# The engines a column may name: the configurator's (ConfigureForm's engine choices).
+COMPARE_ENGINES = frozenset(name for name, _label in ENGINE_CHOICES)
+
+
+def column_param(model: str, card: str, quant: str, gpus: int | str, engine: str) -> str:
+    """A compare column's parameter; the engine part only when it names one, so that a
+    column on the card's default engine keeps its four-part address."""
+    param = f"{model}:{card}:{quant}:{gpus}"
+    return f"{param}:{engine}" if engine else param
 
 
 @dataclass(frozen=True)
 class ColumnSpec:
-    """One compare column as written in the URL: c1=<model>:<accelerator>:<quant>:<gpus>."""
+    """One compare column as written in the URL:
+    c1=<model>:<accelerator>:<quant>:<gpus>[:<engine>]. As on the configurator, quant ""
+    asks for the best that fits and engine "" for the card's default engine."""
 
     model_slug: str
     accelerator_slug: str
-    quant: str
-    gpus: int
+    quant: str = ""
+    gpus: int = 1
+    engine: str = ""
 
     @property
     def param(self) -> str:
-        return f"{self.model_slug}:{self.accelerator_slug}:{self.quant}:{self.gpus}"
+        return column_param(
+            self.model_slug, self.accelerator_slug, self.quant, self.gpus, self.engine
+        )
+
+    def configurator_query(self, context_tokens: int) -> dict[str, str]:
+        """The configurator's query parameters this column sets (the rest at the
+        configurator's defaults)."""
+        query = {"ctx": str(context_tokens), "gpus": str(self.gpus), "quant": self.quant}
+        if self.engine:
+            query["engine"] = self.engine
+        return query
 
 
 class CompareForm(forms.Form):
-    """Columns c1..c4 in the readable form model:accelerator:quant:gpus (quant and gpus may
-    be left out: Q4_K_M, one GPU), plus one shared context. The edit form sends the parts
-    as m1/a1/q1/g1 ..., which the view folds into c1 ... and redirects to."""
+    """Columns c1..c4 in the readable form model:accelerator:quant:gpus:engine (all but
+    model and accelerator may be left out: the best that fits, one GPU, the card's default
+    engine, as on the configurator), plus one shared context. The formats and engines are
+    the configurator's. The edit form sends the parts as m1/a1/q1/g1/e1 ..., which the view
+    folds into c1 ... and redirects to."""
 
     ctx = forms.IntegerField(
         label=_("Context (tokens)"), min_value=MIN_CONTEXT_TOKENS, max_value=MAX_CONTEXT_TOKENS
@@ -183,7 +206,7 @@ class CompareForm(forms.Form):
             data["ctx"] = str(DEFAULT_CONTEXT_TOKENS)
         super().__init__(data, **kw)
         # Each bad column's messages by its parameter (c1..c4): the page shows them as form
-        # errors, the compare API (sizing_site.api.sweeps) names the parameter.
+        # errors, the compare API (sizing_site.explore.compare_api) names the parameter.
         self.column_errors: dict[str, list[str]] = {}
 
     def clean(self) -> dict[str, Any]:
@@ -200,16 +223,16 @@ class CompareForm(forms.Form):
 
     def _column(self, raw: str, i: int) -> ColumnSpec | None:
         parts = raw.split(":")
-        if len(parts) < 2 or len(parts) > 4 or not all(parts[:2]):
+        if len(parts) < 2 or len(parts) > 5 or not all(parts[:2]):
             self._column_error(i, _("Column %(n)s: write model:accelerator:quant:gpus.") % {"n": i})
             return None
-        quant = parts[2] if len(parts) > 2 and parts[2] else DEFAULT_COMPARE_QUANT
-        if quant not in GGUF_QUANTS:
+        quant, gpus_text, engine = (*parts[2:], "", "", "")[:3]
+        if quant and quant not in ALL_FORMATS:
             self._column_error(
                 i, _("Column %(n)s: unknown quantization %(q)s.") % {"n": i, "q": quant}
             )
             return None
-        gpus = ascii_count(parts[3] if len(parts) > 3 and parts[3] else "1", most=MAX_GPUS)
+        gpus = ascii_count(gpus_text or "1", most=MAX_GPUS)
         if gpus is None:
             self._column_error(
                 i,
@@ -217,7 +240,12 @@ class CompareForm(forms.Form):
                 % {"n": i, "max": MAX_GPUS},
             )
             return None
-        return ColumnSpec(parts[0], parts[1], quant, gpus)
+        if engine and engine not in COMPARE_ENGINES:
+            self._column_error(
+                i, _("Column %(n)s: unknown engine %(engine)s.") % {"n": i, "engine": engine}
+            )
+            return None
+        return ColumnSpec(parts[0], parts[1], quant, gpus, engine)
 
     def _column_error(self, i: int, message: str) -> None:
         self.column_errors.setdefault(f"c{i}", []).append(message)
@@ -237,19 +265,17 @@ def ascii_count(text: str, *, most: int) -> int | None:
 
 
 def compare_params_from_parts(data: QueryDict) -> dict[str, str] | None:
-    """The canonical c1..cN parameters from the edit form's m1/a1/q1/g1 fields; None when
-    the request carries no such fields (it is already canonical)."""
+    """The canonical c1..cN parameters from the edit form's m1/a1/q1/g1/e1 fields; None
+    when the request carries no such fields (it is already canonical)."""
     if not any(f"m{i}" in data for i in range(1, MAX_COLUMNS + 1)):
         return None
     params: dict[str, str] = {}
-    n = 0
     for i in range(1, MAX_COLUMNS + 1):
         model, card = data.get(f"m{i}", "").strip(), data.get(f"a{i}", "").strip()
         if model and card:
-            n += 1
-            quant = data.get(f"q{i}", "").strip() or DEFAULT_COMPARE_QUANT
-            gpus = data.get(f"g{i}", "").strip() or "1"
-            params[f"c{n}"] = f"{model}:{card}:{quant}:{gpus}"
+            quant, engine = data.get(f"q{i}", "").strip(), data.get(f"e{i}", "").strip()
+            gpus = data.get(f"g{i}", "").strip() or "1"  # as sent: CompareForm checks it
+            params[f"c{len(params) + 1}"] = column_param(model, card, quant, gpus, engine)
     if data.get("ctx"):
         params["ctx"] = data.get("ctx", "")
     return params

@@ -3,33 +3,32 @@
 - `sweeps/models/<model>/accelerators/`: a model on every card, as the model page
   (explore:model-gpus) computes it with the same filters and sort;
 - `sweeps/accelerators/<card>/models/`: a card across every model, as the card page
-  (explore:gpu-models);
-- `compare/`: up to four model:accelerator:quant:gpus columns at one context, as
-  explore:compare, with the columns' estimator figures and the page's figure rows.
+  (explore:gpu-models).
 
-Each reads the page's own form (sizing_site.explore.forms) from the same query parameters
-and calls the same selectors (sizing_site.explore.selectors), so a row here is the row on
-the page. Bad filters are 400 naming the parameter, an unknown slug 404, in the API's one
-error shape. The views are the catalog API's (sizing_site.api.catalog.CatalogView): reads
-for signed-in users, an `ETag` from the catalog version, the cloud prices the table reads,
-the address and the caller's staff flag (`If-None-Match` answers 304 before any sweep),
-and `Last-Modified` from the newest edit of the rows' table.
+Each reads the page's own form (sizing_site.explore.forms, with the sweep's `page` and
+`page_size` beside it) from the query parameters into the page's typed query
+(sizing_site.explore.queries), and calls the page's own table selector
+(sizing_site.explore.selectors), so a row here is the row on the page; it renders the
+table as JSON (sizing_site.explore.sweeps_schema). Bad filters are 400 naming the
+parameter, an unknown slug 404, in the API's one error shape. The views are the catalog
+API's (sizing_site.explore.catalog_base.CatalogView): reads for signed-in users, an `ETag`
+from the catalog version, the cloud prices the table reads, the address and the caller's
+staff flag (`If-None-Match` answers 304 before any sweep), and `Last-Modified` from the
+newest edit of the rows' table. The compare endpoint (sizing_site.explore.compare_api)
+builds on the same SweepView.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import math
-import re
-from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Sequence
+from typing import Any, TypeVar, cast
 
-from django.forms import Form
-from django.http import HttpRequest
-from django.urls import path
+from django import forms
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, QueryDict
 from django.utils.http import quote_etag
-from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
@@ -37,93 +36,97 @@ from rest_framework import exceptions
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from catalog import hardware, sizing
+from catalog import sizing
 from catalog.models import Accelerator, LLMModel
-from catalog.sizing import CardFit, candidates
-from catalog.sizing.cache import remembered
-from catalog.sizing.requests import GGUF_QUANTS
+from catalog.sizing import candidates
 from catalog.sizing.specs import stated_layers
 from estimator.api import RequestError
-from estimator.units import Range
-from sizing_site.api import budget, schema
-from sizing_site.api.catalog import CatalogView
-from sizing_site.api.errors import form_errors, single_values
-from sizing_site.api.serializers import row_data
-from sizing_site.explore import selectors
+from sizing_site.apikit import budget, schema
+from sizing_site.apikit.errors import form_errors, single_values
+from sizing_site.explore import api_schema, selectors
+from sizing_site.explore import sweeps_schema as shapes
+from sizing_site.explore.catalog_base import CatalogView
+from sizing_site.explore.costs import offers_key
 from sizing_site.explore.forms import (
     CARD_SORT_CHOICES,
-    MAX_COLUMNS,
-    MAX_GPUS,
     MODEL_SORT_CHOICES,
     CardModelsForm,
-    CompareForm,
+    ExploreForm,
     ModelCardsForm,
     ascii_count,
 )
-from sizing_site.explore.templatetags.explore import compare_error
+from sizing_site.explore.queries import (
+    MAX_PAGE,
+    MAX_PAGE_SIZE,
+    PAGE_SIZE,
+    CardModelsQuery,
+    ModelCardsQuery,
+    TableQuery,
+)
+from sizing_site.explore.sweeps_schema import REF
+from sizing_site.explore.tables import TablePage
 from sizing_site.tenancy.models import Organization
 from sizing_site.tenancy.selectors import viewer_organizations
 
-PAGE_SIZE = 50
-MAX_PAGE_SIZE = 1000
-MAX_PAGE = 1_000_000
-# An explore row is one board: the sweep sizes each card alone (catalog.sizing.card_request).
-ROW_GPUS = 1
-
-Errors = dict[str, list[str]]
-
+Q = TypeVar("Q", bound=TableQuery)
 
 # --- query parameters ------------------------------------------------------------------
 
 
-def _count(params: Mapping[str, str], name: str, *, default: int, most: int) -> int | str:
-    """A whole number from 1 to `most` (the default when absent or empty), else the error
-    message."""
-    raw = (params.get(name) or "").strip()
-    if not raw:
-        return default
-    value = ascii_count(raw, most=most)
-    if value is None:
-        return _("Enter a whole number from 1 to %(max)s.") % {"max": most}
-    return value
+class CountField(forms.Field):
+    """A whole number from 1 to `most` in ASCII digits (forms.ascii_count), `default` when
+    absent or empty."""
+
+    def __init__(self, *, most: int, default: int, **kwargs: Any) -> None:
+        super().__init__(required=False, **kwargs)
+        self.most, self.default = most, default
+
+    def to_python(self, value: Any) -> int:
+        text = str(value or "").strip()
+        if not text:
+            return self.default
+        count = ascii_count(text, most=self.most)
+        if count is None:
+            message = _("Enter a whole number from 1 to %(max)s.") % {"max": self.most}
+            raise ValidationError(message, code="invalid")
+        return count
+
+
+class SweepPaging(forms.Form):
+    """A sweep's page of rows; a page links its own leniently (queries.page_number)."""
+
+    page = CountField(most=MAX_PAGE, default=1)
+    page_size = CountField(most=MAX_PAGE_SIZE, default=PAGE_SIZE)
+
+
+class ModelCardsInput(SweepPaging, ModelCardsForm):
+    """The model sweep's query parameters: the model page's filters and the page."""
+
+
+class CardModelsInput(SweepPaging, CardModelsForm):
+    """The card sweep's query parameters: the card page's filters and the page."""
 
 
 # The sweeps' parameters that are numbers, true/false or a choice: blank or repeated is a
-# 400 (api.errors.single_values), as the schema's types say.
+# 400 (apikit.errors.single_values), as the schema's types say.
 TYPED_PARAMETERS = ("ctx", "show_all", "sort", "page", "page_size", "memory_min_gb")
 
 
-def _paging(params: Mapping[str, str], errors: Errors) -> tuple[int, int]:
-    """`page` and `page_size` (default 50, at most 1000); a bad one is added to `errors`."""
-    page = _count(params, "page", default=1, most=MAX_PAGE)
-    size = _count(params, "page_size", default=PAGE_SIZE, most=MAX_PAGE_SIZE)
-    if isinstance(page, str):
-        errors["page"] = [page]
-    if isinstance(size, str):
-        errors["page_size"] = [size]
-    return (page if isinstance(page, int) else 1), (size if isinstance(size, int) else PAGE_SIZE)
+def sweep_query(query_class: type[Q], form: ExploreForm, params: QueryDict) -> Q:
+    """The sweep's typed query from its input form, or a 400 naming each bad parameter (a
+    repeated or blank typed one too: the form would read the last, or the default)."""
+    errors = {} if form.is_valid() else form_errors(form)
+    errors.update(single_values(params, TYPED_PARAMETERS))
+    if errors:
+        raise exceptions.ValidationError(errors)
+    return query_class.from_form(form)
 
 
-def _page(rows: Sequence[Any], *, page: int, size: int) -> tuple[Sequence[Any], dict[str, int]]:
-    """One page of `rows` and its position; past the last page is 404 naming `page`."""
-    pages = max(1, math.ceil(len(rows) / size))
-    if page > pages:
+def _page_there(query: TableQuery, page: TablePage[Any]) -> None:
+    """A page past the last is 404 naming `page` (a page link clamps it instead)."""
+    if query.page > page.pages:
         message = _("There is no page %(page)s: the table has %(pages)s.")
-        raise exceptions.NotFound({"page": [message % {"page": page, "pages": pages}]})
-    start = (page - 1) * size
-    return rows[start : start + size], {
-        "count": len(rows),
-        "page": page,
-        "page_size": size,
-        "pages": pages,
-    }
-
-
-def _query_key(form: Form, page: int, size: int) -> tuple[object, ...]:
-    """The language and what the answer is computed from: the form's cleaned values and
-    the page (not the raw query, so a parameter the form ignores cannot make a new entry)."""
-    cleaned = tuple(sorted((name, repr(value)) for name, value in form.cleaned_data.items()))
-    return (get_language(), cleaned, page, size)
+        raise exceptions.NotFound({"page": [message % {"page": query.page, "pages": page.pages}]})
 
 
 def _sizing_error(exc: RequestError) -> exceptions.ValidationError:
@@ -131,86 +134,6 @@ def _sizing_error(exc: RequestError) -> exceptions.ValidationError:
     is the only figure a visitor set, so it names ctx when about the context."""
     field = "ctx" if "context" in exc.field else "detail"
     return exceptions.ValidationError({field: [exc.message]})
-
-
-# --- rows as JSON --------------------------------------------------------------------------
-
-
-def _speed(speed: Range | None) -> dict[str, float] | None:
-    if speed is None:
-        return None
-    return {"estimate": speed.estimate, "low": speed.low, "high": speed.high}
-
-
-def _fit(fit: CardFit, *, ctx: int, confidence: str) -> dict[str, Any]:
-    return {
-        "fits": fit.quant is not None,
-        "verdict": fit.verdict,
-        "quant": fit.quant,
-        "engine": fit.engine,
-        "backend": fit.backend,
-        "gpus": ROW_GPUS,
-        "context_tokens": ctx,
-        "need_bytes": fit.need_bytes,
-        "usable_bytes": fit.usable_bytes,
-        "decode_tokens_per_s": _speed(fit.decode_tokens_per_s),
-        "calibrated": fit.calibrated,
-        "confidence": confidence,
-    }
-
-
-def _cost(cost: selectors.RowCost | None) -> dict[str, Any] | None:
-    if cost is None:
-        return None
-    return {
-        "usd_per_million_tokens": cost.usd_per_million,
-        "basis": cost.basis,
-        "usd_per_hour": cost.usd_per_hour,
-        "provider": cost.provider,
-    }
-
-
-def owned_ref(row: LLMModel | Accelerator, owners: Mapping[int, str]) -> dict[str, Any]:
-    """row_data with the slug of the organisation whose own row it is (`owners`: the
-    caller's organisations by key), None for the public catalog."""
-    return {**row_data(row), "organization": owners.get(row.organization_id or 0)}
-
-
-def card_row(
-    row: selectors.CardRow, *, ctx: int, owners: Mapping[int, str] | None = None
-) -> dict[str, Any]:
-    card = row.accelerator
-    return {
-        "accelerator": {
-            **owned_ref(card, owners or {}),
-            "vendor": card.vendor,
-            "memory_gib": card.capacity_gib,
-            "bandwidth_gbps": card.bandwidth_gbps,
-            "price_usd": card.price_usd,
-            "curated": card.curated,
-        },
-        "fit": _fit(row.fit, ctx=ctx, confidence=row.confidence),
-        "cost": _cost(row.cost),
-        "usd_per_token_per_s": row.usd_per_token_per_s,
-        "shortfall_bytes": row.shortfall_bytes,
-        "devices_by_memory": row.devices_by_memory,
-    }
-
-
-def model_row(
-    row: selectors.ModelRow, *, ctx: int, owners: Mapping[int, str] | None = None
-) -> dict[str, Any]:
-    model = row.model
-    return {
-        "model": {
-            **owned_ref(model, owners or {}),
-            "family": model.family,
-            "params_total": model.params_total,
-            "params_active": model.params_active,
-        },
-        "fit": _fit(row.fit, ctx=ctx, confidence=row.confidence),
-        "cost": _cost(row.cost),
-    }
 
 
 # --- the views -------------------------------------------------------------------------------
@@ -234,6 +157,11 @@ class SweepView(CatalogView):
     def owners(self) -> dict[int, str]:
         return {o.pk: o.slug for o in self.organizations}
 
+    @functools.cached_property
+    def viewer(self) -> selectors.ExploreViewer:
+        """What the table reads, once per request (the offers: ETag and rows)."""
+        return selectors.ExploreViewer(self.organizations)
+
     def offers_key(self) -> tuple[object, ...]:
         """The cloud prices the table reads (they change without a catalog edit)."""
         return ()
@@ -245,26 +173,12 @@ class SweepView(CatalogView):
         basis = f"{catalog_tag}|{self.offers_key()}"
         return quote_etag(hashlib.sha256(basis.encode()).hexdigest()[:32])
 
-    @functools.cached_property
-    def offers(self) -> dict[int, selectors.Offer]:
-        """The cheapest public offer per card, read once per request (ETag and rows)."""
-        return selectors.cheapest_offers()
-
-
-# A compare column as CompareForm reads it: model:accelerator, then optionally a GGUF
-# quant (empty: Q4_K_M) and a GPU count (empty: 1); blank: no column.
-_SLUG = "[-.A-Za-z0-9_]+"
-_QUANTS = "|".join(re.escape(q) for q in GGUF_QUANTS)
-COLUMN_PATTERN = (  # MAX_GPUS (8) is one digit
-    rf"^\s*(?:{_SLUG}:{_SLUG}(?::(?:{_QUANTS})?(?::[1-{MAX_GPUS}]?)?)?)?\s*$"
-)
-
 
 def _parameters(*, sorts: Sequence[tuple[str, Any]], default_sort: str) -> list[OpenApiParameter]:
     return [
         OpenApiParameter(
             "ctx",
-            schema.CONTEXT,
+            api_schema.CONTEXT,
             OpenApiParameter.QUERY,
             description="Context tokens (at least 1024; default 8192, on a model at most "
             "its own limit).",
@@ -311,140 +225,26 @@ def _parameters(*, sorts: Sequence[tuple[str, Any]], default_sort: str) -> list[
     ]
 
 
-_REF: dict[str, Any] = {
-    "type": "object",
-    "properties": {"slug": {"type": "string"}, "name": {"type": "string"}},
-    "required": ["slug", "name"],
-}
-_OWNED_REF: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        **_REF["properties"],
-        "organization": {
-            "type": "string",
-            "nullable": True,
-            "description": "The slug of the caller's organisation that added this row "
-            "for its members only; null for the public catalog.",
-        },
-    },
-    "required": ["slug", "name", "organization"],
-}
-_NUMBER = {"type": "number", "nullable": True}
-_SPEED = {
-    "type": "object",
-    "nullable": True,
-    "description": "Decode tok/s of one sequence with the calibration's low-high range; "
-    "null when nothing fits.",
-    "properties": {k: {"type": "number"} for k in ("estimate", "low", "high")},
-}
-_FIT = {
-    "type": "object",
-    "properties": {
-        "fits": {"type": "boolean"},
-        "verdict": {
-            "type": "string",
-            "description": "comfortable, tight, does_not_fit or no_engine (of the most "
-            "compressed quant when none fits).",
-        },
-        "quant": {"type": "string", "nullable": True, "description": "Least compressed that fits."},
-        "engine": {"type": "string", "description": "The card's default engine."},
-        "backend": {"type": "string"},
-        "gpus": {"type": "integer", "description": "Boards sized: the sweep sizes one."},
-        "context_tokens": {"type": "integer"},
-        "need_bytes": {"type": "integer"},
-        "usable_bytes": {"type": "integer"},
-        "decode_tokens_per_s": _SPEED,
-        "calibrated": {
-            "type": "boolean",
-            "description": "False when no measurement covers this engine on this backend.",
-        },
-        "confidence": {"type": "string", "enum": ["high", "medium", "low", ""]},
-    },
-}
-_COST = {
-    "type": "object",
-    "nullable": True,
-    "description": "USD per 1M output tokens at the row's decode speed: the cheapest public "
-    "cloud offer (basis cloud), else owning the card at the pages' defaults (owned).",
-    "properties": {
-        "usd_per_million_tokens": {"type": "number"},
-        "basis": {"type": "string", "enum": ["cloud", "owned"]},
-        "usd_per_hour": {"type": "number"},
-        "provider": {"type": "string"},
-    },
-}
-_CARD_ROW = {
-    "type": "object",
-    "properties": {
-        "accelerator": {
-            "type": "object",
-            "properties": {
-                **_OWNED_REF["properties"],
-                "vendor": {"type": "string"},
-                "memory_gib": _NUMBER,
-                "bandwidth_gbps": _NUMBER,
-                "price_usd": _NUMBER,
-                "curated": {"type": "boolean"},
-            },
-        },
-        "fit": _FIT,
-        "cost": _COST,
-        "usd_per_token_per_s": {**_NUMBER, "description": "Card price per decode tok/s."},
-        "shortfall_bytes": {"type": "integer", "description": "Memory one board lacks."},
-        "devices_by_memory": {"type": "integer"},
-    },
-}
-_MODEL_ROW = {
-    "type": "object",
-    "properties": {
-        "model": {
-            "type": "object",
-            "properties": {
-                **_OWNED_REF["properties"],
-                "family": {"type": "string"},
-                "params_total": {"type": "integer", "nullable": True},
-                "params_active": {"type": "integer", "nullable": True},
-            },
-        },
-        "fit": _FIT,
-        "cost": _COST,
-    },
-}
-_PAGE = {
-    "count": {"type": "integer", "description": "Rows in the whole table."},
-    "page": {"type": "integer"},
-    "page_size": {"type": "integer"},
-    "pages": {"type": "integer"},
-}
-_FILTERS = {"type": "object", "additionalProperties": True, "description": "The filters used."}
-_COUNTS = {"type": "object", "additionalProperties": {"type": "integer"}}
-_MEDIAN = {**_NUMBER, "description": "Median calibrated decode tok/s of the fitting rows."}
-
-
-def _nullable(row: dict[str, Any]) -> dict[str, Any]:
-    return {**row, "nullable": True}
-
-
 MODEL_CARDS = {
     "type": "object",
     "properties": {
-        "model": _OWNED_REF,
-        "filters": _FILTERS,
+        "model": shapes.OWNED_REF,
+        "filters": shapes.FILTERS,
         "quants": {"type": "array", "items": {"type": "string"}},
-        **_PAGE,
+        **shapes.PAGE,
         "summary": {
             "type": "object",
             "properties": {
                 "cards": {"type": "integer", "description": "Cards the estimator can size."},
                 "candidates": {"type": "integer", "description": "Cards matching the filters."},
                 "fitting": {"type": "integer"},
-                "median_tokens_per_s": _MEDIAN,
+                "median_tokens_per_s": shapes.MEDIAN,
                 "median_of": {"type": "integer"},
-                "confidence_counts": _COUNTS,
+                "confidence_counts": shapes.COUNTS,
                 "unpriced": {"type": "integer"},
                 "priced_unranked": {"type": "integer"},
                 **{
-                    name: _nullable(_CARD_ROW)
+                    name: shapes.nullable(shapes.CARD_ROW)
                     for name in (
                         "smallest",
                         "fastest",
@@ -455,16 +255,16 @@ MODEL_CARDS = {
                 },
             },
         },
-        "results": {"type": "array", "items": _CARD_ROW},
+        "results": {"type": "array", "items": shapes.CARD_ROW},
     },
 }
 CARD_MODELS = {
     "type": "object",
     "properties": {
-        "accelerator": _OWNED_REF,
-        "filters": _FILTERS,
+        "accelerator": shapes.OWNED_REF,
+        "filters": shapes.FILTERS,
         "quants": {"type": "array", "items": {"type": "string"}},
-        **_PAGE,
+        **shapes.PAGE,
         "summary": {
             "type": "object",
             "properties": {
@@ -477,71 +277,17 @@ CARD_MODELS = {
                     "estimator refuses.",
                     "items": {
                         "type": "object",
-                        "properties": {"model": _REF, "reason": {"type": "string"}},
+                        "properties": {"model": REF, "reason": {"type": "string"}},
                     },
                 },
-                "median_tokens_per_s": _MEDIAN,
+                "median_tokens_per_s": shapes.MEDIAN,
                 "median_of": {"type": "integer"},
-                "confidence_counts": _COUNTS,
-                "largest_comfortable": _nullable(_MODEL_ROW),
-                "fastest": _nullable(_MODEL_ROW),
+                "confidence_counts": shapes.COUNTS,
+                "largest_comfortable": shapes.nullable(shapes.MODEL_ROW),
+                "fastest": shapes.nullable(shapes.MODEL_ROW),
             },
         },
-        "results": {"type": "array", "items": _MODEL_ROW},
-    },
-}
-COMPARE = {
-    "type": "object",
-    "properties": {
-        "ctx": {"type": "integer"},
-        "columns": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "param": {"type": "string", "description": "c1..c4"},
-                    "spec": {"type": "string", "description": "model:accelerator:quant:gpus"},
-                    "model": _REF,
-                    "accelerator": _REF,
-                    "quant": {"type": "string"},
-                    "gpus": {"type": "integer"},
-                    "engine": {"type": "string"},
-                    "backend": {"type": "string"},
-                    "result": {
-                        "type": "object",
-                        "additionalProperties": True,
-                        "description": "The estimator's result (as /api/v1/estimate/).",
-                    },
-                },
-            },
-        },
-        "rows": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "figure": {"type": "string"},
-                    "kind": {
-                        "type": "string",
-                        "enum": [
-                            "bytes",
-                            "speed",
-                            "seconds",
-                            "tokens",
-                            "count",
-                            "verdict",
-                            "share",
-                        ],
-                    },
-                    "values": {"type": "array", "items": {}},
-                    "best": {
-                        "type": "array",
-                        "items": {"type": "integer"},
-                        "description": "Indexes of the columns with the best value.",
-                    },
-                },
-            },
-        },
+        "results": {"type": "array", "items": shapes.MODEL_ROW},
     },
 }
 
@@ -584,7 +330,7 @@ class ModelAcceleratorsApi(SweepView):
     table = Accelerator
 
     def offers_key(self) -> tuple[object, ...]:
-        return selectors.offers_key(self.offers)
+        return offers_key(self.viewer.offers)
 
     @extend_schema(
         operation_id="sweeps_model_accelerators",
@@ -608,6 +354,7 @@ class ModelAcceleratorsApi(SweepView):
         return super().get(request, *args, **kwargs)
 
     def read(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        viewer = self.viewer
         try:
             model = candidates.explore_model(
                 slug=kwargs["model_slug"], organizations=self.organizations
@@ -618,72 +365,22 @@ class ModelAcceleratorsApi(SweepView):
         if max_context is None:  # the page's 404 too: nothing to size
             message = _("The estimator cannot read this model's config.")
             raise exceptions.NotFound({"model": [message]})
-        ladder = candidates.quant_ladder()
-        organizations = self.organizations
-        read_cards = functools.cache(lambda: candidates.sweep_accelerators(organizations))
-        vendors = candidates.card_vendors(read_cards, organizations)
         params = request.query_params
-        form = ModelCardsForm(params, ladder=ladder, max_context=max_context, vendors=vendors)
-        errors = {} if form.is_valid() else form_errors(form)
-        errors.update(single_values(params, TYPED_PARAMETERS))
-        page, size = _paging(params, errors)
-        if errors:
-            raise exceptions.ValidationError(errors)
-        quants, ctx, filters = selectors.table_filters(form.cleaned_data, ladder=ladder)
-
-        def build() -> dict[str, Any]:
-            cards = read_cards()
+        form = ModelCardsInput(
+            params, ladder=viewer.ladder, max_context=max_context, vendors=viewer.vendors
+        )
+        query = sweep_query(ModelCardsQuery, form, params)
+        # Priced at its width before it runs, kept or not; filters and pages do not narrow
+        # the sweep itself, so it is never too large, only charged (sizing_site.apikit.budget).
+        units = budget.sweep_units([stated_layers(model.config)] * len(viewer.cards))
+        with budget.spend(request, units, divisible=False):
             try:
-                table = selectors.model_card_table(
-                    model=model,
-                    accelerators=cards,
-                    quants=quants,
-                    context_tokens=ctx,
-                    offers=self.offers,
-                    powers=selectors.unit_powers(organizations=self.organizations),
-                    matrix=hardware.support_matrix(),
-                    **filters,
-                )
+                table = selectors.model_card_table_for(model=model, query=query, viewer=viewer)
             except RequestError as exc:
                 raise _sizing_error(exc) from None
-            rows, position = _page(table.rows, page=page, size=size)
-
-            def one(row: selectors.CardRow | None) -> dict[str, Any] | None:
-                return card_row(row, ctx=ctx, owners=self.owners) if row is not None else None
-
-            return {
-                "model": owned_ref(model, self.owners),
-                "filters": {"ctx": ctx, "quality": form.cleaned_data["quality"], **filters},
-                "quants": quants,
-                **position,
-                "summary": {
-                    "cards": len(cards),
-                    "candidates": table.candidates,
-                    "fitting": table.fitting,
-                    "median_tokens_per_s": table.median_speed,
-                    "median_of": table.median_of,
-                    "confidence_counts": table.confidence_counts,
-                    "unpriced": table.unpriced,
-                    "priced_unranked": table.priced_unranked,
-                    "smallest": one(table.smallest),
-                    "fastest": one(table.fastest),
-                    "cheapest_run": one(table.cheapest_run),
-                    "cheapest_buy": one(table.cheapest_buy),
-                    "nearest_miss": one(table.nearest_miss),
-                },
-                "results": [card_row(row, ctx=ctx, owners=self.owners) for row in rows],
-            }
-
-        # Kept as the page keeps its results part: per catalog version, cloud prices,
-        # language and query.
-        # Keyed by the caller's organisations: their own rows stay in their members' entry.
-        orgs = candidates.organization_keys(self.organizations)
-        key = (model.pk, selectors.offers_key(self.offers), orgs, *_query_key(form, page, size))
-        # Priced at its width before it runs, kept or not; filters and pages do not narrow
-        # the sweep itself, so it is never too large, only charged (sizing_site.api.budget).
-        units = budget.sweep_units([stated_layers(model.config)] * len(read_cards()))
-        with budget.spend(request, units, divisible=False):
-            return Response(remembered("api:sweeps-model", key, build))
+        _page_there(query, table.page)
+        body = shapes.model_cards_data(table, model=model, query=query, owners=self.owners)
+        return Response(body)
 
 
 class AcceleratorModelsApi(SweepView):
@@ -704,8 +401,8 @@ class AcceleratorModelsApi(SweepView):
             raise exceptions.NotFound({"accelerator": [message]}) from None
 
     def offers_key(self) -> tuple[object, ...]:
-        # The page keys its cached part on this card's offer only.
-        return (self.offers.get(self.card.pk),)
+        # The card's table reads this card's offer only.
+        return (self.viewer.offers.get(self.card.pk),)
 
     @extend_schema(
         operation_id="sweeps_accelerator_models",
@@ -718,191 +415,13 @@ class AcceleratorModelsApi(SweepView):
         return super().get(request, *args, **kwargs)
 
     def read(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        card = self.card
+        card, viewer = self.card, self.viewer
         params = request.query_params
-        form = CardModelsForm(params, ladder=candidates.quant_ladder())
-        errors = {} if form.is_valid() else form_errors(form)
-        errors.update(single_values(params, TYPED_PARAMETERS))
-        page, size = _paging(params, errors)
-        if errors:
-            raise exceptions.ValidationError(errors)
-        quants, ctx, filters = selectors.table_filters(form.cleaned_data, ladder=form.ladder)
-
-        models = candidates.explore_models(self.organizations)
-
-        def build() -> dict[str, Any]:
-            table = selectors.card_model_table(
-                accelerator=card,
-                models=models,
-                quants=quants,
-                context_tokens=ctx,
-                offers=self.offers,
-                powers=selectors.unit_powers([card.pk], self.organizations),
-                **filters,
-            )
-            rows, position = _page(table.rows, page=page, size=size)
-
-            def one(row: selectors.ModelRow | None) -> dict[str, Any] | None:
-                return model_row(row, ctx=ctx, owners=self.owners) if row is not None else None
-
-            return {
-                "accelerator": owned_ref(card, self.owners),
-                "filters": {"ctx": ctx, "quality": form.cleaned_data["quality"], **filters},
-                "quants": quants,
-                **position,
-                "summary": {
-                    "candidates": table.candidates,
-                    "fitting": table.fitting,
-                    "comfortable": table.comfortable,
-                    "skipped": [
-                        {"model": row_data(model), "reason": str(reason)}
-                        for model, reason in table.skipped
-                    ],
-                    "median_tokens_per_s": table.median_speed,
-                    "median_of": table.median_of,
-                    "confidence_counts": table.confidence_counts,
-                    "largest_comfortable": one(table.largest_comfortable),
-                    "fastest": one(table.fastest),
-                },
-                "results": [model_row(row, ctx=ctx, owners=self.owners) for row in rows],
-            }
-
-        orgs = candidates.organization_keys(self.organizations)
-        key = (card.pk, self.offers.get(card.pk), orgs, *_query_key(form, page, size))
-        units = budget.sweep_units(stated_layers(m.config) for m in models)
+        form = CardModelsInput(params, ladder=viewer.ladder)
+        query = sweep_query(CardModelsQuery, form, params)
+        units = budget.sweep_units(stated_layers(m.config) for m in viewer.models)
         with budget.spend(request, units, divisible=False):
-            return Response(remembered("api:sweeps-card", key, build))
-
-
-class CompareApi(SweepView):
-    """Up to four columns c1..c4 (model:accelerator:quant:gpus; quant Q4_K_M and one GPU
-    when left out) at one context, as explore:compare: each column's estimator result
-    under the card's default engine, and the page's figure rows with the best values. A
-    column with an unknown slug is 404, one the estimator refuses 400, naming its
-    parameter."""
-
-    table = LLMModel
-
-    @extend_schema(
-        operation_id="compare",
-        summary="Compare up to four setups",
-        parameters=[
-            *(
-                OpenApiParameter(
-                    f"c{n}",
-                    {"type": "string", "pattern": COLUMN_PATTERN},
-                    OpenApiParameter.QUERY,
-                    description=f"Column {n}: model:accelerator:quant:gpus (gpus 1 to {MAX_GPUS}).",
-                )
-                for n in range(1, MAX_COLUMNS + 1)
-            ),
-            OpenApiParameter(
-                "ctx",
-                schema.CONTEXT,
-                OpenApiParameter.QUERY,
-                description="Context tokens for every column (at least 1024; default 8192).",
-            ),
-        ],
-        responses={
-            200: OpenApiResponse(response=COMPARE),
-            400: schema.errors(
-                "A malformed column or context, or a column the estimator refuses; the "
-                "parameter named.",
-                OpenApiExample(
-                    "Bad column",
-                    value={"errors": {"c2": ["Column 2: unknown quantization Q9."]}},
-                    response_only=True,
-                ),
-            ),
-            401: BAD_TOKEN,
-            403: schema.NOT_LOGGED_IN,
-            404: schema.errors(
-                "A column names an unknown model or accelerator.",
-                OpenApiExample(
-                    "Unknown slug",
-                    value={"errors": {"c1": ["Column 1: unknown model or accelerator."]}},
-                    response_only=True,
-                ),
-            ),
-            413: schema.BUDGET_RESPONSES[413],
-            429: schema.BUDGET_RESPONSES[429],
-        },
-        tags=["sweeps"],
-    )
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        return super().get(request, *args, **kwargs)
-
-    def read(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        form = CompareForm(request.query_params)
-        errors = single_values(request.query_params, ("ctx",))
-        if not form.is_valid():
-            errors = {**form_errors(form), **errors}
-            if form.column_errors:  # form-wide only because c1..c4 are no form fields
-                errors.pop("detail", None)
-                errors.update(form.column_errors)
-        if errors:
-            raise exceptions.ValidationError(errors)
-        ctx = form.cleaned_data["ctx"]
-        # A column costs an ordinary estimate (sizing_site.api.budget).
-        with budget.spend(request, len(form.cleaned_data["columns"])):
-            columns = selectors.compare_columns(
-                specs=form.cleaned_data["columns"], context_tokens=ctx
-            )
-        # The columns in the order of their parameters (CompareForm skips empty ones).
-        names = [
-            f"c{n}"
-            for n in range(1, MAX_COLUMNS + 1)
-            if (request.query_params.get(f"c{n}") or "").strip()
-        ]
-        failed = {
-            name: [f"{_('Column %(n)s:') % {'n': name[1:]}} {compare_error(column.error)}"]
-            for name, column in zip(names, columns, strict=True)
-            if column.error
-        }
-        if failed:
-            unknown = any(c.error == "unknown" for c in columns)
-            error = exceptions.NotFound if unknown else exceptions.ValidationError
-            raise error(failed)
-        return Response(
-            {
-                "ctx": ctx,
-                "columns": [
-                    {
-                        "param": name,
-                        "spec": f"{c.model.slug}:{c.accelerator.slug}:{c.quant}:{c.gpus}",
-                        "model": row_data(c.model),
-                        "accelerator": row_data(c.accelerator),
-                        "quant": c.quant,
-                        "gpus": c.gpus,
-                        "engine": c.choice.engine if c.choice else "",
-                        "backend": c.choice.backend if c.choice else "",
-                        "result": c.result,
-                    }
-                    for name, c in zip(names, columns, strict=True)
-                ],
-                "rows": [
-                    {
-                        "figure": row.label,
-                        "kind": row.kind,
-                        "values": row.values,
-                        "best": sorted(row.best),
-                    }
-                    for row in selectors.compare_rows(columns)
-                ],
-            }
-        )
-
-
-urlpatterns = [
-    path(
-        "sweeps/models/<slug:model_slug>/accelerators/",
-        ModelAcceleratorsApi.as_view(),
-        name="sweeps-model-accelerators",
-    ),
-    path(
-        "sweeps/accelerators/<slug:accelerator_slug>/models/",
-        AcceleratorModelsApi.as_view(),
-        name="sweeps-accelerator-models",
-    ),
-    path("compare/", CompareApi.as_view(), name="compare"),
-]
+            table = selectors.card_model_table_for(card=card, query=query, viewer=viewer)
+        _page_there(query, table.page)
+        body = shapes.card_models_data(table, card=card, query=query, owners=self.owners)
+        return Response(body)

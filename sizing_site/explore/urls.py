@@ -1,6 +1,6 @@
 from django.urls import path
 
-from sizing_site.explore import views
+from sizing_site.explore import compare_views, views
 
 app_name = "explore"
 
@@ -8,5 +8,5 @@ urlpatterns = [
     path("models/<slug:model_slug>/gpus/", views.model_gpus, name="model-gpus"),
     path("gpus/<slug:accelerator_slug>/", views.gpu_models, name="gpu-models"),
     path("search/", views.search, name="search"),
-    path("compare/", views.compare, name="compare"),
+    path("compare/", compare_views.compare, name="compare"),
 ]

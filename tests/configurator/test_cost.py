@@ -239,7 +239,7 @@ class OfferPerGpuTest(CastTestCase):
         assert (whole.per_hour, whole.split) == (24.0, False)
 
     def test_the_explore_tables_rent_one_gpu_of_the_cheapest_per_gpu_offer(self) -> None:
-        from sizing_site.explore.selectors import cheapest_offers
+        from sizing_site.explore.costs import cheapest_offers
 
         provider = CloudProvider.objects.create(name="Node Co", slug="node-co")
         card = Accelerator.objects.create(vendor="Test", name="Card X", slug="card-x")

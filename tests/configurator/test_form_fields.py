@@ -138,7 +138,8 @@ def test_a_format_the_new_engine_cannot_load_falls_back_with_a_note() -> None:
 
 def test_an_engine_without_a_backend_on_the_card_is_an_error_on_the_engine() -> None:
     # The support matrix lists MLX's experimental CUDA build; the page offers MLX on Apple
-    # silicon only (commands.BACKENDS), so no format loads: the engine is at fault, not KV.
+    # silicon only (estimator.engines launch_backends), so no format loads: the engine is at
+    # fault, not KV.
     mlx = form({"engine": "mlx"}, choice("llama.cpp"), choice("mlx", "cuda"))
     assert not mlx.is_valid()
     assert list(mlx.errors) == ["engine"] and "metal" in mlx.errors["engine"][0]

@@ -23,10 +23,11 @@ from django.utils import translation
 
 from catalog.sizing.specs import LayerCounts
 from estimator.api import estimate
-from sizing_site.configurator.commands import launch_commands
-from sizing_site.configurator.forms import ConfigureForm, configurator_state
-from tests.configurator.test_commands import GLM_AIR as GLM_AIR_CONFIG
+from estimator.launch import launch_commands
+from sizing_site.configurator.forms import ConfigureForm
+from sizing_site.configurator.state import configuration_size_by_slugs
 from tests.configurator.test_views import GLM_AIR, GlmOnA100
+from tests.estimator.test_launch import GLM_AIR as GLM_AIR_CONFIG
 
 GIB = 2**30
 FILE_BYTES = 70_444_997_296
@@ -149,8 +150,8 @@ class OffloadOnThePage(GlmOnA100):
         # vLLM and SGLang refuse the GGUF first; with an HF format, the setting itself
         config = replace(GLM_AIR_CONFIG, weights_format="hf", quant="bf16", moe_layers=5)
         refused = launch_commands(replace(config, offloaded_bytes=6 * 10**9))
-        assert "--n-cpu-moe" in (refused["vllm"].refused or "")
-        assert "--n-cpu-moe" in (refused["sglang"].refused or "")
+        assert "--n-cpu-moe" in str(refused["vllm"].refused)
+        assert "--n-cpu-moe" in str(refused["sglang"].refused)
         assert refused["tensorrt-llm"].refused  # no weight offload at all
 
     def test_vllm_takes_a_share_of_the_weights_as_cpu_offload_gb(self) -> None:
@@ -191,10 +192,10 @@ class OffloadOnThePage(GlmOnA100):
         assert too_many["layers"] == ["This model has 46 layers."]
 
     def test_a_saved_configuration_keeps_its_offload(self) -> None:
-        state = configurator_state(
+        state = configuration_size_by_slugs(
             model_slug=self.model.slug,
             accelerator_slug=self.card.slug,
-            query={"quant": "Q4_K_M", "moe_layers": "5"},
+            data={"quant": "Q4_K_M", "moe_layers": "5"},
         )
         assert state.setup.offload_moe_layers == 5 and state.query["moe_layers"] == "5"
         assert state.setup.offload_layers is None and not state.setup.offload_moe_experts

@@ -23,7 +23,8 @@ from catalog.services.seed import catalog_load
 from catalog.sizing import model_context_limit
 from catalog.sizing.candidates import offers_context
 from catalog.sizing.specs import RopeContext, rope_context
-from sizing_site.configurator.forms import ConfigureForm, StateError, configurator_state
+from sizing_site.configurator.forms import ConfigureForm
+from sizing_site.configurator.state import StateError, configuration_size_by_slugs
 
 DATA = Path(__file__).resolve().parents[2] / "catalog" / "data"
 LLAMA_CPP = (EngineChoice("llama.cpp", "cuda", "supported", "", ""),)
@@ -121,17 +122,17 @@ class CatalogRopeLimits(TestCase):
 
     def test_the_configurator_state_takes_131072_and_refuses_131073(self) -> None:
         with translation.override("en"):
-            state = configurator_state(
+            state = configuration_size_by_slugs(
                 model_slug="qwen3-8b",
                 accelerator_slug="nvidia-h100-sxm5-80gb",
-                query={"ctx": "131072"},
+                data={"ctx": "131072"},
             )
             assert state.setup.context_tokens == 131072
             with pytest.raises(StateError):
-                configurator_state(
+                configuration_size_by_slugs(
                     model_slug="qwen3-8b",
                     accelerator_slug="nvidia-h100-sxm5-80gb",
-                    query={"ctx": "131073"},
+                    data={"ctx": "131073"},
                 )
 
     def test_the_page_sizes_131072_tokens_with_the_note_and_refuses_131073(self) -> None:

@@ -22,8 +22,9 @@ from catalog.sizing import CardFit
 from catalog.sizing.cache import bump_catalog_version
 from estimator.units import Range
 from pricing.models import CloudOffer, CloudProvider
-from sizing_site.explore import selectors
-from sizing_site.explore.selectors import CardRow, Offer, confidence, row_cost
+from sizing_site.explore import tables
+from sizing_site.explore.costs import Offer, row_cost
+from sizing_site.explore.tables import CardRow, confidence
 from tests.explore.seeded import SeededCase
 
 GIB = 2**30
@@ -90,7 +91,7 @@ def test_the_median_is_of_the_calibrated_fitting_rows() -> None:
         CardRow(card, fit(900, 1100, estimate=1000, calibrated=False), None),  # not ranked
     ]
     # Calibrated speeds 12, 25, 40 -> the median is 25 (the uncalibrated 1,000 is left out).
-    assert selectors.median_speed(rows) == (25, 3)
+    assert tables.median_speed(rows) == (25, 3)
 
 
 # --- the seeded catalog, through the page ------------------------------------------------
@@ -140,7 +141,7 @@ class ModelPageAnswers(SeededCase):
         table = context["table"]
         fitting = [r for r in table.rows if r.fits]
         memories = [r.accelerator.capacity_gib for r in table.smallest_cards]
-        assert 1 < len(memories) <= selectors.SMALLEST_N
+        assert 1 < len(memories) <= tables.SMALLEST_N
         assert memories == sorted(memories)
         assert memories[0] == min(r.accelerator.capacity_gib for r in fitting)
         assert table.smallest == table.smallest_cards[0]
@@ -193,7 +194,7 @@ class ModelPageAnswers(SeededCase):
         fitting = [r for r in table.rows if r.fits]
         unpriced = sum(1 for r in fitting if not r.accelerator.price_usd)
         assert table.unpriced == unpriced > 0
-        assert len(table.top_price) < selectors.TOP_N  # few cards have a price
+        assert len(table.top_price) < tables.TOP_N  # few cards have a price
         note = re.search(r'data-summary="unpriced">(.*?)</p>', body, re.S)
         assert note is not None
         assert f"{unpriced} cards that fit have no price in the catalog" in note.group(1)

@@ -19,8 +19,8 @@ from catalog.sizing import CardFit
 from catalog.sizing.cache import bump_catalog_version
 from estimator.units import Range
 from pricing.models import CloudOffer
-from sizing_site.explore import selectors
-from sizing_site.explore.selectors import ModelRow
+from sizing_site.explore import tables
+from sizing_site.explore.tables import ModelRow
 from tests.explore.seeded import SeededCase
 
 GIB = 2**30
@@ -43,7 +43,7 @@ def test_variants_fold_into_the_shortest_name_and_families_keep_the_sort_order()
         _row("Mid 8B", "Mid", 8_000_000_000, "comfortable", "BF16", 60),
         _row("Tiny 0.5B", "Tiny", 500_000_000, "comfortable", "BF16", 400),
     ]
-    ordered = selectors.sorted_rows(rows, "-comfort", selectors.MODEL_SORTS)
+    ordered = tables.sorted_rows(rows, "-comfort", tables.MODEL_SORTS)
     # Comfortable before tight, then the larger first: Mid 32B (x2), Mid 8B, Tiny, Big.
     assert [r.model.name for r in ordered] == [
         "Mid 32B Instruct",
@@ -52,7 +52,7 @@ def test_variants_fold_into_the_shortest_name_and_families_keep_the_sort_order()
         "Tiny 0.5B",
         "Big 70B Instruct",
     ]
-    groups = selectors.family_groups(ordered)
+    groups = tables.family_groups(ordered)
     assert [g.family for g in groups] == ["Mid", "Tiny", "Big"]
     mid = groups[0]
     # The two 32B variants share one row, led by the shorter name; the family holds 3.
@@ -78,7 +78,7 @@ class CardPage(SeededCase):
         assert table.largest_comfortable.model.params_total == largest
         # The first family on the page is that model's, open; toys are not first.
         assert table.groups[0].lead.model.params_total == largest
-        assert table.groups[0].lead.model.params_total >= selectors.TOY_PARAMS
+        assert table.groups[0].lead.model.params_total >= tables.TOY_PARAMS
         assert body.count('<details class="family" open>') == 1
         first_family = body.index('<details class="family" open>')
         assert body.index(table.groups[0].family, first_family) < body.index(
@@ -121,14 +121,14 @@ class CardPage(SeededCase):
         assert table.fitting == len(fitting)
         assert table.comfortable == sum(1 for r in fitting if r.fit.verdict == "comfortable")
         sizes = [r.model.params_total for r in table.top_largest]
-        assert sizes == sorted(sizes, reverse=True) and len(sizes) == selectors.TOP_N
+        assert sizes == sorted(sizes, reverse=True) and len(sizes) == tables.TOP_N
         assert all(r.fit.verdict == "comfortable" for r in table.top_largest)
         speeds = [r.fit.calibrated_speed for r in table.top_speed]
         assert speeds == sorted(speeds, reverse=True)
         # No toy model in the "fastest" list, although toys decode fastest.
-        assert all(r.model.params_total >= selectors.TOY_PARAMS for r in table.top_speed)
+        assert all(r.model.params_total >= tables.TOY_PARAMS for r in table.top_speed)
         fastest_overall = max(fitting, key=lambda r: r.fit.calibrated_speed or 0)
-        assert fastest_overall.model.params_total < selectors.TOY_PARAMS
+        assert fastest_overall.model.params_total < tables.TOY_PARAMS
         for name in ("top-largest", "top-speed"):
             listed = re.search(rf'data-summary="{name}">(.*?)</ol>', body, re.S)
             assert listed is not None

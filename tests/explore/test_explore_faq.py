@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from catalog.sizing import candidates
 from pricing.models import CloudOffer
-from sizing_site.explore import selectors
+from sizing_site.explore import tables
 from sizing_site.explore.faq import FaqItem
 from tests.explore.seeded import SeededCase
 
@@ -80,7 +80,7 @@ class ModelFaq(SeededCase):
         now = context["table"].fitting
         counts = [now]
         for ctx in (32768, 131072):
-            table = selectors.model_card_table(
+            table = tables.model_card_table(
                 model=model,
                 accelerators=candidates.sweep_accelerators(),
                 quants=quants,
@@ -107,9 +107,7 @@ class ModelFaq(SeededCase):
         _, context = self.page(LLAMA_70B)
         table = context["table"]
         faq = self.faq(context)
-        ranked = selectors.sorted_rows(
-            [r for r in table.rows if r.fits], "-speed", selectors.CARD_SORTS
-        )
+        ranked = tables.sorted_rows([r for r in table.rows if r.fits], "-speed", tables.CARD_SORTS)
         apple = next(r for r in ranked if r.accelerator.vendor == "Apple")
         other = next(r for r in ranked if r.accelerator.vendor != "Apple")
         answer = faq["Should I buy an Apple machine for Llama 3.3 70B Instruct?"].answer

@@ -19,7 +19,8 @@ from catalog.models import Accelerator, LLMModel
 from catalog.services.seed import catalog_load
 from catalog.sizing import candidates
 from sizing_site.configurator import selectors as configurator
-from sizing_site.explore import selectors as explore
+from sizing_site.explore import compare as explore_compare
+from sizing_site.explore import tables as explore
 from sizing_site.explore.forms import ColumnSpec
 
 MODEL = "glm-4-5-air"
@@ -156,7 +157,7 @@ class OneSizingPath(TestCase):
             ).rows[0]
             assert across.fit == fit
             # Compare, with the table's quant.
-            column = explore.compare_columns(
+            column = explore_compare.compare_columns(
                 specs=[ColumnSpec(MODEL, slug, fit.quant, 1)], context_tokens=CTX
             )[0]
             assert column.result is not None, column.error
@@ -195,14 +196,14 @@ class OneSizingPath(TestCase):
         assert "vLLM" in response.context["form"].errors["engine"][0]
 
     def test_compare_shows_no_speed_for_a_column_that_does_not_fit(self) -> None:
-        columns = explore.compare_columns(
+        columns = explore_compare.compare_columns(
             specs=[
                 ColumnSpec(MODEL, "nvidia-geforce-rtx-4090", "BF16", 1),  # ~205 GiB on 24
                 ColumnSpec(MODEL, "nvidia-h100-sxm5-80gb", "Q4_K_M", 1),
             ],
             context_tokens=CTX,
         )
-        rows = {row.label: row for row in explore.compare_rows(columns)}
+        rows = {row.label: row for row in explore_compare.compare_rows(columns)}
         assert rows["fit"].values == ["does_not_fit", "comfortable"]
         for label in ("decode", "prefill", "ttft"):
             assert rows[label].values[0] is None and rows[label].values[1] is not None

@@ -15,7 +15,7 @@ from catalog import hardware, sizing
 from catalog.models import Accelerator, LLMModel, QuantFormat
 from catalog.sizing import candidates
 from estimator.api import estimate, request_to_dict
-from sizing_site.explore import selectors
+from sizing_site.explore import selectors, tables
 from tests.cast import CastTestCase
 from tests.explore.seeded import SeededCase
 
@@ -110,7 +110,7 @@ class SeededPages(SeededCase):
         assert self.client.get(url + "?ctx=131072").status_code == 200
 
     def test_the_card_page_agrees_with_the_model_page(self) -> None:
-        table = selectors.card_model_table(
+        table = tables.card_model_table(
             accelerator=candidates.explore_accelerator(slug=RTX_4090),
             models=candidates.explore_models(),
             quants=candidates.ladder_down_to(candidates.quant_ladder(), "IQ3_XXS"),

@@ -12,8 +12,6 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.http import urlencode
 from django.utils.translation import gettext_lazy as _
 
-from catalog.sizing import GGUF_QUANTS
-
 register = template.Library()
 
 FIT_LABELS = {
@@ -22,7 +20,7 @@ FIT_LABELS = {
     "no_engine": _("No engine in the catalog runs here"),
 }
 FIT_CLASSES = {"comfortable": "fit-ok", "tight": "fit-tight"}
-# The compare pages' rows (explore.selectors.COMPARE_ROWS labels).
+# The compare pages' rows (explore.compare.COMPARE_ROWS labels).
 COMPARE_LABELS = {
     "fit": _("Fit"),
     "utilisation": _("Memory used"),
@@ -37,8 +35,8 @@ COMPARE_LABELS = {
     "max_context": _("Longest context that fits (tokens)"),
     "max_sequences": _("Concurrent sequences that fit"),
 }
-# Why a compare column has no figures (explore.selectors.CompareColumn.error); any other
-# error is the estimator's own message.
+# Why a compare column has no figures (explore.compare.CompareColumn.error); any other
+# error is the message of the configurator state's refusal.
 COMPARE_ERRORS = {
     "unknown": _("unknown model or accelerator."),
     "unsized": _("this accelerator lacks memory or bandwidth figures."),
@@ -66,7 +64,7 @@ def configure_url(
     return f"{url}?{encoded}" if encoded else url
 
 
-# A row's confidence in its speed (explore.selectors.confidence).
+# A row's confidence in its speed (explore.tables.confidence).
 CONFIDENCE_LABELS = {"high": _("high"), "medium": _("medium"), "low": _("low")}
 COMPARE_MAX_COLUMNS = 4  # explore.forms.MAX_COLUMNS
 
@@ -85,12 +83,12 @@ def compare_url(
 ) -> str:
     """The compare page for up to four explore rows: card rows (each `row.accelerator`)
     of `model_slug`, or model rows (each `row.model`) on `accelerator_slug`, each at its
-    own quant; rows whose quant the compare page does not take (an HF checkpoint) are
-    left out. "" with fewer than two columns."""
+    own quant under the card's default engine (as the rows are sized); rows that fit
+    nothing are left out. "" with fewer than two columns."""
     params: dict[str, str] = {}
     for row in rows:
         quant = row.fit.quant
-        if quant not in GGUF_QUANTS:
+        if not quant:
             continue
         model = model_slug or row.model.slug
         card = accelerator_slug or row.accelerator.slug
