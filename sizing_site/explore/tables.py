@@ -119,12 +119,10 @@ class TablePage(Generic[R]):
 # --- rows ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class CardRow:
-    accelerator: Accelerator
+class _FitRow:
+    """What both tables' rows say of their fit: whether a quant fits, and how sure."""
+
     fit: CardFit
-    usd_per_token_per_s: float | None
-    cost: RowCost | None = None
 
     @property
     def fits(self) -> bool:
@@ -133,6 +131,14 @@ class CardRow:
     @property
     def confidence(self) -> str:
         return confidence(self.fit)
+
+
+@dataclass(frozen=True)
+class CardRow(_FitRow):
+    accelerator: Accelerator
+    fit: CardFit
+    usd_per_token_per_s: float | None
+    cost: RowCost | None = None
 
     @property
     def shortfall_bytes(self) -> int:
@@ -151,21 +157,13 @@ class CardRow:
 
 
 @dataclass(frozen=True)
-class ModelRow:
+class ModelRow(_FitRow):
     model: LLMModel
     fit: CardFit
     cost: RowCost | None = None
     # The family's other models with the same figures (an Instruct and a base model, an
     # FP8 repack of the same config), folded into this row by fold_variants.
     variants: tuple[LLMModel, ...] = ()
-
-    @property
-    def fits(self) -> bool:
-        return self.fit.quant is not None
-
-    @property
-    def confidence(self) -> str:
-        return confidence(self.fit)
 
     @property
     def is_toy(self) -> bool:
