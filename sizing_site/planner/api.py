@@ -1,7 +1,7 @@
 """The capacity planner in the REST API: POST /api/v1/o/<org_slug>/plans/.
 
-The page's workflow for scripts: the same form (sizing_site.planner.forms.PlanForm, the
-JSON body's values as its query would carry them), the same candidates and plan
+The page's workflow for scripts: the body checked by PlanInput, its typed values handed
+to the same form (sizing_site.planner.forms.PlanForm), the same candidates and plan
 (selectors.planned) and the same figures (output.planned_data). Members plan, viewers
 too; a non-member gets 404. Bad input is a 400 naming the field, an unknown model a 404.
 """
@@ -18,10 +18,11 @@ from rest_framework.response import Response
 
 from estimator.api import RequestError
 from sizing_site.apikit import schema
-from sizing_site.apikit.errors import Errors, Refused, form_errors, json_object
+from sizing_site.apikit.errors import Refused, form_errors
+from sizing_site.apikit.inputs import BodyInput
 from sizing_site.apikit.parsers import JsonBodyParser
 from sizing_site.planner import selectors
-from sizing_site.planner.forms import DEFAULTS, FIELDS, MAX_CONTEXT_TOKENS, PlanForm
+from sizing_site.planner.forms import DEFAULTS, MAX_CONTEXT_TOKENS, PlanForm
 from sizing_site.planner.output import planned_data
 from sizing_site.planner.whatif import what_if
 from sizing_site.tenancy.api import TenantApiView
@@ -30,7 +31,7 @@ TAGS = ["planner"]
 
 
 def _number(**kwargs: Any) -> serializers.FloatField:
-    # null leaves the field out (_form_data): its default applies.
+    # null leaves the field out (plan_values): its default applies.
     return serializers.FloatField(required=False, allow_null=True, **kwargs)
 
 
@@ -45,7 +46,7 @@ def _flag(**kwargs: Any) -> serializers.BooleanField:
 TOKENS = {"min_value": 1, "max_value": MAX_CONTEXT_TOKENS}
 
 
-class PlanInput(serializers.Serializer[Any]):
+class PlanInput(BodyInput):
     """The planner page's form (sizing_site.planner.forms.PlanForm) with its bounds; fields
     left out (or null) take the page's defaults. Give `users` or `requests_per_minute`,
     one of them (plan_bodies)."""
@@ -108,7 +109,7 @@ def plan_bodies(
     bounds: the users or the requests a minute, exactly one of them not null; a long case's
     output or share only with its prompt. (That the prompt and the output fit the context,
     and the context the model, no schema can state: a 400 naming the field.) A saved plan's
-    notes are read as errors.text reads text: null is blank."""
+    notes are read as OptionalText reads them: null is blank."""
     load = [
         {"required": [name], "properties": {name: {"type": kind}}}
         for name, kind in (("users", "integer"), ("requests_per_minute", "number"))
@@ -336,28 +337,12 @@ class PlanRefusal(serializers.Serializer[Any]):
     )
 
 
-def _form_data(body: dict[str, Any]) -> dict[str, str]:
-    """The JSON body's values as the page's query carries them (null: left out)."""
-    data: dict[str, str] = {}
-    wrong: Errors = {}
-    for name, value in body.items():
-        if value is None:
-            continue
-        if name in ("n_plus_one", "allow_consumer_cards", "conservative"):
-            if not isinstance(value, bool):
-                wrong[name] = [_("Expected true or false.")]
-            data[name] = "true" if value else "false"
-        elif name == "model":
-            if not isinstance(value, str):
-                wrong[name] = [_("Expected a slug (a string).")]
-            data[name] = str(value)
-        elif isinstance(value, int | float) and not isinstance(value, bool):
-            data[name] = str(value)
-        else:
-            wrong[name] = [_("Expected a number.")]
-    if wrong:
-        raise Refused(wrong)
-    return data
+def plan_values(body: Any, serializer: type[PlanInput] = PlanInput) -> dict[str, Any]:
+    """The body checked by `serializer` (PlanInput or one that extends it), its typed
+    values with the nulls left out: PlanForm gives those its defaults."""
+    plan = serializer(data=body)
+    plan.is_valid(raise_exception=True)
+    return {name: value for name, value in plan.validated_data.items() if value is not None}
 
 
 class PlanApi(TenantApiView):
@@ -436,8 +421,8 @@ class PlanApi(TenantApiView):
         tags=TAGS,
     )
     def post(self, request: Request, org_slug: str) -> Response:
-        body = json_object(request.data, FIELDS)
-        form = PlanForm.from_data(_form_data(body), organizations=[self.tenant.organization])
+        values = plan_values(request.data)
+        form = PlanForm.from_data(values, organizations=[self.tenant.organization])
         if not form.is_valid():
             if form.has_error("model", code="unknown"):
                 raise Refused({"model": [_("No model with this slug.")]}, status.HTTP_404_NOT_FOUND)

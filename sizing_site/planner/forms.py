@@ -141,9 +141,10 @@ class PlanForm(forms.Form):
         self.planner_model: LLMModel | None = None
 
     @classmethod
-    def from_data(cls, data: Mapping[str, str], organizations: Sequence[Owner] = ()) -> PlanForm:
-        """A bound form, the fields left out at their defaults; `organizations`' own models
-        are found too."""
+    def from_data(cls, data: Mapping[str, Any], organizations: Sequence[Owner] = ()) -> PlanForm:
+        """A bound form (its values as the page's query carries them, or typed as the API's
+        input gives them), the fields left out at their defaults; `organizations`' own
+        models are found too."""
         bound = {**DEFAULTS, **{k: v for k, v in data.items() if k in FIELDS}}
         return cls(bound, organizations=organizations)
 

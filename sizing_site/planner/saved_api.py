@@ -24,14 +24,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from sizing_site.apikit import schema
-from sizing_site.apikit.errors import Refused, form_errors, json_object, text
+from sizing_site.apikit.errors import Refused
+from sizing_site.apikit.inputs import BodyInput, OptionalText
 from sizing_site.apikit.pagination import NumberedPages
 from sizing_site.apikit.parsers import JsonBodyParser
 from sizing_site.planner import services
-from sizing_site.planner.api import PlanAnswer, PlanInput, _form_data
-from sizing_site.planner.forms import FIELDS
+from sizing_site.planner.api import PlanAnswer, PlanInput, plan_values
 from sizing_site.planner.models import NAME_MAX, NOTES_MAX, PlanShareLink, SavedPlan
-from sizing_site.planner.saved import SavePlanForm
 from sizing_site.sharing.api import new_link_expiry, revoked
 from sizing_site.sharing.forms import MAX_SHARE_DAYS
 from sizing_site.sharing.views import share_address
@@ -42,7 +41,6 @@ from sizing_site.tenancy.models import Role
 TAGS = ["saved plans"]
 ORG = "o/<slug:org_slug>/plans/saved/"
 ONE = ORG + "<uuid:code>/"
-SAVE_FIELDS = FIELDS | {"name", "notes"}
 
 
 # --- schema --------------------------------------------------------------------------
@@ -53,12 +51,14 @@ class SavedPlanInput(PlanInput):
     plans it now and freezes the answer."""
 
     name = serializers.CharField(max_length=NAME_MAX)
-    notes = serializers.CharField(required=False, allow_blank=True, max_length=NOTES_MAX)
+    notes = OptionalText(max_length=NOTES_MAX)
 
 
-class SavedPlanUpdate(serializers.Serializer[Any]):
+class SavedPlanUpdate(BodyInput):
+    """Either or both; a field left out keeps its value."""
+
     name = serializers.CharField(required=False, max_length=NAME_MAX)
-    notes = serializers.CharField(required=False, allow_blank=True, max_length=NOTES_MAX)
+    notes = OptionalText(max_length=NOTES_MAX)
 
 
 class SavedPlanShareInput(serializers.Serializer[Any]):
@@ -293,19 +293,11 @@ class SavedPlanListApi(SavedPlanApiView):
         tags=TAGS,
     )
     def post(self, request: Request, org_slug: str) -> Response:
-        body = json_object(request.data, frozenset(SAVE_FIELDS))
-        form = SavePlanForm({"name": text(body, "name"), "notes": text(body, "notes")})
-        planner_body = {k: v for k, v in body.items() if k not in ("name", "notes")}
-        data = _form_data(planner_body)
-        if not form.is_valid():
-            raise Refused(form_errors(form))
+        data = plan_values(request.data, SavedPlanInput)
+        name, notes = data.pop("name"), data.pop("notes")
         try:
             plan = services.saved_plan_create(
-                tenant=self.tenant,
-                user=request.user,
-                name=form.cleaned_data["name"],
-                notes=form.cleaned_data["notes"],
-                data=data,
+                tenant=self.tenant, user=request.user, name=name, notes=notes, data=data
             )
         except services.PlanRefused as exc:
             raise _refused(exc) from None
@@ -333,21 +325,15 @@ class SavedPlanDetailApi(SavedPlanApiView):
     )
     def patch(self, request: Request, org_slug: str, code: UUID) -> Response:
         plan = self.plan(code)
-        body = json_object(request.data, frozenset({"name", "notes"}))
-        form = SavePlanForm(
-            {
-                "name": text(body, "name") if "name" in body else plan.name,
-                "notes": text(body, "notes") if "notes" in body else plan.notes,
-            }
-        )
-        if not form.is_valid():
-            raise Refused(form_errors(form))
+        update = SavedPlanUpdate(data=request.data, partial=True)
+        update.is_valid(raise_exception=True)
+        changes = update.validated_data
         services.saved_plan_update(
             tenant=self.tenant,
             user=request.user,
             plan=plan,
-            name=form.cleaned_data["name"],
-            notes=form.cleaned_data["notes"],
+            name=changes.get("name", plan.name),
+            notes=changes.get("notes", plan.notes),
         )
         return Response(_detail(request, plan, org_slug))
 

@@ -57,9 +57,9 @@ def form_inputs(form: PlanForm) -> dict[str, str]:
 
 
 def plan_snapshot(
-    *, tenant: Tenant, data: Mapping[str, str]
+    *, tenant: Tenant, data: Mapping[str, Any]
 ) -> tuple[dict[str, str], PlanSnapshot]:
-    """Plan `data` (PlanForm's fields as strings, absent ones at their defaults) as the
+    """Plan `data` (PlanForm's fields, as strings or typed, absent ones at their defaults) as the
     planner page does, now: (the cleaned inputs, the snapshot). Raises PlanRefused for bad
     inputs and for a service level no candidate meets even without load."""
     # The org's own catalog models are plannable too (as on the planner page).
@@ -96,7 +96,7 @@ def _log(*, tenant: Tenant, actor: Any, action: str, plan_name: str) -> None:
 
 @transaction.atomic
 def saved_plan_create(
-    *, tenant: Tenant, user: Any, name: str, notes: str, data: Mapping[str, str]
+    *, tenant: Tenant, user: Any, name: str, notes: str, data: Mapping[str, Any]
 ) -> SavedPlan:
     """Plan the inputs now and freeze the answer. Raises PlanRefused."""
     inputs, snapshot = plan_snapshot(tenant=tenant, data=data)

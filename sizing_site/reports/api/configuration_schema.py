@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from sizing_site.apikit.openapi import NON_BLANK
 from sizing_site.configurator import api_schema
 from sizing_site.reports.api.base import (
     JSON_OBJECT,
@@ -15,7 +14,6 @@ from sizing_site.reports.api.base import (
     TIME,
     UUID_STRING,
 )
-from sizing_site.reports.models import NAME_MAX, NOTES_MAX
 
 # Tags sent as a list: each is one tag (commas and all), at most MAX_TAGS of at most
 # TAG_MAX characters; sent as text: the save page's field (comma-separated, at most
@@ -116,55 +114,21 @@ RECOMPUTE: dict[str, Any] = {
     },
     "required": ["code", "sizeable", "today", "changes", "catalog_changes"],
 }
-# A name as NameForm takes it: at most 120 characters, not blank once stripped.
-_NAME = {"type": "string", "maxLength": NAME_MAX, "pattern": NON_BLANK}
-_SLUG_TEXT = {"type": "string", "pattern": r"^[-a-zA-Z0-9_]+$"}
-SAVE_REQUEST: dict[str, Any] = {
-    "application/json": {
-        "type": "object",
-        "description": "A name, and the setup as POST /api/v1/estimate/ takes it (absent "
-        "setup fields at the configurator's defaults). The server sizes it.",
-        "properties": {
-            "name": _NAME,
-            "notes": {"type": "string", "nullable": True, "maxLength": NOTES_MAX},
-            "tags": {
-                "oneOf": [
-                    {
-                        "type": "array",
-                        "maxItems": MAX_TAGS,
-                        "items": {"type": "string", "maxLength": TAG_MAX},
-                    },
-                    {
-                        "type": "string",
-                        "nullable": True,
-                        "maxLength": TAGS_TEXT_MAX,
-                        "description": "Comma-separated (the first 20 are kept).",
-                    },
-                ],
-            },
-            "model": {**_SLUG_TEXT, "description": "Model slug."},
-            "accelerator": {**_SLUG_TEXT, "description": "Accelerator slug."},
-            **api_schema.SETUP_PROPERTIES,
+# The saved configuration's tags as the save body takes them (configurations.Tags).
+TAGS_REQUEST: dict[str, Any] = {
+    "oneOf": [
+        {
+            "type": "array",
+            "maxItems": MAX_TAGS,
+            "items": {"type": "string", "maxLength": TAG_MAX},
         },
-        "required": ["name", "model", "accelerator"],
-        "additionalProperties": False,
-    }
-}
-RENAME_REQUEST: dict[str, Any] = {
-    "application/json": {
-        "type": "object",
-        "properties": {"name": _NAME},
-        "required": ["name"],
-        "additionalProperties": False,
-    }
-}
-DUPLICATE_REQUEST: dict[str, Any] = {
-    "application/json": {
-        "type": "object",
-        "description": "No name (or null): the copy is named after the original.",
-        "properties": {"name": {**_NAME, "nullable": True}},
-        "additionalProperties": False,
-    }
+        {
+            "type": "string",
+            "nullable": True,
+            "maxLength": TAGS_TEXT_MAX,
+            "description": "Comma-separated (the first 20 are kept).",
+        },
+    ],
 }
 COMPARE: dict[str, Any] = {
     "type": "object",

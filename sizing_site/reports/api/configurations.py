@@ -9,17 +9,21 @@ from uuid import UUID
 
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import status
+from django.utils.translation import gettext_lazy
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from catalog.models import Accelerator, LLMModel
 from catalog.sizing.specs import stated_layers
 from sizing_site.apikit import budget, schema
-from sizing_site.apikit.errors import Refused, form_errors, json_object, text
+from sizing_site.apikit.errors import Refused, form_errors
+from sizing_site.apikit.inputs import BodyInput, Choice, OptionalText, QueryInput
 from sizing_site.apikit.pagination import NumberedPages
-from sizing_site.configurator.api import SETUP_FIELDS, setup_query
+from sizing_site.configurator.api import setup_query
+from sizing_site.configurator.api_schema import SETUP_PROPERTIES
 from sizing_site.configurator.state import (
     ConfiguratorState,
     StateError,
@@ -31,48 +35,103 @@ from sizing_site.reports.api.base import TAGS, ReportsApiView, schema_responses
 from sizing_site.reports.api.configuration_schema import (
     COMPARE,
     DETAIL,
-    DUPLICATE_REQUEST,
     EXPORT,
     MAX_TAGS,
     PAGE,
     RECOMPUTE,
-    RENAME_REQUEST,
-    SAVE_REQUEST,
     TAG_MAX,
+    TAGS_REQUEST,
 )
-from sizing_site.reports.forms import NameForm, SaveForm
-from sizing_site.reports.models import SavedConfiguration
+from sizing_site.reports.forms import SaveForm
+from sizing_site.reports.models import NAME_MAX, NOTES_MAX, SavedConfiguration
 from sizing_site.tenancy.access import Tenant
 
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
-SAVE_FIELDS = frozenset({"name", "notes", "tags", "model", "accelerator"}) | SETUP_FIELDS
 
 
 # --- input ---------------------------------------------------------------------------
 
 
-def _name(data: dict[str, Any]) -> str:
-    """The body's "name", checked as the page's rename form checks it."""
-    form = NameForm({"name": text(data, "name")})
-    if not form.is_valid():
-        raise Refused(form_errors(form))
-    name: str = form.cleaned_data["name"]
-    return name
+class Schemed(serializers.Field[Any, Any, Any, Any]):
+    """A body field whose JSON value the save page's form checks, with its schema given:
+    a setup field (what POST /api/v1/estimate/ takes: a number, a string, true, false or
+    null, turned into the configurator's query by setup_query) or the tags."""
+
+    def __init__(self, schema: dict[str, Any], **kwargs: Any) -> None:
+        self.schema = schema
+        super().__init__(required=False, allow_null=True, **kwargs)
+
+    def to_internal_value(self, data: Any) -> Any:
+        return data
+
+    def to_representation(self, value: Any) -> Any:
+        return value
 
 
-def _tags(data: dict[str, Any]) -> tuple[str, list[str] | None]:
-    """The save form's tags text, and the tags when they came as a list (None for text:
-    SaveForm splits it)."""
-    value = data.get("tags", "")
-    if not isinstance(value, list):
-        return text(data, "tags"), None
-    if not all(isinstance(t, str) for t in value):
-        raise Refused({"tags": [_("Expected a list of strings.")]})
-    if len(value) > MAX_TAGS or any(len(t) > TAG_MAX for t in value):
-        message = _("At most %(n)d tags of at most %(chars)d characters each.")
-        raise Refused({"tags": [message % {"n": MAX_TAGS, "chars": TAG_MAX}]})
-    return "", [t.strip() for t in value if t.strip()]
+class SchemedSchema(OpenApiSerializerFieldExtension):
+    """The schema a Schemed field (Tags too) was given."""
+
+    target_class = Schemed
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        field: Schemed = self.target
+        return field.schema
+
+
+class Tags(Schemed):
+    """The tags as a list of strings (each one tag), or as the save page's text (SaveForm
+    splits it at commas); null is no tags."""
+
+    def to_internal_value(self, data: Any) -> str | list[str]:
+        if isinstance(data, str):
+            return data
+        if not isinstance(data, list):
+            raise serializers.ValidationError(_("Expected a string."))
+        if not all(isinstance(t, str) for t in data):
+            raise serializers.ValidationError(_("Expected a list of strings."))
+        if len(data) > MAX_TAGS or any(len(t) > TAG_MAX for t in data):
+            message = _("At most %(n)d tags of at most %(chars)d characters each.")
+            raise serializers.ValidationError(message % {"n": MAX_TAGS, "chars": TAG_MAX})
+        return [t.strip() for t in data if t.strip()]
+
+
+class NameInput(BodyInput):
+    """A name as the page's rename form (NameForm) takes it: not blank once stripped."""
+
+    name = serializers.CharField(max_length=NAME_MAX)
+
+    class Meta:
+        ref_name = "ConfigurationName"
+
+    # Never partial: a rename is a PATCH that must send the name, and drf-spectacular
+    # documents a PATCH body as partial (every field optional) unless the serializer says no.
+    @property
+    def partial(self) -> bool:
+        return False
+
+    @partial.setter
+    def partial(self, value: bool) -> None:
+        pass
+
+
+class SaveInput(NameInput):
+    """A name, and the setup as POST /api/v1/estimate/ takes it (absent setup fields at
+    the configurator's defaults). The server sizes it; the slugs are SaveForm's to check."""
+
+    notes = OptionalText(max_length=NOTES_MAX)
+    tags = Tags(TAGS_REQUEST)
+    model = serializers.CharField(help_text="Model slug.")
+    accelerator = serializers.CharField(help_text="Accelerator slug.")
+
+    class Meta:
+        ref_name = "ConfigurationSave"
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        # The setup fields are the configurator's (its schema names each).
+        setup = {name: Schemed(schema) for name, schema in SETUP_PROPERTIES.items()}
+        return {**super().get_fields(), **setup}
 
 
 # --- the workflow's inputs -----------------------------------------------------------
@@ -122,11 +181,6 @@ def _recomputed(
             return None
 
 
-def _setup_query(data: dict[str, Any]) -> dict[str, str]:
-    """The setup fields as the configurator's query parameters (as /api/v1/estimate/)."""
-    return setup_query(data)
-
-
 # --- output --------------------------------------------------------------------------
 
 
@@ -167,38 +221,52 @@ class ConfigurationPages(NumberedPages):
     max_page_size = MAX_PAGE_SIZE
 
 
-LIST_PARAMETERS = [
-    OpenApiParameter("q", str, description="Search in names, notes and tags."),
-    OpenApiParameter("sort", str, enum=list(selectors.SORTS), description="Default: new."),
-    OpenApiParameter("mine", bool, description="Only the caller's own."),
+PAGE_PARAMETERS = [
     OpenApiParameter("page", int),
     OpenApiParameter("page_size", int, description=f"At most {MAX_PAGE_SIZE}."),
 ]
 
 
 class ConfigurationListApi(ReportsApiView):
+    class InputSerializer(QueryInput):
+        """The list page's search, order and "mine only"; each may be left out."""
+
+        q = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            default="",
+            help_text="Search in names, notes and tags.",
+        )
+        sort = Choice(
+            choices=list(selectors.SORTS),
+            default="new",
+            error_messages={"invalid_choice": gettext_lazy("Expected one of: %(choices)s.")},
+            help_text="Default: new.",
+        )
+        mine = serializers.BooleanField(
+            default=False,
+            error_messages={"invalid": gettext_lazy("Expected true or false.")},
+            help_text="Only the caller's own.",
+        )
+
     @extend_schema(
         operation_id="configurations_list",
         summary="The organization's saved configurations, a page at a time",
-        parameters=LIST_PARAMETERS,
+        parameters=[InputSerializer, *PAGE_PARAMETERS],
         responses=schema_responses(
             200, PAGE, bad="A bad sort, mine or page.", missing="Not a member, or no such page."
         ),
         tags=TAGS,
     )
     def get(self, request: Request, org_slug: str) -> Response:
-        params = request.query_params
-        sort = params.get("sort", "new")
-        if sort not in selectors.SORTS:
-            raise Refused({"sort": [_("Expected one of: %s.") % ", ".join(selectors.SORTS)]})
-        mine = params.get("mine", "false").lower()
-        if mine not in ("true", "false", "1", "0"):
-            raise Refused({"mine": [_("Expected true or false.")]})
+        params = self.InputSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        wanted = params.validated_data
         rows: QuerySet[SavedConfiguration] = selectors.saved_configuration_list(
             tenant=self.tenant,
-            mine_of=request.user if mine in ("true", "1") else None,
-            search=params.get("q", "").strip()[:100],
-            sort=sort,
+            mine_of=request.user if wanted["mine"] else None,
+            search=wanted["q"][:100],
+            sort=wanted["sort"],
         )
         pages = ConfigurationPages()
         page = pages.paginate_queryset(rows, request, view=self) or []
@@ -207,7 +275,7 @@ class ConfigurationListApi(ReportsApiView):
     @extend_schema(
         operation_id="configurations_create",
         summary="Size a setup now and save it",
-        request=SAVE_REQUEST,
+        request=SaveInput,
         responses={
             **schema_responses(
                 201,
@@ -221,17 +289,16 @@ class ConfigurationListApi(ReportsApiView):
         tags=TAGS,
     )
     def post(self, request: Request, org_slug: str) -> Response:
-        data = json_object(request.data, SAVE_FIELDS)
-        query = _setup_query(data)
-        tags_text, tags = _tags(data)
+        body = SaveInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        tags = data.get("tags")
+        # Tags sent as text are the page's field, for SaveForm to split.
         form = SaveForm(
             {
-                "name": text(data, "name"),
-                "notes": text(data, "notes"),
-                "tags": tags_text,
-                "model": text(data, "model"),
-                "accelerator": text(data, "accelerator"),
-                "query": urlencode(query),
+                **{name: data[name] for name in ("name", "notes", "model", "accelerator")},
+                "tags": tags if isinstance(tags, str) else "",
+                "query": urlencode(setup_query(data)),
             }
         )
         if not form.is_valid():
@@ -251,7 +318,7 @@ class ConfigurationListApi(ReportsApiView):
                     user=request.user,
                     name=clean["name"],
                     notes=clean["notes"],
-                    tags=clean["tags"] if tags is None else tags,
+                    tags=tags if isinstance(tags, list) else clean["tags"],
                     state=state,
                 )
         except StateError as exc:
@@ -272,15 +339,19 @@ class ConfigurationDetailApi(ReportsApiView):
     @extend_schema(
         operation_id="configurations_partial_update",
         summary="Rename a saved configuration",
-        request=RENAME_REQUEST,
+        request=NameInput,
         responses=schema_responses(200, DETAIL, write=True, bad="Bad name, or another field sent."),
         tags=TAGS,
     )
     def patch(self, request: Request, org_slug: str, code: UUID) -> Response:
         configuration = self.configuration(code)
-        data = json_object(request.data, frozenset({"name"}))
+        body = NameInput(data=request.data)
+        body.is_valid(raise_exception=True)
         renamed = services.saved_configuration_rename(
-            tenant=self.tenant, user=request.user, configuration=configuration, name=_name(data)
+            tenant=self.tenant,
+            user=request.user,
+            configuration=configuration,
+            name=body.validated_data["name"],
         )
         return Response(_detail(renamed))
 
@@ -336,46 +407,77 @@ class ConfigurationExportApi(ReportsApiView):
 
 
 class ConfigurationDuplicateApi(ReportsApiView):
+    class InputSerializer(NameInput):
+        """No name (or null): the page's own name for a copy (the service's default)."""
+
+        name = serializers.CharField(required=False, allow_null=True, max_length=NAME_MAX)
+
+        class Meta:
+            ref_name = "ConfigurationDuplicate"
+
     @extend_schema(
         operation_id="configurations_duplicate",
         summary="Copy a saved configuration (the same frozen snapshot)",
-        request=DUPLICATE_REQUEST,
+        request=InputSerializer,
         responses=schema_responses(201, DETAIL, write=True, bad="Bad name, or another field sent."),
         tags=TAGS,
     )
     def post(self, request: Request, org_slug: str, code: UUID) -> Response:
         configuration = self.configuration(code)
-        data = json_object(request.data, frozenset({"name"}))
-        # No name: the page's own name for a copy (the service's default).
-        name = None if data.get("name") is None else _name(data)
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
         copy = services.saved_configuration_duplicate(
-            tenant=self.tenant, user=request.user, configuration=configuration, name=name
+            tenant=self.tenant,
+            user=request.user,
+            configuration=configuration,
+            name=body.validated_data.get("name"),
         )
         return Response(_detail(copy), status=status.HTTP_201_CREATED)
+
+
+@extend_schema_field(
+    {
+        "type": "array",
+        "items": {"type": "string", "format": "uuid"},
+        "minItems": 2,
+        "maxItems": 4,
+        "uniqueItems": True,
+    }
+)
+class Codes(serializers.ListField):
+    """Configuration codes, checked by the view's own words (validate_c) rather than
+    a UUIDField's, whose refusal would name the item's index."""
 
 
 class ConfigurationCompareApi(ReportsApiView):
     """2 to 4 saved configurations side by side, from their frozen snapshots (nothing is
     recomputed), as the compare page shows them: the best value of each figure marked."""
 
+    class InputSerializer(QueryInput):
+        TWO_TO_FOUR = gettext_lazy("Send 2 to 4 different configuration codes.")
+
+        c = Codes(
+            child=serializers.CharField(allow_blank=True, trim_whitespace=False),
+            min_length=2,
+            max_length=4,
+            error_messages=dict.fromkeys(
+                ("required", "empty", "min_length", "max_length"), TWO_TO_FOUR
+            ),
+            help_text="A configuration's code, 2-4 different ones.",
+        )
+
+        def validate_c(self, codes: list[str]) -> list[str]:
+            if len(set(codes)) < len(codes):
+                raise serializers.ValidationError(self.TWO_TO_FOUR)
+            try:
+                return [str(UUID(code)) for code in codes]
+            except ValueError:
+                raise serializers.ValidationError(_("Expected configuration codes.")) from None
+
     @extend_schema(
         operation_id="configurations_compare",
         summary="Compare 2 to 4 saved configurations",
-        parameters=[
-            OpenApiParameter(
-                "c",
-                {
-                    "type": "array",
-                    "items": {"type": "string", "format": "uuid"},
-                    "minItems": 2,
-                    "maxItems": 4,
-                    "uniqueItems": True,
-                },
-                description="A configuration's code, 2-4 different ones.",
-                required=True,
-                explode=True,
-            )
-        ],
+        parameters=[InputSerializer],
         responses=schema_responses(
             200,
             COMPARE,
@@ -385,13 +487,9 @@ class ConfigurationCompareApi(ReportsApiView):
         tags=TAGS,
     )
     def get(self, request: Request, org_slug: str) -> Response:
-        codes = request.query_params.getlist("c")
-        if not 2 <= len(codes) <= 4 or len(set(codes)) < len(codes):
-            raise Refused({"c": [_("Send 2 to 4 different configuration codes.")]})
-        try:
-            codes = [str(UUID(code)) for code in codes]
-        except ValueError:
-            raise Refused({"c": [_("Expected configuration codes.")]}) from None
+        params = self.InputSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        codes = params.validated_data["c"]
         rows = selectors.saved_configurations_by_codes(tenant=self.tenant, codes=codes)
         return Response(
             {
