@@ -36,7 +36,7 @@ from estimator.launch.messages import Message, _
 from estimator.launch.refusals import refusal, setup_refusal
 from estimator.memory import cpu_offload_gib_per_device
 
-# Placeholder repo suffix and the tools that make such a checkpoint ("" = none named).
+# How a format is named in words, and the tools that make such a checkpoint ("" = none).
 CHECKPOINTS = {
     "bf16": ("BF16", ""),
     "fp16": ("FP16", ""),
@@ -71,19 +71,23 @@ def _heredoc(path: str, body: str) -> str:
     return f"cat > {path} <<'EOF'\n{body}\nEOF\n"
 
 
-def _model_name(config: LaunchConfig) -> str:
-    return config.hf_repo.rsplit("/", 1)[-1] or "model"
+def _gguf_source(config: LaunchConfig) -> str | None:
+    """repo:quant of the catalog's GGUF download for the sized quant, None when none is
+    recorded (the command is then refused in words: _no_gguf)."""
+    return f"{config.gguf_repo}:{config.quant}" if config.gguf_repo else None
 
 
-def _gguf_source(config: LaunchConfig) -> tuple[str, Notes]:
-    """(repo:quant or placeholder file, notes)."""
-    if config.gguf_repo:
-        return f"{config.gguf_repo}:{config.quant}", ()
-    note = _(
-        "The file name is a placeholder: no GGUF repository for %(quant)s in the catalog.",
+def _no_gguf(config: LaunchConfig, engine: str) -> LaunchCommand:
+    """No GGUF file of this model at this quant is recorded: say so, and how to make one
+    (llama.cpp's convert_hf_to_gguf.py, then llama-quantize), instead of a made-up name."""
+    reason = _(
+        "No %(quant)s GGUF download of %(repo)s is recorded in the catalog. Pick another "
+        "quantization, or make the file: python convert_hf_to_gguf.py on a download of "
+        "%(repo)s, then llama-quantize to %(quant)s.",
         quant=config.quant,
+        repo=config.hf_repo,
     )
-    return f"{_model_name(config)}-{config.quant}.gguf", (note,)
+    return LaunchCommand(engine, None, reason)
 
 
 def _backend_notes(engine: str, backend: str) -> Notes:
@@ -111,12 +115,14 @@ def llama_cpp(config: LaunchConfig) -> LaunchCommand:
     experts: all (--cpu-moe) or those of the first N layers (--n-cpu-moe N), as
     common/arg.cpp defines them."""
     flags = engine_capability("llama.cpp").flags
-    source, notes = _gguf_source(config)
+    source = _gguf_source(config)
+    if source is None:
+        return _no_gguf(config, "llama.cpp")
     moe = config.moe_experts or config.moe_layers
     on_gpu = llama_gpu_layers(config.n_layers, 0 if moe else config.offloaded_layers)
     parts = [
         "llama-server",
-        *("-hf" if config.gguf_repo else "-m", shlex.quote(source)),
+        *("-hf", shlex.quote(source)),
         *(flags.context, str(config.context_tokens * config.sequences)),
         *(flags.sequences, str(config.sequences)),
         *(flags.gpu_layers, str(on_gpu)),
@@ -129,7 +135,7 @@ def llama_cpp(config: LaunchConfig) -> LaunchCommand:
         parts += ["--n-cpu-moe", str(config.moe_layers)]
     if config.gpus > 1:
         parts += ["--tensor-split", ",".join(["1"] * config.gpus)]
-    notes += _backend_notes("llama.cpp", config.backend)
+    notes = _backend_notes("llama.cpp", config.backend)
     return LaunchCommand("llama.cpp", _join(parts), None, notes)
 
 
@@ -143,9 +149,10 @@ def ollama(config: LaunchConfig) -> LaunchCommand:
         "OLLAMA_FLASH_ATTENTION=1",
         *(f"{flag}={config.kv}" for flag in flags.kv_cache),
     ]
-    source, notes = _gguf_source(config)
-    source = f"hf.co/{source}" if config.gguf_repo else f"./{source}"
-    modelfile = [f"FROM {source}", f"PARAMETER num_ctx {config.context_tokens}"]
+    source = _gguf_source(config)
+    if source is None:
+        return _no_gguf(config, "ollama")
+    modelfile = [f"FROM hf.co/{source}", f"PARAMETER num_ctx {config.context_tokens}"]
     if config.offloaded_layers:
         on_gpu = config.n_layers - config.offloaded_layers
         modelfile.append(f"PARAMETER {flags.gpu_layers} {on_gpu}")
@@ -155,7 +162,7 @@ def ollama(config: LaunchConfig) -> LaunchCommand:
         + _heredoc("Modelfile", "\n".join(modelfile))
         + "ollama create local-model -f Modelfile\nollama run local-model"
     )
-    return LaunchCommand("ollama", text, None, notes)
+    return LaunchCommand("ollama", text, None)
 
 
 @dataclass(frozen=True)
@@ -165,27 +172,31 @@ class _Source:
     notes: Notes = ()
 
 
-def _placeholder(config: LaunchConfig) -> _Source:
-    suffix, tools = CHECKPOINTS[config.quant]
+def _no_checkpoint(config: LaunchConfig, engine: str) -> LaunchCommand:
+    """No checkpoint of this model in the sized format is recorded: say so in words, with
+    the tools that make one (CHECKPOINTS), instead of a made-up repository name."""
+    scheme, tools = CHECKPOINTS[config.quant]
     if tools:
-        note = _(
-            "No %(scheme)s checkpoint in the catalog: the repository name is a placeholder; "
-            "pick one on Hugging Face or quantize with %(tools)s.",
-            scheme=suffix,
+        reason = _(
+            "No %(scheme)s checkpoint of %(repo)s is recorded in the catalog. Pick another "
+            "format, or quantize %(repo)s with %(tools)s.",
+            scheme=scheme,
+            repo=config.hf_repo,
             tools=tools,
         )
     else:
-        note = _(
-            "No %(scheme)s checkpoint in the catalog: the repository name is a placeholder; "
-            "pick one on Hugging Face.",
-            scheme=suffix,
+        reason = _(
+            "No %(scheme)s checkpoint of %(repo)s is recorded in the catalog. Pick another format.",
+            scheme=scheme,
+            repo=config.hf_repo,
         )
-    return _Source(f"<org>/{_model_name(config)}-{suffix}", (), (note,))
+    return LaunchCommand(engine, None, reason)
 
 
-def _server_source(config: LaunchConfig, engine: str) -> _Source:
-    """The repository a vLLM-like engine loads for the sized format, and its flags. A
-    quantized repo carries its quantization_config, so it needs no --quantization."""
+def _server_source(config: LaunchConfig, engine: str) -> _Source | None:
+    """The repository a vLLM-like engine loads for the sized format, and its flags; None
+    when the catalog records none. A quantized repo carries its quantization_config, so it
+    needs no --quantization."""
     quant, dtype = config.quant, HF_DTYPES.get(config.quant)
     dtype_flags = ("--dtype", dtype) if dtype and engine != "tensorrt-llm" else ()
     if config.weights_repo:
@@ -201,7 +212,7 @@ def _server_source(config: LaunchConfig, engine: str) -> _Source:
             engine=engine_capability(engine).label,
         )
         return _Source(config.hf_repo, ("--quantization", "fp8"), (note,))
-    return _placeholder(config)
+    return None
 
 
 def _server_tp(config: LaunchConfig) -> int:
@@ -260,6 +271,8 @@ def _kv_flags(config: LaunchConfig, engine: str) -> tuple[str, ...]:
 
 def vllm(config: LaunchConfig) -> LaunchCommand:
     source = _server_source(config, "vllm")
+    if source is None:
+        return _no_checkpoint(config, "vllm")
     parts = [
         f"vllm serve {shlex.quote(source.model)}",
         *source.flags,
@@ -275,6 +288,8 @@ def vllm(config: LaunchConfig) -> LaunchCommand:
 
 def sglang(config: LaunchConfig) -> LaunchCommand:
     source = _server_source(config, "sglang")
+    if source is None:
+        return _no_checkpoint(config, "sglang")
     device = SGLANG_DEVICES.get(config.backend)
     # engine_support.json: the MLX path is switched on with SGLANG_USE_MLX=1.
     mlx_env = "SGLANG_USE_MLX=1 " if config.backend == "metal" else ""
@@ -295,6 +310,8 @@ def sglang(config: LaunchConfig) -> LaunchCommand:
 def tensorrt_llm(config: LaunchConfig) -> LaunchCommand:
     """trtllm-serve on its PyTorch backend; an FP8 cache is an LLM API option in YAML."""
     source = _server_source(config, "tensorrt-llm")
+    if source is None:
+        return _no_checkpoint(config, "tensorrt-llm")
     parts = [
         f"trtllm-serve {shlex.quote(source.model)}",
         *("--backend", "pytorch"),
@@ -308,19 +325,26 @@ def tensorrt_llm(config: LaunchConfig) -> LaunchCommand:
     return LaunchCommand("tensorrt-llm", prefix + _join(parts), None, notes)
 
 
-def _mlx_source(config: LaunchConfig) -> _Source:
+def _mlx_source(config: LaunchConfig) -> _Source | None:
+    """The MLX repository of the catalog's weights row, the original release for 16-bit
+    weights, else None."""
     if config.weights_repo:
         return _Source(config.weights_repo)
     if config.weights_format == "hf":
         return _Source(config.hf_repo)
+    return None
+
+
+def _no_mlx(config: LaunchConfig) -> LaunchCommand:
+    """No MLX repository at this bit width is recorded: say so, with the convert command."""
     bits = config.quant.removeprefix("mlx-").removesuffix("bit")
-    note = _(
-        "The repository name is a placeholder: pick an mlx-community %(bits)s-bit repo or "
-        "make one with mlx_lm.convert --hf-path %(repo)s -q --q-bits %(bits)s.",
+    reason = _(
+        "No %(bits)s-bit MLX repository of %(repo)s is recorded in the catalog. Make one "
+        "with mlx_lm.convert --hf-path %(repo)s -q --q-bits %(bits)s, then serve it.",
         bits=bits,
         repo=config.hf_repo,
     )
-    return _Source(f"mlx-community/{_model_name(config)}-{bits}bit", (), (note,))
+    return LaunchCommand("mlx", None, reason)
 
 
 def mlx(config: LaunchConfig) -> LaunchCommand:
@@ -329,6 +353,8 @@ def mlx(config: LaunchConfig) -> LaunchCommand:
     which the server cannot combine with --max-kv-size, so the prompt is capped instead."""
     flags = engine_capability("mlx").flags
     source = _mlx_source(config)
+    if source is None:
+        return _no_mlx(config)
     parts = ["mlx_lm.server", *("--model", shlex.quote(source.model))]
     notes = source.notes
     if bits := kv_cli_value("mlx", config.kv):

@@ -97,10 +97,16 @@ def test_llama_cpp_moves_all_experts_to_the_cpu_and_keeps_every_layer() -> None:
     assert "-ngl 999" in got and got.endswith("--cpu-moe")
 
 
-def test_llama_cpp_names_a_placeholder_file_when_no_gguf_repo_is_known() -> None:
-    got = command(replace(GLM_AIR, gguf_repo=""), "llama.cpp")
-    assert "-m GLM-4.5-Air-Q4_K_M.gguf" in flat(got.text or "")
-    assert any("placeholder" in str(note) for note in got.notes)
+def test_without_a_gguf_repo_llama_cpp_and_ollama_say_so_in_words() -> None:
+    # No made-up file name: the command is refused with the way to make the file.
+    for engine in ("llama.cpp", "ollama"):
+        got = command(replace(GLM_AIR, gguf_repo=""), engine)
+        assert got.text is None
+        assert str(got.refused) == (
+            "No Q4_K_M GGUF download of zai-org/GLM-4.5-Air is recorded in the catalog. Pick "
+            "another quantization, or make the file: python convert_hf_to_gguf.py on a "
+            "download of zai-org/GLM-4.5-Air, then llama-quantize to Q4_K_M."
+        )
 
 
 def test_ollama_sets_context_kv_type_and_layers_on_the_gpu() -> None:
@@ -133,13 +139,12 @@ def test_vllm_loads_a_known_awq_repo_without_a_quantization_flag() -> None:
     )
 
 
-def test_vllm_awq_without_a_known_repo_is_a_named_placeholder() -> None:
+def test_vllm_awq_without_a_known_repo_says_so_in_words() -> None:
     got = command(replace(GLM_AIR, weights_format="hf", quant="awq-int4"), "vllm")
-    assert (got.text or "").startswith("vllm serve '<org>/GLM-4.5-Air-AWQ' \\\n")
-    assert "--quantization" not in (got.text or "")
-    assert tuple(map(str, got.notes)) == (
-        "No AWQ checkpoint in the catalog: the repository name is a placeholder; pick one on "
-        "Hugging Face or quantize with llm-compressor/AutoAWQ.",
+    assert got.text is None
+    assert str(got.refused) == (
+        "No AWQ checkpoint of zai-org/GLM-4.5-Air is recorded in the catalog. Pick another "
+        "format, or quantize zai-org/GLM-4.5-Air with llm-compressor/AutoAWQ."
     )
 
 
@@ -202,7 +207,8 @@ def test_mxfp4_loads_the_original_repo_only_when_it_is_mxfp4() -> None:
     assert flat(text(replace(gpt_oss, native_dtype="mxfp4"), "vllm")).startswith(
         "vllm serve openai/gpt-oss-120b --tensor-parallel-size 1"
     )
-    assert "'<org>/GLM-4.5-Air-MXFP4'" in text(hf(GLM_AIR, "mxfp4"), "vllm")
+    refused = command(hf(GLM_AIR, "mxfp4"), "vllm").refused
+    assert str(refused).startswith("No MXFP4 checkpoint of zai-org/GLM-4.5-Air is recorded")
 
 
 def test_vllm_offload_is_gib_per_gpu_rounded_up() -> None:
@@ -251,11 +257,11 @@ def test_mlx_holds_each_sequence_cache_at_the_context() -> None:
     assert "--kv-bits 8 --max-prompt-tokens 8192" in quantized
 
 
-def test_an_mlx_quant_without_a_repo_points_to_mlx_community() -> None:
+def test_an_mlx_quant_without_a_repo_says_how_to_make_one() -> None:
     config = replace(GLM_AIR, weights_format="mlx", quant="mlx-4bit", backend="metal")
     got = command(config, "mlx")
-    assert "--model mlx-community/GLM-4.5-Air-4bit" in flat(got.text or "")
-    assert "mlx_lm.convert --hf-path zai-org/GLM-4.5-Air -q --q-bits 4" in str(got.notes[0])
+    assert got.text is None
+    assert "mlx_lm.convert --hf-path zai-org/GLM-4.5-Air -q --q-bits 4" in str(got.refused)
 
 
 # --- refusals ------------------------------------------------------------------------------
@@ -425,7 +431,13 @@ def test_a_command_loads_what_was_sized_or_the_engine_is_refused(
     if reason:
         assert (got.text, got.refused) == (None, reason)
         return
-    assert got.refused is None and got.text is not None
+    if got.text is None:
+        # No download recorded for the sized format: refused in words, never a made-up name.
+        assert not repos
+        assert got.refused is not None and "recorded in the catalog" in str(got.refused)
+        return
+    assert got.refused is None
+    assert "<org>" not in got.text and "placeholder" not in got.text
     assert str(context) in got.text
     if fmt == "gguf":
         assert quant in got.text
