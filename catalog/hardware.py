@@ -217,8 +217,14 @@ def engine_name(slug: str) -> str:
 
 
 def _row(engine_slug: str, fields: Mapping[str, Any]) -> _Row | None:
-    """One support row, from the database or the seed file; None for the host CPU."""
+    """One support row, from the database or the seed file; None for the host CPU, and for
+    an experimental backend the estimator's engine table gives no launch command on (MLX's
+    CUDA build: in the catalog with its source, never offered on an NVIDIA card)."""
     if fields["backend"] == "cpu":  # the host CPU, not the card
+        return None
+    capability = engine_by_slug(engine_slug)
+    experimental = fields.get("status") == "experimental"
+    if capability and experimental and fields["backend"] not in capability.launch_backends:
         return None
     choice = EngineChoice(
         engine=engine_name(engine_slug),

@@ -196,6 +196,10 @@ class ConfigureForm(forms.Form):
         self.rope = rope
         self._sized_quant = ""
         self._set_quant_choices()
+        if self.engines:  # the drop-down offers what runs on the card; clean_engine explains
+            self.fields["engine"].widget.choices = [
+                (engine, engine_label(engine)) for engine in self.engines
+            ]
         for name, field in self.fields.items():
             field.widget.attrs["aria-describedby"] = f"err-{name}"
         if layers is not None:  # a hint for the spinner; _clean_offload checks

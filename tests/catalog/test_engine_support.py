@@ -50,6 +50,10 @@ class EngineSupportLoad(TestCase):
         assert "Memory as built (GiB)" in body and "79.19" in body
         engines = [c.engine for c in h100.context["engines"]]
         assert engines[0] == "llama.cpp" and "vllm" in engines and "tensorrt-llm" in engines
+        # MLX's CUDA build is in the catalog (experimental, sourced) but has no launch
+        # command (estimator.engines: launch_backends metal): never offered on an H100.
+        assert EngineSupport.objects.filter(engine__slug="mlx", backend="cuda").exists()
+        assert "mlx" not in engines
         tpu = self.client.get(reverse("catalog:accelerator-detail", args=["google-tpu-v5p"]))
         assert [(c.engine, c.backend) for c in tpu.context["engines"]] == [("vllm", "tpu")]
         hygon = self.client.get(reverse("catalog:accelerator-detail", args=["hygon-dcu-k100-ai"]))

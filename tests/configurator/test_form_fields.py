@@ -219,3 +219,17 @@ class FormOnThePage(GlmOnA100):
             label = str(ConfigureForm.base_fields["gpus"].label)
         assert response.status_code == 400
         assert f'<a href="#id_gpus">{label}</a>: ' in body and "gpus:" not in body
+
+
+def test_the_engine_select_offers_only_the_engines_that_run_on_the_card() -> None:
+    both = form({}, choice("llama.cpp"), choice("vllm"))
+    select = str(both["engine"])
+    assert '<option value="llama.cpp"' in select and '<option value="vllm"' in select
+    assert '<option value="mlx"' not in select and '<option value="sglang"' not in select
+    # One sent from an old link is still answered with the engines that do run there.
+    sent = form({"engine": "mlx"}, choice("llama.cpp"), choice("vllm"), card_name="H100")
+    assert not sent.is_valid()
+    with translation.override("en"):
+        assert sent.errors["engine"] == [
+            "MLX does not run on H100. Engines that do: llama.cpp, vLLM."
+        ]
