@@ -1,8 +1,9 @@
 """Every API route under /api/v1/, in one list (namespace "api"). The endpoints live with
 their pages' apps; the shared plumbing (errors, paging, budget, schema) in sizing_site.apikit."""
 
-from django.urls import URLPattern, path
+from django.urls import URLPattern, path, re_path
 
+from sizing_site.apikit import errors as api_errors
 from sizing_site.apikit import schema
 from sizing_site.configurator import api as configurator_api
 from sizing_site.explore import catalog_api, compare_api, sweeps_api
@@ -184,4 +185,7 @@ urlpatterns: list[URLPattern] = [
         tenancy_api.InvitationDeclineApi.as_view(),
         name="api-invitation-decline",
     ),
+    # Last: an address no route above matches is a 404 in the API's error shape, in
+    # development too (DEBUG answers handler404's addresses with its HTML debug page).
+    re_path(r"^.*$", api_errors.unmatched, name="api-unmatched"),
 ]

@@ -13,8 +13,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
+from django.urls import Resolver404, resolve
 from django.utils.translation import gettext as _
 from django.views import defaults
 from rest_framework import exceptions, serializers, status
@@ -181,6 +183,21 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if is_api(request):
         return error_response("detail", _("Not found."), 404)
     return defaults.page_not_found(request, exception)
+
+
+def unmatched(request: HttpRequest) -> HttpResponse:
+    """The API's last route: an address under /api/v1/ that no route matches, answered
+    with the one error shape whatever DEBUG says. An address that only lacks its final
+    slash is redirected, as CommonMiddleware's APPEND_SLASH does without this route."""
+    path = request.path_info
+    if settings.APPEND_SLASH and not path.endswith("/") and request.method in ("GET", "HEAD"):
+        try:
+            match = resolve(path + "/")
+        except Resolver404:
+            match = None
+        if match is not None and match.url_name != "api-unmatched":
+            return HttpResponsePermanentRedirect(request.get_full_path(force_append_slash=True))
+    return error_response("detail", _("Not found."), 404)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

@@ -4,6 +4,8 @@ site's own pages keep their HTML or plain-text answer."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.test import Client
 
@@ -19,6 +21,19 @@ def test_an_api_address_no_route_matches_is_a_json_404(client: Client) -> None:
     assert response.json() == {"errors": {"detail": ["Not found."]}}
     # The site's own pages keep their HTML page.
     assert "text/html" in client.get("/en/no-such-page/")["Content-Type"]
+
+
+@pytest.mark.django_db
+def test_an_unknown_api_route_is_json_in_development_too(client: Client, settings: Any) -> None:
+    """DEBUG answers handler404's addresses with Django's HTML debug page; the API's last
+    route keeps its error shape there, and still adds a missing final slash."""
+    settings.DEBUG = True
+    response = client.get("/api/v1/no-such-route/")
+    assert response.status_code == 404
+    assert response.json() == {"errors": {"detail": ["Not found."]}}
+    redirect = client.get("/api/v1/catalog/models?search=qwen")
+    assert redirect.status_code == 301
+    assert redirect["Location"] == "/api/v1/catalog/models/?search=qwen"
 
 
 @pytest.mark.django_db
