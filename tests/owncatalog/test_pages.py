@@ -102,6 +102,9 @@ class Pages(OwnCase):
             assert "Our own" in response.content.decode()
         page = self.client.get(self.url("models")).content.decode()
         assert "Our Qwen" in page
+        # Qwen3-8B's config counts 8,190,735,360 parameters: shown in billions, 8.2.
+        assert self.model.params_total == 8_190_735_360
+        assert '<td class="num">8.2</td>' in page and "8,190,735,360" not in page
         assert reverse("explore:model-gpus", args=[self.model.slug]) in page
         assert self.client.get(self.url("model-history", self.model.slug)).status_code == 200
         for name, args in self.routes():
