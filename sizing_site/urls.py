@@ -5,6 +5,7 @@ from django.urls import include, path
 
 from sizing_site.core import views as core_views
 from sizing_site.explore import views as explore_views
+from sizing_site.tenancy import views as tenancy_views
 
 # API addresses no route matches answer in the API's error shape (sizing_site.apikit.errors).
 handler404 = "sizing_site.apikit.errors.page_not_found"
@@ -20,7 +21,7 @@ urlpatterns = [
 
 urlpatterns += i18n_patterns(
     path("", explore_views.home, name="home"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", tenancy_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path(
         "accounts/password/",

@@ -34,6 +34,7 @@ from sizing_site.explore.tables import (
     TOY_PARAMS,
 )
 from sizing_site.explore.templatetags.explore import configure_url
+from sizing_site.tenancy.selectors import demo_login_seeded
 from sizing_site.tenancy.viewer import page_viewer
 
 GROUP_PAGE_SIZE = 30  # model families per page of the card page
@@ -178,8 +179,11 @@ def gpu_models(request: HttpRequest, accelerator_slug: str) -> HttpResponse:
     return _respond(request, template, {**viewer.context, **context}, part)
 
 
-@login_required
 def home(request: HttpRequest) -> HttpResponse:
+    """A member's start page (search, popular pairs); a visitor's landing page, which says
+    what the portal answers and, on a demo instance, which login to use."""
+    if not request.user.is_authenticated:
+        return render(request, "explore/landing.html", {"demo_login": demo_login_seeded()})
     context = {"pairs": selectors.popular_pairs(), "form": SearchForm()}
     return render(request, "explore/home.html", context)
 

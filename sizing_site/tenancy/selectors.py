@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -71,3 +72,16 @@ def viewer_organization_keys(request: HttpRequest) -> QuerySet[Any, dict[str, An
     if limit is not None:
         keys = keys.filter(organization_id=limit)
     return keys.values("organization_id")
+
+
+# seed_demo's login (sizing_site/fleet/management/commands/seed_demo.py): org and user "demo".
+DEMO_USERNAME = "demo"
+
+
+def demo_login_seeded() -> bool:
+    """Whether seed_demo's demo/demo login exists (a development or demo instance): the
+    landing and login pages then show it to a visitor. Two queries."""
+    demo = get_user_model()._default_manager.filter(username=DEMO_USERNAME).first()
+    if demo is None:
+        return False
+    return Membership.objects.for_user(demo).filter(organization__slug=DEMO_USERNAME).exists()

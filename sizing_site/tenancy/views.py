@@ -4,6 +4,7 @@ from collections.abc import Callable
 from uuid import UUID
 
 from django.contrib import messages
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
@@ -15,11 +16,19 @@ from sizing_site.tenancy.access import Tenant, invitation_for_invitee, tenant_fo
 from sizing_site.tenancy.forms import InvitationForm, RoleForm
 from sizing_site.tenancy.models import Organization, Role
 from sizing_site.tenancy.selectors import (
+    demo_login_seeded,
     invitation_list,
     invitation_list_for_user,
     membership_list,
     membership_list_for_user,
 )
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login page, naming the demo login on an instance seed_demo has seeded."""
+
+    def get_context_data(self, **kwargs: object) -> dict[str, object]:
+        return {**super().get_context_data(**kwargs), "demo_login": demo_login_seeded()}
 
 
 def _invited_message() -> str:

@@ -43,10 +43,33 @@ class SeededPages(SeededCase):
 
     def test_every_page_needs_a_login(self) -> None:
         self.client.logout()
-        for url in self.urls():
+        for url in self.urls()[1:]:  # home is the visitor's landing page
             response = self.client.get(url)
             assert response.status_code == 302, url
             assert "/accounts/login/" in response["Location"]
+
+    def test_a_visitor_gets_a_landing_page_that_names_the_demo_login_once_seeded(self) -> None:
+        from django.contrib.auth import get_user_model
+
+        from sizing_site.tenancy.models import Membership, Organization, Role
+
+        self.client.logout()
+        with translation.override("en"):
+            landing = self.client.get(reverse("home"))
+            login = self.client.get(reverse("login"))
+        assert landing.status_code == 200
+        body = landing.content.decode()
+        assert "Which hardware runs which model, how well, and at what cost?" in body
+        assert reverse("login") in body and "Popular pairs" not in body
+        assert "log in as <strong>demo</strong>" not in body
+        assert "log in as <strong>demo</strong>" not in login.content.decode()
+        # seed_demo's org and user "demo": both pages name the login.
+        demo = get_user_model().objects.create_user("demo", password="demo")
+        org = Organization.objects.create(slug="demo", name="Demo")
+        Membership.all_tenants.create(user=demo, organization=org, role=Role.ADMIN)
+        with translation.override("en"):
+            for url in (reverse("home"), reverse("login")):
+                assert "log in as <strong>demo</strong>" in self.client.get(url).content.decode()
 
     def test_full_pages_are_html_documents_and_htmx_gets_only_the_fragment(self) -> None:
         for url in self.urls():
