@@ -14,7 +14,8 @@ handler500 = "sizing_site.apikit.errors.server_error"
 urlpatterns = [
     path("health/", core_views.health, name="health"),
     path("health/live/", core_views.live, name="health-live"),
-    path("i18n/", include("django.conf.urls.i18n")),
+    # Django's i18n/setlang/ (name "set_language"), with next= resolved in its own language.
+    path("i18n/setlang/", core_views.set_language, name="set_language"),
     path("admin/", admin.site.urls),
     path("api/v1/", include(("sizing_site.api_urls", "api"))),
 ]

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import translation
+from django.views import i18n
 from django.views.decorators.cache import never_cache
 
 from sizing_site.core.health import dependency_checks
@@ -32,3 +36,14 @@ def live(request: HttpRequest) -> HttpResponse:
     """Liveness: answers without touching the database, cache or broker. A process
     supervisor restarts on its failure; the load benchmark uses it as the trivial view."""
     return HttpResponse("ok", content_type="text/plain")
+
+
+def set_language(request: HttpRequest) -> HttpResponse:
+    """Django's set_language, resolving next= in the language of its own prefix. Django
+    translates next= by resolving it in the active language, which on this prefix-less
+    address comes from the cookie: a German cookie left an /en/ address unresolved and the
+    switch to German landed on /en/ again."""
+    next_url = request.POST.get("next", request.GET.get("next")) or ""
+    prefix = translation.get_language_from_path(urlsplit(next_url).path)
+    with translation.override(prefix or translation.get_language()):
+        return i18n.set_language(request)

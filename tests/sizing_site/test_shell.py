@@ -10,6 +10,7 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.contrib.staticfiles import finders
 from django.core.management import call_command
@@ -91,6 +92,20 @@ class Shell(CastTestCase):
         )
         assert response.status_code == 302
         assert response["Location"] == "/de/models/x-model/on/y-card/?gpus=2&ctx=12288"
+
+    def test_switching_works_when_the_cookie_names_another_language(self) -> None:
+        # A colleague's /en/ link opened with a German cookie: the page is English (the
+        # prefix wins), and "Deutsch" must lead to /de/, not back to /en/.
+        self.client.force_login(self.alice)
+        self.client.cookies[settings.LANGUAGE_COOKIE_NAME] = "de"
+        for language, expected in (("de", "/de/models/?q=qwen"), ("it", "/it/models/?q=qwen")):
+            response = self.client.post(
+                "/i18n/setlang/", {"language": language, "next": "/en/models/?q=qwen"}
+            )
+            assert response.status_code == 302
+            assert response["Location"] == expected
+            assert response.cookies[settings.LANGUAGE_COOKIE_NAME].value == language
+            self.client.cookies[settings.LANGUAGE_COOKIE_NAME] = "zh-hans"
 
 
 def test_site_js_sets_next_from_the_address_bar() -> None:
