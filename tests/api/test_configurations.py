@@ -329,14 +329,22 @@ class ShareTests(ConfigurationApiTestCase):
         # The token in this answer only; the row keeps its SHA-256.
         assert len(got["token"]) == 43
         assert link.token_hash == hashlib.sha256(got["token"].encode()).hexdigest()
-        assert got["url"] == f"http://testserver/en/r/{got['token']}/"
+        assert got["url"] == f"http://testserver/r/{got['token']}/"
         assert link.expires_at is not None
         assert timedelta(days=6) < link.expires_at - timezone.now() <= timedelta(days=7)
         assert self.actions()[0] == "shared"
-        anonymous = Client()
-        page = anonymous.get(got["url"].removeprefix("http://testserver"))
+        # No language prefix: each reader lands in their own language, with links to the
+        # others (a header with a language switch, no org navigation).
+        anonymous = Client(headers={"accept-language": "de"})
+        opened = anonymous.get(got["url"].removeprefix("http://testserver"))
+        assert opened.status_code == 302
+        assert opened["Location"] == f"/de/r/{got['token']}/"
+        page = anonymous.get(opened["Location"])
         assert page.status_code == 200
-        assert "2x A100 at 32K" in page.content.decode()
+        body = page.content.decode()
+        assert "2x A100 at 32K" in body and '<html lang="de">' in body
+        assert f'<a href="/en/r/{got["token"]}/" lang="en" hreflang="en">English</a>' in body
+        assert f'<a href="/zh-hans/r/{got["token"]}/"' in body
         # Listed for a viewer, without the token or the address: nobody can read them again.
         listed = self.send(self.bob, "get", BASE + "share-links/").json()["links"]
         assert [row["code"] for row in listed] == [got["code"]]
@@ -398,7 +406,8 @@ class ShareTests(ConfigurationApiTestCase):
         revoked = self.client.get(f"{BASE}share-links/{alices['code']}/").json()
         assert revoked["revoked_at"] is not None
         assert self.client.get(f"{BASE}share-links/").json()["links"] == []
-        assert Client().get(alices["url"].removeprefix("http://testserver")).status_code == 404
+        revoked = Client().get(alices["url"].removeprefix("http://testserver"), follow=True)
+        assert revoked.status_code == 404
 
 
 class TokenAndQueryTests(ConfigurationApiTestCase):

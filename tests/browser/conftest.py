@@ -329,9 +329,9 @@ def save_plan(page: Page, server: Server) -> tuple[str, str]:
 class Saved:
     report: str  # /en/o/demo/reports/<code>/
     other: str  # a second saved configuration's report
-    shared: str  # /en/r/<token>/
+    shared: str  # /r/<token>/ (no language prefix: each reader gets their own)
     plan: str  # /en/o/demo/planner/saved/<code>/
-    shared_plan: str  # /en/s/plan/<token>/
+    shared_plan: str  # /s/plan/<token>/
 
     @property
     def codes(self) -> tuple[str, str]:

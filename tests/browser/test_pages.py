@@ -118,13 +118,17 @@ def page_path(name: str, language: str, saved: Saved) -> str:
     if path.startswith("/"):
         return path
     code, code2 = saved.codes
-    # The saved paths carry /en/: strip it, the language prefix comes first.
+
+    # The saved paths carry /en/ (share links none): strip it, the language prefix comes first.
+    def bare(saved_path: str) -> str:
+        return saved_path.removeprefix("/en/").lstrip("/")
+
     path = path.format(
-        report=saved.report.removeprefix("/en/"),
-        other=saved.other.removeprefix("/en/"),
-        shared=saved.shared.removeprefix("/en/"),
-        plan=saved.plan.removeprefix("/en/"),
-        shared_plan=saved.shared_plan.removeprefix("/en/"),
+        report=bare(saved.report),
+        other=bare(saved.other),
+        shared=bare(saved.shared),
+        plan=bare(saved.plan),
+        shared_plan=bare(saved.shared_plan),
         code=code,
         code2=code2,
     )
