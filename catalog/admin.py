@@ -245,6 +245,8 @@ class AcceleratorAdmin(ExportAdmin, SimpleHistoryAdmin):
         "chips_per_board",
         "bandwidth_gbps",
         "fp16_tflops",
+        "price_usd",
+        "price_configuration",
         "segment",
         "curated",
         "confidence",

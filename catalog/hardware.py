@@ -78,12 +78,12 @@ def per_device(value: float | None, card: Accelerator) -> float | None:
 
 def base_configuration_price(card: Accelerator) -> bool:
     """Whether the catalog's price is a base configuration's ("from $3,999"), not the
-    configuration the row describes. The catalog has no field for it, only words: its Apple
-    rows are the largest memory configuration priced at the base model (notes: "Base price
-    is for the 96 GB model"; price source: "from $3,999"). So: every Apple row with a
-    price, and any row whose notes or price source say "base price" or "from $" (today the
-    same three Apple rows; DGX Spark's one configuration is priced as sold)."""
-    if card.price_usd is None:
+    configuration the row describes. A row whose price_configuration names what the price
+    buys is priced as described (the seed fills it for every priced row). Without one,
+    only words are left: an Apple row with a price, or any row whose notes or price source
+    say "base price" or "from $", is read as a base configuration's price (an admin-added
+    row priced "from" a base model)."""
+    if card.price_usd is None or card.price_configuration.strip():
         return False
     if card.vendor.strip().lower() == "apple":
         return True

@@ -239,7 +239,7 @@ class ModelWeights(Reference):
     file_bytes = models.BigIntegerField(
         _("measured size (bytes)"), null=True, blank=True, validators=[MinValueValidator(1)]
     )
-    file_bytes_source = models.CharField(_("size source"), max_length=300, blank=True)
+    file_bytes_source = models.CharField(_("size source"), max_length=600, blank=True)
     computed_bytes = models.BigIntegerField(
         _("computed size (bytes)"), null=True, blank=True, editable=False
     )
@@ -311,6 +311,17 @@ class Accelerator(Reference):
     release_date = models.DateField(_("release date"), null=True, blank=True)
     price_usd = models.FloatField(_("price (USD)"), null=True, blank=True, validators=NON_NEGATIVE)
     price_date = models.DateField(_("price date"), null=True, blank=True)
+    # Unified-memory machines are priced per memory configuration (a Mac Studio with
+    # 96 GB and with 512 GB differ by thousands): the price names what it buys.
+    price_configuration = models.CharField(
+        _("price configuration"),
+        max_length=160,
+        blank=True,
+        help_text=_(
+            'The configuration the price is for, e.g. "80-core GPU, 512 GB, 1 TB SSD"; '
+            "for unified-memory machines it states the row's memory size."
+        ),
+    )
     # SXM and OAM modules are sold only in the server they plug into (an 8-GPU HGX or OAM
     # baseboard with its host, power and cooling): owning one is priced as its share of
     # that server (catalog.hardware.owned_unit).

@@ -86,9 +86,35 @@ def _pcie_gbps(bus: str | None, form_factor: str | None) -> float | None:
     return None if per_x16 is None else per_x16 * int(match.group(2)) / 16
 
 
+# TechPowerUp gives every soldered GPU the slot width "IGP", laptop GPUs with their own
+# GDDR6 included (GeForce RTX 4060 Mobile: "IGP", GDDR6 8 GB on a 128-bit bus), so the
+# slot alone does not make memory unified. Graphics memory (GDDR, HBM) is always the
+# GPU's own; system memory types are unified only on SoCs, not on the laptop chips that
+# carry their own DDR3 / LPDDR (GeForce 840M, Radeon R5 M330, Iris Xe MAX).
+_DEDICATED_MEMORY = ("gddr", "hbm")
+_SYSTEM_MEMORY = ("shared", "system")
+_DISCRETE_MOBILE = re.compile(
+    r"mobile|max-q|laptop|gem system|all-in-one|xe max|\b\d00[ma]\b|\bm\d{3}\b|mx\("
+)
+
+
 def _unified(spec: Any) -> bool:
+    """Whether the GPU shares system memory (an SoC or integrated GPU) rather than having
+    its own; see _DEDICATED_MEMORY and _DISCRETE_MOBILE for how laptop GPUs are told."""
     memory = (spec.memory_type or "").lower()
-    return spec.board_slot_width == "IGP" or "shared" in memory or "lpddr" in memory
+    if memory.startswith(_DEDICATED_MEMORY):
+        return False
+    if any(word in memory for word in _SYSTEM_MEMORY):
+        return True
+    text = f"{spec.generation or ''} {spec.name}".lower()
+    return spec.board_slot_width == "IGP" and not _DISCRETE_MOBILE.search(text)
+
+
+def _form_factor(spec: Any, unified: bool) -> str:
+    """TechPowerUp's slot width, except "IGP" on a GPU with its own memory, which is a
+    laptop or embedded GPU soldered to the board, not an integrated one."""
+    slot = spec.board_slot_width or ""
+    return "soldered (laptop / embedded)" if slot == "IGP" and not unified else slot
 
 
 def _wanted(spec: Any) -> bool:
@@ -174,13 +200,14 @@ def _values(spec: Any, source: str) -> dict[str, Any]:
     if interconnect_gbps is not None:
         figures.append("interconnect_gbps")
     fp16 = (spec.half_float_performance_gflop_s or 0) / 1000
+    unified = _unified(spec)
     return {
         "vendor": vendor,
         "name": spec.name,
         "slug": slugify(f"{vendor} {spec.name}")[:140],
         "aliases": ["ATI " + spec.name] if spec.manufacturer == "ATI" else [],
         "memory_gb": float(spec.memory_size_gb),
-        "memory_kind": MemoryKind.UNIFIED if _unified(spec) else MemoryKind.DISCRETE,
+        "memory_kind": MemoryKind.UNIFIED if unified else MemoryKind.DISCRETE,
         "bandwidth_gbps": float(spec.memory_bandwidth_gb_s),
         "fp16_tflops": None,
         "fp8_tflops": None,
@@ -188,11 +215,12 @@ def _values(spec: Any, source: str) -> dict[str, Any]:
         "tdp_w": spec.thermal_design_power_w,
         "interconnect": spec.bus_interface or "",
         "interconnect_gbps": None,
-        "form_factor": spec.board_slot_width or "",
+        "form_factor": _form_factor(spec, unified),
         "segment": segment,
         "release_date": spec.release_date,
         "price_usd": None,
         "price_date": None,
+        "price_configuration": "",
         "curated": False,
         "needs_review": True,
         # GPU memory is built in binary sizes: TechPowerUp's "24 GB" is 24 GiB.

@@ -383,6 +383,7 @@ ACCELERATOR_TEXT = (
     "segment",
     "memory_type",
     "architecture",
+    "price_configuration",
 )
 
 

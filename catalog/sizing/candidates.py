@@ -38,6 +38,7 @@ CARD_FIELDS = (
     "segment",
     "release_date",
     "price_usd",
+    "price_configuration",
     "curated",
     # owning it (catalog.hardware.owned_unit): SXM / OAM modules at their server's price
     "form_factor",
