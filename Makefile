@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test setup runtime locks serve-prep serve serve-release serve-check lint typecheck pytest messages compilemessages gettext chromium clean
+.PHONY: run test setup runtime locks serve-prep serve serve-release serve-check lint typecheck pytest catalog-check messages compilemessages gettext chromium clean
 
 $(RUNTIME_STAMP): requirements-runtime.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -96,7 +96,17 @@ typecheck: setup
 pytest: setup compilemessages
 	$(VENV)/bin/pytest
 
-test: lint typecheck pytest
+# The catalog's own rules (manage.py validate_catalog, docs/catalog.md) on a freshly loaded
+# catalog in a throwaway SQLite file, whatever DATABASE_URL the caller set: a few seconds.
+CATALOG_CHECK_DB := var/catalog-check.sqlite3
+catalog-check: setup
+	mkdir -p var && rm -f $(CATALOG_CHECK_DB)
+	DATABASE_URL=sqlite:///$(CURDIR)/$(CATALOG_CHECK_DB) $(PY) manage.py migrate --noinput -v0
+	DATABASE_URL=sqlite:///$(CURDIR)/$(CATALOG_CHECK_DB) $(PY) manage.py load_catalog >/dev/null
+	DATABASE_URL=sqlite:///$(CURDIR)/$(CATALOG_CHECK_DB) $(PY) manage.py validate_catalog
+	rm -f $(CATALOG_CHECK_DB)
+
+test: lint typecheck catalog-check pytest
 
 clean:
 	rm -rf $(VENV) var .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -272,6 +272,70 @@ ENGINE_TABLE: tuple[EngineCapability, ...] = (
         offload=(),  # unified memory: nothing to offload to
     ),
 )
+
+
+@dataclass(frozen=True)
+class QuantHardware:
+    """The hardware whose kernels run one Hugging Face weights format: per backend, the
+    architectures (the catalog's names, matched on their lower-case start) that run it; a
+    backend not named does not run it, nor does a card whose architecture is not known."""
+
+    dtype: str
+    architectures: tuple[tuple[str, tuple[str, ...]], ...]
+    source: str
+
+
+# Formats that need particular hardware; every other format runs wherever its engine does.
+QUANT_HARDWARE: tuple[QuantHardware, ...] = (
+    QuantHardware(
+        dtype="nvfp4",
+        # FP4 tensor cores: Blackwell only (compute capability 10.x data centre, 12.x
+        # GeForce RTX 50 / RTX PRO and GB10); Hopper's smallest format is FP8.
+        architectures=(("cuda", ("blackwell",)),),
+        source=(
+            "NVIDIA Technical Blog, 'Introducing NVFP4 for Efficient and Accurate "
+            "Low-Precision Inference' (2025-06): NVFP4 is one of the 4-bit formats of "
+            "Blackwell's fifth-generation Tensor Cores; vLLM docs, features/quantization "
+            "'Supported Hardware' (no FP4 column before Blackwell)"
+        ),
+    ),
+    QuantHardware(
+        dtype="mxfp4",
+        architectures=(
+            ("cuda", ("ampere", "ada", "hopper", "blackwell")),
+            ("rocm", ("cdna 3", "cdna 4", "rdna 4")),
+        ),
+        source=(
+            "vllm-project/recipes OpenAI/GPT-OSS.md: gpt-oss (MXFP4 experts) runs on H100, "
+            "H200, B200, MI300X, MI325X, MI355X and Radeon AI PRO R9700, and on Ampere "
+            "with the Marlin MXFP4 MoE kernel (SM 8.0 and later)"
+        ),
+    ),
+)
+_QUANT_HARDWARE = {rule.dtype: rule for rule in QUANT_HARDWARE}
+
+
+def quant_backends(dtype: str) -> tuple[str, ...] | None:
+    """The backends that run HF format `dtype`; None: every backend its engine has."""
+    rule = _QUANT_HARDWARE.get(dtype)
+    return None if rule is None else tuple(backend for backend, _ in rule.architectures)
+
+
+def runs_on_hardware(dtype: str, backend: str, architecture: str | None) -> bool:
+    """Whether HF format `dtype` runs on `backend` on a card of `architecture` (the
+    catalog's name, "Blackwell", "CDNA 3"): NVFP4 on NVIDIA Blackwell only, MXFP4 on
+    NVIDIA Ampere or later and AMD CDNA 3/4 and RDNA 4 (QUANT_HARDWARE); any other
+    format everywhere. An unknown architecture runs only the formats without a rule."""
+    rule = _QUANT_HARDWARE.get(dtype)
+    if rule is None:
+        return True
+    allowed = dict(rule.architectures).get(backend)
+    arch = (architecture or "").strip().lower()
+    if not allowed or not arch:
+        return False
+    return arch.startswith(allowed)
+
+
 _BY_NAME = {capability.name: capability for capability in ENGINE_TABLE}
 ENGINES = tuple(_BY_NAME)
 BACKENDS = tuple(dict.fromkeys(b for capability in ENGINE_TABLE for b in capability.backends))

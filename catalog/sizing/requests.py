@@ -27,7 +27,7 @@ from estimator.api import (
     model_input,
 )
 from estimator.api import cache as estimator_cache
-from estimator.engines import llama_family, runs_gguf
+from estimator.engines import llama_family, runs_gguf, runs_on_hardware
 from estimator.launch import native_dtype
 from estimator.units import GB
 from estimator.weights import EXTRA_GGUF_FILE_TYPES, GGUF_FILE_TYPES
@@ -233,14 +233,16 @@ def offloads(request: Request) -> bool:
 
 def sizeable_quants(request: Request, quants: Sequence[str]) -> list[str]:
     """The quants of the request's weights family the estimator can size for its model
-    (MXFP4_MOE needs experts)."""
+    (MXFP4_MOE needs experts) and, for checkpoints, the request's card runs
+    (estimator.engines.runs_on_hardware: NVFP4 on Blackwell only, MXFP4 not on a
+    Cambricon MLU). The quant matrix, "best that fits" and the explore tables all ask here."""
     out = []
+    gguf = request.weights.format == "gguf"
+    backend, architecture = request.engine.backend, request.device.architecture
     for quant in quants:
-        spec = (
-            WeightsSpec("gguf", quant=quant)
-            if request.weights.format == "gguf"
-            else WeightsSpec("hf", dtype=quant)
-        )
+        if not gguf and not runs_on_hardware(quant, backend, architecture):
+            continue
+        spec = WeightsSpec("gguf", quant=quant) if gguf else WeightsSpec("hf", dtype=quant)
         try:
             estimator_cache.weights(request.model.hf_config_json, spec)
         except ValueError:

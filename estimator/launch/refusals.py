@@ -11,7 +11,7 @@ from NVIDIA Model Optimizer.
 
 from __future__ import annotations
 
-from estimator.engines import engine_capability, llama_family, loads_hf
+from estimator.engines import engine_capability, llama_family, loads_hf, quant_backends
 from estimator.launch.config import MLX_QUANTS, LaunchConfig
 from estimator.launch.messages import Message, _
 
@@ -109,6 +109,14 @@ def _backend_refusal(engine: str, quant: str, backend: str) -> Message | None:
         )
     if quant == "nvfp4" and backend != "cuda":
         return _("NVFP4 weights need NVIDIA GPUs (cuda), not %(backend)s.", backend=backend)
+    runs_on = quant_backends(quant)
+    if runs_on is not None and backend not in runs_on:
+        return _(
+            "%(quant)s weights need %(backends)s hardware, not %(backend)s.",
+            quant=quant.upper(),
+            backends=", ".join(runs_on),
+            backend=backend,
+        )
     return None
 
 

@@ -22,7 +22,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from estimator import launch
-from estimator.engines import ENGINE_TABLE, engine_capability, engine_label
+from estimator.engines import ENGINE_TABLE, engine_capability, engine_label, runs_on_hardware
 
 # (bits, formats least compressed first); bits "" = unquantized (16 or 32 bits).
 GGUF_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -124,17 +124,25 @@ class WeightsChoices:
     formats: tuple[str, ...]
 
 
-def weights_choices(engine: str | None, backend: str | None, *, moe: bool) -> WeightsChoices:
+def weights_choices(
+    engine: str | None, backend: str | None, *, moe: bool, architecture: str | None = None
+) -> WeightsChoices:
     """The formats `engine` loads on `backend` (every format, in both families, when the
-    engine is unknown or does not run on the card: the form says so on the engine).
-    Computed once per engine, backend, kind of model and language (the group labels are
-    translated): the rules it reads (estimator.launch.refusal, the format orders) are code."""
-    return _weights_choices(engine, backend, moe, get_language())
+    engine is unknown or does not run on the card: the form says so on the engine); with
+    the card's `architecture`, only the checkpoints it runs (estimator.engines
+    .runs_on_hardware: NVFP4 on Blackwell only). Computed once per engine, backend,
+    architecture, kind of model and language (the group labels are translated): the rules
+    it reads (estimator.launch.refusal, the format orders) are code."""
+    return _weights_choices(engine, backend, moe, architecture, get_language())
 
 
 @functools.lru_cache(maxsize=512)
 def _weights_choices(
-    engine: str | None, backend: str | None, moe: bool, language: str | None
+    engine: str | None,
+    backend: str | None,
+    moe: bool,
+    architecture: str | None,
+    language: str | None,
 ) -> WeightsChoices:
     quants = [*GGUF_ORDER, *HF_ORDER]
     if not moe:
@@ -146,13 +154,27 @@ def _weights_choices(
         ]
     else:
         keep = {q for q in quants if loads(engine, backend, q)}
+        if architecture is not None:
+            keep = {q for q in keep if runs_on_card(q, backend, architecture)}
         family = family_name(engine)
         groups = [*_grouped(GGUF_GROUPS, family, keep), *_grouped(HF_GROUPS, family, keep)]
     return WeightsChoices(groups, tuple(q for _label, options in groups for q, _ in options))
 
 
-def quant_note(engine: str, quant: str) -> str:
-    """Why the form dropped a format the engine does not load."""
+def runs_on_card(quant: str, backend: str, architecture: str) -> bool:
+    """A GGUF quant runs wherever its engine does; a checkpoint where the card's
+    architecture has the kernels (estimator.engines.runs_on_hardware)."""
+    return quant in GGUF_ORDER or runs_on_hardware(quant, backend, architecture)
+
+
+def quant_note(engine: str, quant: str, *, card: str = "", backend: str = "") -> str:
+    """Why the form dropped a format: the engine does not load it, or (the engine does)
+    the card has no kernels for it."""
+    if card and backend and loads(engine, backend, quant):
+        return _("%(quant)s does not run on %(card)s: showing the best that fits instead.") % {
+            "quant": quant,
+            "card": card,
+        }
     return _("%(engine)s does not load %(quant)s: showing the best that fits instead.") % {
         "engine": engine_label(engine),
         "quant": quant,

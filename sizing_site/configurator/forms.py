@@ -162,12 +162,14 @@ class ConfigureForm(forms.Form):
         rope: RopeContext | None = None,
         layers: LayerCounts | None = None,
         unified_memory: bool = False,
+        architecture: str | None = None,
     ) -> None:
         """`engines`: what runs on the card (catalog.hardware), its default first; `rope`:
         where RoPE scaling takes over (catalog.sizing.specs.rope_context), for the context
         note and error; `layers`: the model's layers and experts, for the offload settings
         (None: not checked here, the estimator checks); `unified_memory`: the card has no
-        separate host memory to offload to."""
+        separate host memory to offload to; `architecture`: the card's, so that only the
+        checkpoints it runs are offered (None: not checked here)."""
         # Absent parameters take the defaults; a present but empty one is an error to show.
         defaults = {**DEFAULTS, "ctx": min(DEFAULT_CONTEXT_TOKENS, max_context_tokens)}
         if engines:
@@ -184,12 +186,15 @@ class ConfigureForm(forms.Form):
             choice.engine if choice else None,
             choice.backend if choice else None,
             moe=layers.moe if layers else True,
+            architecture=architecture,
         )
         self.quant_note = ""
         sent = str(merged.get("quant") or "")
         formats = self.weights.formats
         if choice and formats and sent and sent not in formats and sent in ALL_FORMATS:
-            self.quant_note = quant_note(choice.engine, sent)
+            self.quant_note = quant_note(
+                choice.engine, sent, card=card_name, backend=choice.backend
+            )
             merged["quant"] = ""
         super().__init__(merged)
         self.max_context_tokens = max_context_tokens
@@ -225,6 +230,7 @@ class ConfigureForm(forms.Form):
             rope=rope_context(model),
             layers=layer_counts(model),
             unified_memory=accelerator.memory_kind == "unified",
+            architecture=accelerator.architecture,
         )
 
     @property

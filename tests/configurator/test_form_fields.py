@@ -233,3 +233,18 @@ def test_the_engine_select_offers_only_the_engines_that_run_on_the_card() -> Non
         assert sent.errors["engine"] == [
             "MLX does not run on H100. Engines that do: llama.cpp, vLLM."
         ]
+
+
+def test_fp4_checkpoints_are_offered_only_on_cards_that_run_them() -> None:
+    # estimator.engines QUANT_HARDWARE: NVFP4 on NVIDIA Blackwell only; MXFP4 from Ampere.
+    vllm = choice("vllm")
+    hopper = form({"engine": "vllm"}, vllm, architecture="Hopper").weights.formats
+    blackwell = form({"engine": "vllm"}, vllm, architecture="Blackwell").weights.formats
+    assert "nvfp4" not in hopper and "mxfp4" in hopper and "fp8" in hopper
+    assert "nvfp4" in blackwell and "mxfp4" in blackwell
+    # A link that asks for NVFP4 on a Hopper card gets the best that fits, and why.
+    sent = form({"engine": "vllm", "quant": "nvfp4"}, vllm, architecture="Hopper", card_name="H100")
+    assert sent.is_valid(), sent.errors
+    assert sent.cleaned_data["quant"] == ""
+    with translation.override("en"):
+        assert sent.quant_note == "nvfp4 does not run on H100: showing the best that fits instead."
