@@ -62,12 +62,18 @@ class Overhead:
 
 @dataclass(frozen=True)
 class Fit:
-    """Does the per-device need fit the usable memory, and with how much to spare."""
+    """Does the per-device need fit the usable memory, and with how much to spare.
+
+    reserve_bytes, reserve_fraction and utilisation are against the engine's default
+    budget (usable); the verdict is against the most the engine can be given
+    (max_usable, see fit_verdict), so a tight setup may have a negative reserve."""
 
     verdict: str  # "comfortable" | "tight" | "does_not_fit"
-    reserve_bytes: int  # usable - needed (negative when it does not fit)
+    reserve_bytes: int  # usable - needed (negative when it does not fit the default budget)
     reserve_fraction: float  # reserve / usable
     utilisation: float  # needed / usable
+    margin_bytes: int = 0  # max_usable - usable: what the engine's defaults hold back
+    within_default_margin: bool = False  # fits max_usable only: starts with start settings
 
 
 def _ffn_width(model: ModelSpec) -> int:
@@ -239,6 +245,29 @@ def apple_gpu_working_set_bytes(ram_bytes: int) -> int:
     return int(ram_bytes * fraction)
 
 
+# amdgpu's default GTT limit ("gttsize: ... The default is -1 (Use 1/2 RAM, minimum value
+# is 3GB)", kernel docs, Documentation/gpu/amdgpu/module-parameters); TTM's pages_limit
+# defaults to the same half, and ROCm's Strix Halo guide says "By default, the GTT limit
+# is set to approximately 50% of total system RAM".
+AMDGPU_GTT_DEFAULT_FRACTION = 0.5
+AMDGPU_GTT_MIN_BYTES = 3 * GIB
+
+
+def amdgpu_gtt_default_bytes(os_ram_bytes: int) -> int:
+    """Memory an AMD APU's GPU (Strix Halo, Radeon 8060S) may map for engines by default on
+    Linux: the GTT limit, max(3 GiB, 1/2 x the RAM the OS sees).
+
+    The OS sees the installed RAM less the BIOS VRAM carve-out ("UMA frame buffer") and
+    firmware reservations: 125.65 GiB on a 128 GB Strix Halo with AMD's recommended
+    0.5 GB carve-out, so 62.82 GiB (amd-ttm's "16469033 pages (62.82 GB)" in ROCm's
+    Strix Halo system optimization guide). Excludes the carve-out itself (0.5 GB by
+    AMD's recommendation; a larger one is taken from the OS's RAM). Raised by
+    `ttm.pages_limit` (4 KiB pages; `amd-ttm --set <GB>`) or, on older kernels,
+    `amdgpu.gttsize` (MiB), or by a larger BIOS carve-out.
+    """
+    return max(AMDGPU_GTT_MIN_BYTES, int(os_ram_bytes * AMDGPU_GTT_DEFAULT_FRACTION))
+
+
 def usable_bytes_per_device(
     *,
     engine: str,
@@ -262,6 +291,130 @@ def usable_bytes_per_device(
     return int(device * (gpu_memory_utilization or share))
 
 
+def physical_bytes_per_device(*, total_bytes: int, unified_memory: bool = False) -> int:
+    """The most of one device any engine can be given: the device's total; on Apple's
+    unified memory the largest wired limit, one MiB below the RAM ("The wired limit should
+    remain strictly less than the total memory size", mlx.core.set_wired_limit; raised with
+    `sudo sysctl iogpu.wired_limit_mb=<MB>`). macOS and other programs then get what is
+    left of the RAM, which is theirs to judge."""
+    if unified_memory:
+        return max(0, (total_bytes // MIB - 1) * MIB)
+    return total_bytes
+
+
+def max_memory_share(engine: str, gpu_memory_utilization: float | None = None) -> float | None:
+    """The largest memory share a server may be given: its raised share (0.95,
+    estimator.engines.RAISED_MEMORY_SHARE) or the request's own if larger; the share it
+    has when it has no raised one (TensorRT-LLM); None for the llama family."""
+    capability = engine_capability(engine)
+    if capability.memory_share is None:
+        return None
+    share = gpu_memory_utilization or capability.memory_share
+    return max(share, capability.raised_memory_share or share)
+
+
+def max_usable_bytes_per_device(
+    *,
+    engine: str,
+    total_bytes: int,
+    unified_memory: bool = False,
+    gpu_memory_utilization: float | None = None,
+) -> int:
+    """The most one device can give the engine with its start settings (start_settings):
+    physical_bytes_per_device for the llama family (llama.cpp `--fit off` drops the 1 GiB
+    margin; Apple's raised wired limit), physical x max_memory_share for the servers. A
+    need above it does not fit (fit_verdict)."""
+    physical = physical_bytes_per_device(total_bytes=total_bytes, unified_memory=unified_memory)
+    share = max_memory_share(engine, gpu_memory_utilization)
+    return physical if share is None else int(physical * share)
+
+
+@dataclass(frozen=True)
+class StartSettings:
+    """What makes a setup within the engine's default margin start: engine flags (as
+    separate command-line words), the server memory share they set, and Apple's raised
+    wired limit in MB (`sudo sysctl iogpu.wired_limit_mb=N`, not an engine flag)."""
+
+    flags: tuple[str, ...] = ()
+    memory_share: float | None = None
+    wired_limit_mb: int | None = None
+
+
+def next_memory_share(need_bytes: int, device_bytes: int, cap: float) -> float:
+    """The first 0.01 step above need / device, at most `cap`:
+    min(cap, (floor(100 x need / device) + 1) / 100). 0.93 x a 24 GiB card
+    (23,965,917,511 B of 25,769,803,776) -> floor(92.99...) + 1 = 93 -> 0.93."""
+    step = (100 * need_bytes) // max(1, device_bytes) + 1
+    return min(cap, step / 100)
+
+
+def start_settings(
+    *,
+    engine: str,
+    need_bytes: int,
+    total_bytes: int,
+    unified_memory: bool = False,
+    gpu_memory_utilization: float | None = None,
+    context_tokens: int = 0,
+) -> StartSettings:
+    """The settings that start a setup whose need is above the default budget
+    (usable_bytes_per_device) and within max_usable_bytes_per_device; empty otherwise.
+
+    Apple (unified_memory): when the working set (apple_gpu_working_set_bytes) is too small
+    even at the engine's largest share, wired_limit_mb = min(RAM MiB - 1, ceil(need + 1 GiB
+    margin) MiB) for the llama family, ceil(need / default share) MiB for the servers; the
+    device D is then that limit, else the working set (elsewhere D = total).
+    llama.cpp: `--fit off` and an explicit `-c` (context x sequences) when need > D - 1 GiB:
+    "--fit [on|off]: whether to adjust unset arguments to fit in device memory", whose
+    target keeps 1024 MiB free per device (common/arg.cpp); with fit off and no -c it would
+    load the model's full training context. Ollama and MLX have no such flag.
+    Servers: the memory share flag at next_memory_share(need, D, max_memory_share) when
+    need > D x the current share.
+    """
+    usable = usable_bytes_per_device(
+        engine=engine,
+        total_bytes=total_bytes,
+        unified_memory=unified_memory,
+        gpu_memory_utilization=gpu_memory_utilization,
+    )
+    top = max_usable_bytes_per_device(
+        engine=engine,
+        total_bytes=total_bytes,
+        unified_memory=unified_memory,
+        gpu_memory_utilization=gpu_memory_utilization,
+    )
+    if need_bytes <= usable or need_bytes > top:
+        return StartSettings()
+    capability = engine_capability(engine)
+    share = gpu_memory_utilization or capability.memory_share
+    cap = max_memory_share(engine, gpu_memory_utilization) or 1.0
+    device, wired = _start_device(need_bytes, total_bytes, unified_memory, share, cap)
+    if share is None:
+        fit_off = engine == "llama.cpp" and need_bytes > device - LLAMA_CPP_DEVICE_MARGIN_BYTES
+        flags = ("--fit", "off", "-c", str(context_tokens)) if fit_off else ()
+        return StartSettings(flags, None, wired)
+    if need_bytes <= int(device * share):
+        return StartSettings((), None, wired)
+    raised = next_memory_share(need_bytes, device, cap)
+    return StartSettings((capability.flags.memory_share, f"{raised:g}"), raised, wired)
+
+
+def _start_device(
+    need: int, total: int, apple: bool, share: float | None, cap: float
+) -> tuple[int, int | None]:
+    """(device bytes the start settings work in, Apple's raised wired limit in MB or None):
+    see start_settings."""
+    if not apple:
+        return total, None
+    working_set = apple_gpu_working_set_bytes(total)
+    if need <= int(working_set * cap):
+        return working_set, None
+    wanted = need + LLAMA_CPP_DEVICE_MARGIN_BYTES if share is None else int(need / share)
+    ram_mb = physical_bytes_per_device(total_bytes=total, unified_memory=True) // MIB
+    wired = min(ram_mb, -(-wanted // MIB))
+    return wired * MIB, wired
+
+
 def vllm_kv_budget_bytes(
     *, usable_bytes: int, weights_bytes: int, activation_bytes: int, non_torch_bytes: int
 ) -> int:
@@ -270,18 +423,39 @@ def vllm_kv_budget_bytes(
     return max(0, usable_bytes - weights_bytes - activation_bytes - non_torch_bytes)
 
 
-def fit_verdict(per_device_bytes: int, usable_bytes_per_device: int) -> Fit:
-    """comfortable: reserve >= 8% of usable; tight: fits with less; does_not_fit otherwise."""
+def fit_verdict(
+    per_device_bytes: int, usable_bytes_per_device: int, max_usable_bytes: int | None = None
+) -> Fit:
+    """The verdict of a per-device need against the engine's default budget (`usable`,
+    usable_bytes_per_device) and the most the engine can be given (`max_usable`,
+    max_usable_bytes_per_device; None: usable, as for fine-tuning).
+
+    does_not_fit: need > max_usable. comfortable: usable - need >= 8% of usable. tight:
+    otherwise, which includes need > usable (within_default_margin: the engine starts
+    only with start_settings). margin_bytes = max_usable - usable.
+    24 GiB card, llama.cpp (usable 23 GiB, max 24 GiB): need 23.5 GiB is tight within the
+    margin, 24 GiB + 1 MiB does not fit, 21 GiB is comfortable (2 GiB >= 0.08 x 23 GiB).
+    """
+    limit = usable_bytes_per_device if max_usable_bytes is None else max_usable_bytes
+    limit = max(limit, usable_bytes_per_device)
     reserve = usable_bytes_per_device - per_device_bytes
     usable = max(1, usable_bytes_per_device)
     fraction = reserve / usable
-    if reserve < 0:
+    if per_device_bytes > limit:
         verdict = "does_not_fit"
     elif fraction >= COMFORTABLE_RESERVE_FRACTION:
         verdict = "comfortable"
     else:
         verdict = "tight"
-    return Fit(verdict, reserve, fraction, per_device_bytes / usable)
+    within = reserve < 0 and verdict != "does_not_fit"
+    return Fit(
+        verdict,
+        reserve,
+        fraction,
+        per_device_bytes / usable,
+        limit - usable_bytes_per_device,
+        within,
+    )
 
 
 def cpu_offload_gib_per_device(offloaded_bytes: int, devices: int) -> int:

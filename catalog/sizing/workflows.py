@@ -266,7 +266,8 @@ def finetune_memory(sizing: Sizing, cards: CardChoice) -> list[FinetuneRow]:
 
 def make_it_fit(sizing: Sizing) -> list[PlanStep]:
     """estimator.recommend's ranked single changes that bring the setup within memory
-    (empty when it fits)."""
-    if sizing.fits:
+    (empty when it fits with the engine's defaults; a setup within the engine's default
+    margin gets them too, next to its start flags)."""
+    if sizing.fits and not sizing.result.fit.within_default_margin:
         return []
     return recommend.make_it_fit(sizing.request, sizing.result, run_estimate, sizing.model_layers)

@@ -104,7 +104,22 @@ def _with_quant(request: Request, name: str) -> Request:
 
 
 def _fits(result: Result) -> bool:
+    """Whether the setup runs at all: not "does_not_fit" (a tight setup within the
+    engine's default margin runs with its fit.start_flags)."""
     return result.fit.verdict != "does_not_fit"
+
+
+def _starts_with_defaults(result: Result) -> bool:
+    """Whether the setup runs with the engine's default memory settings."""
+    return _fits(result) and not result.fit.within_default_margin
+
+
+def _with_start_flags(flags: tuple[str, ...], result: Result) -> tuple[str, ...]:
+    """A step's flags and, for a changed setup within the default margin, its start flags
+    (fit.start_flags, in flag-value pairs) whose flag the step does not set already."""
+    start = result.fit.start_flags if result.fit.within_default_margin else ()
+    pairs = [start[i : i + 2] for i in range(0, len(start), 2)]
+    return flags + tuple(word for pair in pairs if pair[0] not in flags for word in pair)
 
 
 def quant_options(
@@ -198,7 +213,7 @@ def _step(
     return PlanStep(
         action,
         description,
-        flags,
+        _with_start_flags(flags, result),
         _fits(result),
         result.fit.verdict,
         result.per_device_bytes,
@@ -207,6 +222,12 @@ def _step(
         request.workload.context_tokens,
         change,
     )
+
+
+def _step_starts(step: PlanStep | None, own_flags: tuple[str, ...]) -> bool:
+    """The step fits with no start flags added to its own (_with_start_flags): its setup
+    starts with the engine's defaults."""
+    return step is not None and step.fits and len(step.flags) == len(own_flags)
 
 
 def _shorter_context(request: Request, result: Result, estimator: Estimator) -> PlanStep | None:
@@ -276,7 +297,8 @@ def _quant_flags(request: Request, name: str) -> tuple[str, ...]:
 def _smaller_quant(
     request: Request, estimator: Estimator, min_bits_per_weight: float
 ) -> PlanStep | None:
-    """The next quant down the ladder that fits (or the smallest allowed one if none does)."""
+    """The next quant down the ladder that starts with the engine's defaults (no start flags
+    added to its step), else the smallest allowed one."""
     ladder = _ladder(request)
     names = [name for name, _ in ladder]
     current = request.weights.name
@@ -294,13 +316,14 @@ def _smaller_quant(
             {"weights": name},
             estimator,
         )
-        if last and last.fits:
+        if _step_starts(last, flag):
             return last
     return last
 
 
 def _offload_layers(request: Request, n_layers: int, estimator: Estimator) -> PlanStep | None:
-    """Fewest repeating layers in host memory that make it fit (binary search)."""
+    """Fewest repeating layers in host memory with which it starts with the engine's
+    defaults (binary search)."""
     if request.device.memory_kind == "unified":
         return None
 
@@ -308,11 +331,11 @@ def _offload_layers(request: Request, n_layers: int, estimator: Estimator) -> Pl
         return replace(request, workload=replace(request.workload, offload=Offload(layers=layers)))
 
     low, high = 1, n_layers
-    if not _fits(estimator(at(high))):
+    if not _starts_with_defaults(estimator(at(high))):
         return None
     while low < high:
         mid = (low + high) // 2
-        if _fits(estimator(at(mid))):
+        if _starts_with_defaults(estimator(at(mid))):
             high = mid
         else:
             low = mid + 1
@@ -354,7 +377,8 @@ def _offload_experts(request: Request, result: Result, estimator: Estimator) -> 
 
 
 def _more_devices(request: Request, estimator: Estimator) -> PlanStep | None:
-    """The fewest identical devices (2, 4, 8) that fit, split the engine's usual way."""
+    """The fewest identical devices (2, 4, 8) with which it starts with the engine's
+    defaults, split the engine's usual way."""
     count = request.device.count * 2
     last: PlanStep | None = None
     while count <= MAX_EXTRA_DEVICES:
@@ -376,26 +400,32 @@ def _more_devices(request: Request, estimator: Estimator) -> PlanStep | None:
             {"device.count": count, "workload.tensor_parallel": tp},
             estimator,
         )
-        if last and last.fits:
+        if _step_starts(last, flags):
             return last
         count *= 2
     return last
 
 
-def _more_memory_share(request: Request, estimator: Estimator) -> PlanStep | None:
-    """vLLM and SGLang: give the engine its raised memory share of each device (0.95,
-    estimator.engines) instead of its default (0.9 / 0.88), when that is more than the
-    request has."""
+def _more_memory_share(request: Request, result: Result, estimator: Estimator) -> PlanStep | None:
+    """vLLM and SGLang: a larger memory share of each device than the request's (default
+    0.9 / 0.88). Within the default margin: the share the fit computed
+    (fit.start_memory_share, memory.next_memory_share: the next 0.01 step above need /
+    device); otherwise the most the engine may be given (memory.max_memory_share, 0.95),
+    listed as partial help when it is not enough."""
     capability = engine_capability(request.engine.name)
-    higher = capability.raised_memory_share
     current = request.engine.gpu_memory_utilization or default_memory_share(capability.name)
+    if capability.raised_memory_share is None:
+        return None
+    higher = result.fit.start_memory_share or memory.max_memory_share(
+        capability.name, request.engine.gpu_memory_utilization
+    )
     if higher is None or current >= higher:
         return None
     candidate = replace(request, engine=replace(request.engine, gpu_memory_utilization=higher))
     return _step(
         "memory_share",
         f"Give the engine {higher:.0%} of each device's memory",
-        (capability.flags.memory_share, str(higher)),
+        (capability.flags.memory_share, f"{higher:g}"),
         candidate,
         {"engine.gpu_memory_utilization": higher},
         estimator,
@@ -409,7 +439,9 @@ def make_it_fit(
     n_layers: int,
     min_bits_per_weight: float = DEFAULT_MIN_BITS,
 ) -> list[PlanStep]:
-    """Ranked single changes that bring the request within memory.
+    """Ranked single changes that bring the request within memory: for a request that
+    does not fit, or one that fits only within the engine's default margin (its steps
+    then start with the engine's defaults, or carry their own start flags).
 
     Candidates: shorter context, quantized KV, the next quant down, a larger memory share
     (vLLM, SGLang), MoE experts or N layers to host memory, more devices. Ranking: steps
@@ -421,7 +453,7 @@ def make_it_fit(
         _shorter_context(request, result, estimator),
         *_quantized_kv(request, estimator),
         _smaller_quant(request, estimator, min_bits_per_weight),
-        _more_memory_share(request, estimator),
+        _more_memory_share(request, result, estimator),
         _offload_experts(request, result, estimator),
         _offload_layers(request, n_layers, estimator),
         _more_devices(request, estimator),
@@ -436,7 +468,8 @@ def recommendations(
     """The "recommendations" section of a result: best quant and, when needed, a plan
     (as JSON through estimator.api.result_to_dict)."""
     best = best_quant(request, estimator)
-    plan = make_it_fit(request, result, estimator, n_layers) if not _fits(result) else []
+    starts = _starts_with_defaults(result)
+    plan = make_it_fit(request, result, estimator, n_layers) if not starts else []
     return Recommendations(
         min_bits_per_weight=DEFAULT_MIN_BITS, best_quant=best, make_it_fit=tuple(plan)
     )

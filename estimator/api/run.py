@@ -16,6 +16,7 @@ from estimator.api import cache
 from estimator.api.explain import explanation
 from estimator.api.extras import serving_section
 from estimator.api.fields import RequestError
+from estimator.api.fit import judge_fit, paged_need_bytes
 from estimator.api.placement import Budget, KVPlacement, Placement
 from estimator.api.schema import Fit, Request, Result, metal_working_set
 from estimator.api.speeds import Speeds, estimate_speeds
@@ -372,15 +373,6 @@ def paged_start_fails(request: Request, capacity_tokens: int) -> bool:
     )
 
 
-def _fit(per_device_bytes: int, usable: int, *, start_fails: bool = False) -> Fit:
-    verdict = memory.fit_verdict(per_device_bytes, usable)
-    if start_fails and verdict.verdict != "does_not_fit":
-        return Fit("does_not_fit", verdict.reserve_bytes, verdict.reserve_fraction, 1.0)
-    return Fit(
-        verdict.verdict, verdict.reserve_bytes, verdict.reserve_fraction, verdict.utilisation
-    )
-
-
 def _warnings(
     request: Request,
     place: Placement,
@@ -440,15 +432,25 @@ def _speed_group(request: Request, model: ModelSpec, speeds: Speeds) -> tuple[st
 
 
 def _uncalibrated(
-    group: tuple[str, str, str, bool], calibrated: bool, factors_group: str | None = None
+    group: tuple[str, str, str, bool],
+    calibrated: bool,
+    factors_group: str | None = None,
+    vendor: str = "",
 ) -> tuple[str, ...]:
-    """Say when no published measurement covers this engine on this backend (`calibrated`
-    is speed.measured_group of `group`, or serving.serving_calibrated): the speed then uses
-    a wider group's factors (calibration.json or serving_calibration.json, named by
-    `factors_group`), fitted on other hardware."""
+    """Say when no published measurement covers this engine on this backend on `vendor`'s
+    hardware (`calibrated` is speed.measured_group of `group`, or
+    serving.serving_calibrated): the speed then uses factors (calibration.json or
+    serving_calibration.json, named by `factors_group`) fitted on other hardware."""
     if calibrated:
         return ()
-    name = factors_group or speed.resolve_factors(*group).group
+    factors = speed.resolve_factors(*group)
+    name = factors_group or factors.group
+    if factors_group is None and f"/{group[1]}" in factors.group:  # backend measured elsewhere
+        return (
+            f"no published speed measurements for {group[0]} on {group[1]} with {vendor} "
+            f"hardware: speeds use the {name!r} group's factors, measured on "
+            f"{', '.join(factors.measured_vendors) or 'other'} hardware",
+        )
     return (
         f"no published speed measurements for {group[0]} on {group[1]}: "
         f"speeds use the {name!r} group's factors",
@@ -527,7 +529,7 @@ def _result(
         total_bytes=wb.total_bytes + place.multimodal_bytes + kv.cache.total_bytes + overhead_bytes,
         per_device_bytes=per_device,
         usable_bytes_per_device=room.usable_bytes,
-        fit=_fit(per_device, room.usable_bytes, start_fails=paged_start_fails(request, capacity)),
+        fit=_fit(request, model, place, room, per_device, capacity),
         max_context_tokens=max_context_tokens(request, model, place, room.usable_bytes, capacity),
         kv_cache_capacity_tokens=capacity,
         max_concurrent_sequences=max_concurrent_sequences(
@@ -548,16 +550,40 @@ def _result(
     )
 
 
+def _fit(
+    request: Request,
+    model: ModelSpec,
+    place: Placement,
+    room: Budget,
+    per_device: int,
+    capacity: int,
+) -> Fit:
+    """fit.judge_fit with the paged engines' start need (fit.paged_need_bytes: weights +
+    overhead + a pool for one sequence; none for the llama family)."""
+    paged = 0.0
+    if not llama_family(request.engine.name):
+        paged = paged_bytes_per_token(request, model, place.split)
+    fixed = place.per_device_weights_bytes + room.overhead.total_bytes
+    return judge_fit(
+        request,
+        request.device,
+        per_device_bytes=per_device,
+        start_need_bytes=paged_need_bytes(request, fixed, paged),
+        starts_at_default=not paged_start_fails(request, capacity),
+    )
+
+
 def _calibration(
     request: Request, model: ModelSpec, speeds: Speeds
 ) -> tuple[bool, tuple[str, ...]]:
     """(Result.speed_calibrated, its warning): whether published measurements back the
     speeds (serving.serving_calibrated where the batched serving model answers, else
-    speed.measured_group of the calibration group) and _uncalibrated's note when not."""
+    speed.measured_group of the calibration group and the device's vendor) and
+    _uncalibrated's note when not."""
     group = _speed_group(request, model, speeds)
     if speeds.serving_inputs is not None:  # the batched serving model's own calibration
         calibrated = serving.serving_calibrated(request.engine.name, request.engine.backend)
     else:
-        calibrated = speed.measured_group(*group)
+        calibrated = speed.measured_group(*group, vendor=request.device.vendor)
     factors_group = speeds.serving_inputs.factors.group if speeds.serving_inputs else None
-    return calibrated, _uncalibrated(group, calibrated, factors_group)
+    return calibrated, _uncalibrated(group, calibrated, factors_group, request.device.vendor)

@@ -166,10 +166,20 @@ class Request:
 
 @dataclass(frozen=True)
 class Fit:
+    """The verdict (estimator.memory.fit_verdict): does_not_fit only above what the device
+    can give the engine; tight when it fits with under 8 % of the default budget to spare,
+    including a need inside the engine's default margin (within_default_margin), which
+    starts with start_flags (and on a Mac the raised wired limit)."""
+
     verdict: str  # "comfortable" | "tight" | "does_not_fit"
-    reserve_bytes: int
+    reserve_bytes: int  # usable_bytes_per_device - need (negative within the margin)
     reserve_fraction: float
     utilisation: float
+    margin_bytes: int = 0  # what the engine's defaults leave unused that start flags release
+    within_default_margin: bool = False  # fits only with start_flags / wired_limit_mb
+    start_flags: tuple[str, ...] = ()  # engine command-line words, e.g. ("--fit", "off")
+    start_memory_share: float | None = None  # servers: the share start_flags set
+    wired_limit_mb: int | None = None  # Apple: sudo sysctl iogpu.wired_limit_mb=N
 
 
 @dataclass(frozen=True)

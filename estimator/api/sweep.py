@@ -15,6 +15,7 @@ from functools import lru_cache
 
 from estimator import memory, serving, speed
 from estimator.api import cache
+from estimator.api.fit import judge_fit, paged_need_bytes
 from estimator.api.run import (
     block_pool_tokens,
     check_model,
@@ -69,7 +70,8 @@ def sweep(
 ) -> list[SweepRow]:
     """Evaluate `request` on every single device (count 1, no offload, no tensor parallelism)
     for every quant: per_device = weights + KV + engine overhead; verdict by
-    memory.fit_verdict; decode by speed.decode_speed. Raises RequestError like run_estimate.
+    fit.judge_fit (as run_estimate); decode by speed.decode_speed. Raises RequestError as
+    run_estimate does.
 
     measured_bytes: quant -> measured file size; those quants are sized from the measured
     file (as a request with weights.file_bytes is), the others are computed.
@@ -154,12 +156,12 @@ def _device_rows(
     target = device_for_speed(device)
     factors = _factors(engine.name, engine.backend, target.device_class, model.is_moe)
     calibrated = speed.measured_group(
-        engine.name, engine.backend, target.device_class, model.is_moe
+        engine.name, engine.backend, target.device_class, model.is_moe, device.vendor
     )
     rows = []
     for q in per_quant:
         need = q.weights_bytes + shared.kv_bytes + shared.overhead_bytes
-        verdict = _verdict(single, shared, q.weights_bytes, need, usable)
+        verdict = _verdict(single, device, shared, q.weights_bytes, need, usable)
         cell = replace(single, device=device, weights=q.spec)
         inputs = serving_step_inputs(model, q.work, cell, target, speed.Parallelism(), 0)
         if inputs is not None:  # vLLM-like engines: the batched serving model, as run
@@ -191,17 +193,26 @@ def _device_rows(
     return rows
 
 
-def _verdict(single: Request, shared: _Shared, weights_bytes: int, need: int, usable: int) -> str:
-    """memory.fit_verdict of the need (weights + KV + overhead). vLLM-like engines: the KV
-    block pool must also hold one max_model_len sequence (run.paged_start_fails), sized as
-    run.kv_capacity_tokens sizes it."""
-    verdict = memory.fit_verdict(need, usable).verdict
-    if shared.paged_per_token and verdict != "does_not_fit":
-        budget = usable - weights_bytes - shared.overhead_bytes
-        capacity = block_pool_tokens(budget, shared.paged_per_token, single.engine.block_size)
-        if paged_start_fails(single, capacity):
-            return "does_not_fit"
-    return verdict
+def _verdict(
+    single: Request, device: Device, shared: _Shared, weights_bytes: int, need: int, usable: int
+) -> str:
+    """fit.judge_fit's verdict of the need (weights + KV + overhead). vLLM-like engines:
+    the KV block pool must also hold one max_model_len sequence (run.paged_start_fails,
+    fit.paged_need_bytes), sized as run.kv_capacity_tokens sizes it."""
+    fixed = weights_bytes + shared.overhead_bytes
+    starts = True
+    if shared.paged_per_token:
+        capacity = block_pool_tokens(
+            usable - fixed, shared.paged_per_token, single.engine.block_size
+        )
+        starts = not paged_start_fails(single, capacity)
+    return judge_fit(
+        single,
+        device,
+        per_device_bytes=need,
+        start_need_bytes=paged_need_bytes(single, fixed, shared.paged_per_token),
+        starts_at_default=starts,
+    ).verdict
 
 
 @lru_cache(maxsize=64)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from estimator.engines import (
     ENGINES,
@@ -135,6 +135,8 @@ def llama_cpp(config: LaunchConfig) -> LaunchCommand:
         parts += ["--n-cpu-moe", str(config.moe_layers)]
     if config.gpus > 1:
         parts += ["--tensor-split", ",".join(["1"] * config.gpus)]
+    if config.fit_off:  # within the default 1 GiB margin: memory.start_settings
+        parts += ["--fit", "off"]
     notes = _backend_notes("llama.cpp", config.backend)
     return LaunchCommand("llama.cpp", _join(parts), None, notes)
 
@@ -388,7 +390,23 @@ def launch_command(config: LaunchConfig, engine: str) -> LaunchCommand:
         backend=config.backend,
         kv=config.kv,
     ) or setup_refusal(engine, config)
-    return LaunchCommand(engine, None, reason) if reason else BUILDERS[engine](config)
+    if reason:
+        return LaunchCommand(engine, None, reason)
+    return _with_wired_limit(BUILDERS[engine](config), config.wired_limit_mb)
+
+
+def _with_wired_limit(command: LaunchCommand, wired_limit_mb: int) -> LaunchCommand:
+    """On a Mac whose setup needs more than the GPU's default working set, the command
+    starts by raising it (memory.start_settings; `sudo sysctl iogpu.wired_limit_mb`, which
+    lasts until the next restart)."""
+    if not wired_limit_mb or command.text is None:
+        return command
+    note = _(
+        "The first line raises macOS's GPU memory limit to %(mb)s MB until the next restart.",
+        mb=wired_limit_mb,
+    )
+    text = f"sudo sysctl iogpu.wired_limit_mb={wired_limit_mb}\n{command.text}"
+    return replace(command, text=text, notes=(*command.notes, note))
 
 
 def launch_commands(config: LaunchConfig) -> dict[str, LaunchCommand]:

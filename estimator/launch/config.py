@@ -42,6 +42,10 @@ class LaunchConfig:
     # the page sizes fewer, the serving point's users (the most that each decode at its
     # per-user speed with a first token in time); 0: the page's sequences
     server_sequences: int = 0
+    # A setup within the engine's default margin (estimator.memory.start_settings):
+    # llama.cpp `--fit off`; Apple's raised wired limit in MB (0: unchanged).
+    fit_off: bool = False
+    wired_limit_mb: int = 0
 
 
 @dataclass(frozen=True)
@@ -78,7 +82,9 @@ def launch_config(
     """The command inputs from an estimator request and its result; `offloaded_layers` of
     the model's `n_layers` sit in host memory as the estimator placed them
     (estimator.api.run.offloaded_layer_count). The servers' batch cap is the larger of the
-    request's sequences and the result's serving point users."""
+    request's sequences and the result's serving point users. A setup within the engine's
+    default margin carries its start settings (result.fit): the memory share it needs,
+    llama.cpp's `--fit off`, Apple's wired limit."""
     workload, offload = request.workload, request.workload.offload
     serving_users = int((result.serving or {}).get("users") or 0)
     return LaunchConfig(
@@ -94,11 +100,15 @@ def launch_config(
         sequences=workload.concurrent_sequences,
         kv=workload.kv_cache_dtype,
         backend=request.engine.backend,
-        gpu_memory_utilization=request.engine.gpu_memory_utilization,
+        gpu_memory_utilization=(
+            result.fit.start_memory_share or request.engine.gpu_memory_utilization
+        ),
         n_layers=n_layers,
         offloaded_layers=offloaded_layers,
         offloaded_bytes=result.offloaded_bytes,
         moe_experts=offload.moe_experts,
         moe_layers=offload.moe_layers or 0,
         server_sequences=max(workload.concurrent_sequences, serving_users),
+        fit_off="--fit" in result.fit.start_flags,
+        wired_limit_mb=result.fit.wired_limit_mb or 0,
     )

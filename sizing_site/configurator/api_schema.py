@@ -200,6 +200,27 @@ RESULT: dict[str, Any] = {
                 "reserve_bytes": {"type": "integer"},
                 "reserve_fraction": {"type": "number"},
                 "utilisation": {"type": "number"},
+                "margin_bytes": {
+                    "type": "integer",
+                    "description": "What the engine's defaults leave unused of each device "
+                    "that its start flags release (llama.cpp: 1 GiB).",
+                },
+                "within_default_margin": {
+                    "type": "boolean",
+                    "description": "The need is above the engine's default budget but "
+                    "within the device: tight, starts only with start_flags.",
+                },
+                "start_flags": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Command-line words that start a setup within the "
+                    "default margin; [] otherwise.",
+                },
+                "start_memory_share": _NULLABLE_NUMBER,
+                "wired_limit_mb": {
+                    **_NULLABLE_INT,
+                    "description": "Apple: sudo sysctl iogpu.wired_limit_mb=N first.",
+                },
             },
         },
         "decode_tokens_per_s": _SPEED,
@@ -235,7 +256,13 @@ RESULT: dict[str, Any] = {
         },
         "notes": {"type": "array", "items": {"type": "string"}},
         "warnings": {"type": "array", "items": {"type": "string"}},
-        "speed_calibrated": {"type": "boolean"},
+        "speed_calibrated": {
+            "type": "boolean",
+            "description": "Whether published measurements of this engine on this backend "
+            "and the device vendor's hardware back the speeds (docs/estimator.md, "
+            "Calibration coverage); false: the configurator shows the uncalibrated badge "
+            "and rankings leave the speeds out.",
+        },
         "cost": {
             "type": "object",
             "description": "Cost per 1M output tokens: the cheapest public cloud offer's, "

@@ -348,7 +348,7 @@ def configuration_answer(
     serving_cost, users = _serving_cost(result, cloud if sized.fits else None, ownership)
     return Answer(
         spare_bytes=max(reserve, 0),
-        short_bytes=max(-reserve, 0),
+        short_bytes=_short_bytes(result),
         decode_rounded=round(result.decode_tokens_per_s.estimate),
         cloud=cloud if sized.fits else None,
         owned_per_million=owned,
@@ -359,6 +359,16 @@ def configuration_answer(
         serving_users=users,
         runs=sized.fits,
     )
+
+
+def _short_bytes(result: Any) -> int:
+    """What each GPU lacks, against the budget the pages name ("the engine may use"): the
+    need over usable_bytes_per_device when the setup does not fit; 0 when it fits, a tight
+    setup within the engine's default margin included (its reserve is negative, but its
+    start flags make it run: estimator.memory.start_settings)."""
+    if result.fit.verdict != "does_not_fit":
+        return 0
+    return max(-result.fit.reserve_bytes, 0)
 
 
 def _serving_cost(

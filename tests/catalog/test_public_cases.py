@@ -42,9 +42,16 @@ SPEED_MISSES = {
     "generic llama.cpp factors predict 56 tok/s against about 8 measured",
     "P24": "Atlas 300I Duo through CANN, F16: as P23 (20.7 predicted, about 6 measured)",
 }
-# P14 held once vLLM's start-up rule was modelled: the KV pool must hold one
-# max_model_len sequence (estimator.api.run.paged_start_fails).
-VERDICT_MISSES: dict[str, str] = {}
+# P14 held once vLLM's start-up rule was modelled (the KV pool must hold one
+# max_model_len sequence, estimator.api.run.paged_start_fails), while a need above the
+# default share meant "does not fit". A need within 0.95 of the card is now "tight" with
+# a higher --gpu-memory-utilization (estimator.memory.start_settings): the estimator says
+# 0.93 starts it, but #27508 still failed at 0.95 ("Available KV cache memory: 1.71 GiB",
+# i.e. about 73.5 GiB of weights, activations and non-torch memory; the estimator has
+# 68.6 GiB), so its overhead for this model is low by about 5 GiB.
+VERDICT_MISSES: dict[str, str] = {
+    "P14": "tight",
+}
 
 
 def _setup(row: dict[str, str], choice: hardware.EngineChoice) -> Setup:

@@ -198,7 +198,9 @@ class OneStateEverywhere(CastTestCase):
         assert got["an HF format on vLLM, two GPUs"]["verdict"] != "does_not_fit"
         assert got["too big for the card"]["verdict"] == "does_not_fit"
         no_start = got["vLLM would not start"]
-        assert no_start["verdict"] == "does_not_fit"
+        # Not at vLLM's default 0.9 share (its pool holds fewer tokens than one sequence),
+        # but within 0.95 of the card: tight, started with a higher share (start_flags).
+        assert no_start["verdict"] == "tight"
         assert no_start["per_device_bytes"] < no_start["usable_bytes_per_device"]
 
 

@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import translation
 
-from catalog.models import Accelerator, LLMModel, Segment
+from catalog.models import Accelerator, LLMModel, ModelWeights, Segment
 from catalog.signals import catalog_changed
 from estimator.api import estimate, result_to_dict
 from estimator.units import GIB
@@ -278,8 +278,18 @@ class ConfiguratorPage(GlmOnA100):
 
     def test_every_section_is_on_the_full_page(self) -> None:
         add_cards(6)
-        response = self.client.get(self.url(), {"quant": "Q4_K_M", "ctx": "8192"})
+        # No GGUF download recorded: llama.cpp says so in words, never a made-up file.
+        query = {"quant": "Q4_K_M", "ctx": "8192"}
+        body = self.client.get(self.url(), query).content.decode()
+        assert "llama-server" not in body
+        assert "No Q4_K_M GGUF download of zai-org/GLM-4.5-Air is recorded" in body
+        # The seed page's own repository (unsloth/GLM-4.5-Air-GGUF:Q4_K_M).
+        ModelWeights.objects.create(
+            model=self.model, format="gguf", quant="Q4_K_M", repo="unsloth/GLM-4.5-Air-GGUF"
+        )
+        response = self.client.get(self.url(), query)
         body = response.content.decode()
+        assert "-hf unsloth/GLM-4.5-Air-GGUF:Q4_K_M" in body
         for text in (
             "Fits",
             "Weights on the GPUs",
