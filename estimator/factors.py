@@ -57,6 +57,9 @@ class SpeedFactors:
     prefill_bf16_factor: float = 1.0  # compute-time multiplier of BF16 weights (llama.cpp)
     ttft_floor_s: float = 0.0  # fixed TTFT per request and 32 layers (speed.ttft_floor_seconds)
     ttft_floor_moe_s: float = 0.0  # the same for mixture-of-experts models
+    # The vendors whose hardware the group's own rows were measured on (a group that names
+    # a backend; speed.measured_group): its speeds are backed on theirs only.
+    measured_vendors: tuple[str, ...] = ()
 
 
 @lru_cache(maxsize=1)
@@ -73,7 +76,10 @@ def group_factors(key: str) -> SpeedFactors:
     entry = load_calibration()["groups"][key]
     optional = {name: float(entry[name]) for name in _OPTIONAL_FIELDS if name in entry}
     return SpeedFactors(
-        group=key, **{name: float(entry[name]) for name in _FACTOR_FIELDS}, **optional
+        group=key,
+        **{name: float(entry[name]) for name in _FACTOR_FIELDS},
+        **optional,
+        measured_vendors=tuple(entry.get("measured_vendors", ())),
     )
 
 

@@ -26,7 +26,12 @@ from estimator.calibration.fit import (
 )
 from estimator.calibration.prefill import PrefillModel, fit_model, predict_tps, prefill_row
 from estimator.calibration.prefill import owner as prefill_owner
-from estimator.calibration.rows import Measurement, load_measurements, load_ttft_measurements
+from estimator.calibration.rows import (
+    Measurement,
+    load_measurements,
+    load_ttft_measurements,
+    measured_vendors,
+)
 from estimator.speed import arch_class, overhead_scale
 
 APPROXIMATIONS = (
@@ -431,7 +436,9 @@ def build_calibration() -> dict[str, Any]:
         "bound_shrink_rows": SHRINK_ROWS,
         "statistics": STATISTICS,
         "formulas": dict(FORMULAS),
-        "groups": _groups(keys, decode, prefill, d_triples, p_triples, floors),
+        "groups": _with_vendors(
+            _groups(keys, decode, prefill, d_triples, p_triples, floors), decode_ms + prefill_ms
+        ),
         "overall": {
             "decode": error_stats([t for ts in d_triples.values() for t in ts]),
             "prefill": error_stats([t for ts in p_triples.values() for t in ts]),
@@ -527,6 +534,18 @@ def _groups(
         p_key = key if key.endswith("+moe") or key in p_triples else key + "+dense"
         if p_key in p_triples:
             entry["prefill_stats"] = error_stats(p_triples[p_key])
+    return groups
+
+
+def _with_vendors(
+    groups: dict[str, dict[str, Any]], measurements: Sequence[Measurement]
+) -> dict[str, dict[str, Any]]:
+    """`groups` with "measured_vendors" on each group that names a backend: the vendors
+    of its own rows (rows.measured_vendors), the hardware whose speeds it backs."""
+    vendors = measured_vendors(measurements, group_key)
+    for key, entry in groups.items():
+        if "/" in key:
+            entry["measured_vendors"] = vendors.get(key.removesuffix("+moe"), [])
     return groups
 
 

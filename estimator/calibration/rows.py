@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -445,3 +446,25 @@ def load_measurements(path: Path = THROUGHPUT_CSV) -> list[Measurement]:
     accelerators = load_accelerators()
     parsed = (measurement_for(i, row, rows, accelerators) for i, row in enumerate(rows, 1))
     return [m for m in parsed if m is not None]
+
+
+# The vendors a throughput.csv device text names (estimator.api's Device.vendor values).
+DEVICE_VENDORS = ("nvidia", "amd", "apple", "intel")
+
+
+def device_vendor(device_name: str) -> str:
+    """The vendor a throughput.csv device names ("NVIDIA GeForce RTX 4090" -> "nvidia",
+    "2x AMD Radeon ..." -> "amd"); "other" when the text names none of DEVICE_VENDORS."""
+    lowered = device_name.lower()
+    return next((v for v in DEVICE_VENDORS if re.search(rf"\b{v}\b", lowered)), "other")
+
+
+def measured_vendors(
+    measurements: Iterable[Measurement], key_of: Callable[[Measurement], str]
+) -> dict[str, list[str]]:
+    """Each group's vendors (device_vendor) of the rows `key_of` puts in it, sorted: a
+    group backs a speed only on hardware of these vendors (speed.measured_group)."""
+    found: dict[str, set[str]] = {}
+    for m in measurements:
+        found.setdefault(key_of(m), set()).add(device_vendor(m.device_name))
+    return {key: sorted(vendors) for key, vendors in found.items()}

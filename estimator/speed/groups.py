@@ -66,12 +66,20 @@ def resolve_factors(
     return first_known(group_candidates(engine, backend, device_class, moe))
 
 
-def measured_group(engine: str, backend: str, device_class: str, moe: bool = False) -> bool:
-    """Whether published measurements of this engine on this backend back the factors
-    (the resolved calibration group names the backend); otherwise a wider group's
-    factors, fitted on other hardware, stand in and the speed is a guess."""
+def measured_group(
+    engine: str, backend: str, device_class: str, moe: bool = False, vendor: str = ""
+) -> bool:
+    """Whether published measurements of this engine on this backend, on `vendor`'s
+    hardware, back the factors: the resolved calibration group names the backend and its
+    rows include that vendor's devices (SpeedFactors.measured_vendors; "" skips the vendor
+    check). Otherwise factors fitted on other hardware stand in and the speed is a guess:
+    llama.cpp's Vulkan group is fitted on AMD and NVIDIA cards only, so an Intel Arc card
+    on Vulkan is not backed by it."""
     back = normalize_backend(backend)
-    return f"/{back}" in resolve_factors(engine, back, device_class, moe).group
+    factors = resolve_factors(engine, back, device_class, moe)
+    if f"/{back}" not in factors.group:
+        return False
+    return not vendor or vendor in factors.measured_vendors
 
 
 def with_factors(factors: SpeedFactors, **changes: float) -> SpeedFactors:

@@ -6,7 +6,7 @@ values marked."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from catalog import hardware
@@ -58,6 +58,9 @@ class CompareRow:
     kind: str  # "bytes" | "speed" | "seconds" | "tokens" | "count" | "verdict" | "share"
     values: list[Any]
     best: set[int]  # columns holding the best value (more than one on a tie)
+    # Columns whose speed no published measurement backs (a speed or seconds row with a
+    # value): the table marks them with the uncalibrated badge and never stars them.
+    uncalibrated: set[int] = field(default_factory=set)
 
 
 # The state's refusals the compare pages word themselves (templatetags explore.compare_error).
@@ -126,12 +129,14 @@ def compare_rows(columns: Sequence[CompareColumn]) -> list[CompareRow]:
             for i, v in enumerate(values)
             if v is not None and not isinstance(v, str)
         }
+        uncalibrated: set[int] = set()
         if kind in ("speed", "seconds"):
             # A speed without published measurements behind it is shown, never starred.
-            numbers = {i: n for i, n in numbers.items() if _calibrated(columns[i])}
+            uncalibrated = {i for i in numbers if not _calibrated(columns[i])}
+            numbers = {i: n for i, n in numbers.items() if i not in uncalibrated}
         best: set[int] = set()
         if better and len(set(numbers.values())) > 1:
             target = min(numbers.values()) if better == "low" else max(numbers.values())
             best = {i for i, n in numbers.items() if n == target}
-        rows.append(CompareRow(label, kind, values, best))
+        rows.append(CompareRow(label, kind, values, best, uncalibrated))
     return rows

@@ -313,7 +313,11 @@ def model_card_table(
 def _card_summary(rows: list[CardRow], shown: list[CardRow], *, cards: int) -> CardTable:
     """The table of `shown` (filtered and sorted) with the summary of every matching row."""
     fitting = [r for r in rows if r.fits]
-    by_speed = sorted_rows(fitting, "-speed", CARD_SORTS)
+    # Only speeds published measurements back are ranked: an uncalibrated card is never
+    # the "fastest" nor in the top lists, however few cards a filter leaves.
+    by_speed = [
+        r for r in sorted_rows(fitting, "-speed", CARD_SORTS) if r.fit.calibrated_speed is not None
+    ]
     priced = [r for r in fitting if r.usd_per_token_per_s is not None]
     # Of equal memory, a curated card (one people buy) and then the faster one first.
     by_memory = sorted(

@@ -143,6 +143,13 @@ COMPARE: dict[str, Any] = {
                     "kind": STRING,
                     "values": {"type": "array", "items": {}},
                     "best": {"type": "array", "items": {"type": "integer"}},
+                    "uncalibrated": {
+                        "type": "array",
+                        "items": {"type": "integer"},
+                        "description": "Columns (from 0) of a speed or time row whose speed "
+                        "no published measurement backs (the result's speed_calibrated "
+                        "false): shown, never best.",
+                    },
                 },
             },
         },

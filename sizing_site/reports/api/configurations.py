@@ -500,6 +500,7 @@ class ConfigurationCompareApi(ReportsApiView):
                         "kind": row.kind,
                         "values": row.values,
                         "best": sorted(row.best),
+                        "uncalibrated": sorted(row.uncalibrated),
                     }
                     for row in selectors.saved_compare_rows(configurations=rows)
                 ],
