@@ -92,13 +92,11 @@ def field_for(estimator_field: str) -> str | None:
 
 
 class SizedQuantBoundField(BoundField):
-    """The quant select shows the quant the page sized when the visitor asked for the best
-    that fits (ConfigureForm.sized_quant); what the visitor sent stays as sent.
-    `as_sent` renders the select with what was sent, for the select an HTMX response
-    swaps into the page (a page that keeps "best that fits" re-sizes on every change)."""
-
-    def value(self) -> Any:
-        return super().value() or getattr(self.form, "sized_quant", "")
+    """The quant select keeps what the visitor sent: "best that fits" stays selected (its
+    option names the quant the page sized, ConfigureForm.sized_quant) until the visitor
+    picks a format, so a later change (a longer context) sizes the best that fits again
+    instead of pinning the quant the first answer chose. `as_sent` is the same select, for
+    the one an HTMX response swaps into the page."""
 
     @property
     def as_sent(self) -> SafeString:

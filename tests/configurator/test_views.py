@@ -218,8 +218,10 @@ class ConfiguratorPage(GlmOnA100):
     def test_the_page_shows_the_quant_it_sized_and_keeps_what_was_sent(self) -> None:
         response = self.client.get(self.url(), {"ctx": "8192"})
         body = response.content.decode()
-        # The select and the bookmarkable address name the quant the page chose...
-        assert '<option value="Q5_K_M" selected>' in body
+        # "Best that fits" stays the selected choice and names the quant the page chose, so
+        # the next change (a longer context) sizes the best that fits again...
+        assert '<option value="" selected>Best that fits (Q5_K_M)</option>' in body
+        assert '<option value="Q5_K_M" selected>' not in body
         assert "quant=Q5_K_M" in response.context["page_url"]
         # ...while the form still holds what the visitor sent: "best that fits".
         form = response.context["form"]
@@ -227,6 +229,16 @@ class ConfiguratorPage(GlmOnA100):
         chosen = self.client.get(self.url(), {"ctx": "8192", "quant": "Q4_K_M"})
         assert '<option value="Q4_K_M" selected>' in chosen.content.decode()
         assert '<option value="Q5_K_M" selected>' not in chosen.content.decode()
+
+    def test_best_that_fits_stays_on_through_a_context_change(self) -> None:
+        # What the browser sends after the first answer: the select still says "best that
+        # fits" (quant empty), so a longer context is sized afresh instead of pinned.
+        short = self.client.get(self.url(), {"ctx": "8192", "quant": ""}, HTTP_HX_REQUEST="true")
+        long = self.client.get(self.url(), {"ctx": "131072", "quant": ""}, HTTP_HX_REQUEST="true")
+        assert short.context["setup"].quant == "Q5_K_M"
+        assert long.context["setup"].quant != "Q5_K_M"
+        assert long.context["result"].fit.verdict != "does_not_fit"
+        assert '<option value="" selected>Best that fits' in long.content.decode()
 
     def test_bad_parameters_give_a_form_error_not_a_500(self) -> None:
         cases = {
