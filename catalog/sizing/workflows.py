@@ -96,10 +96,12 @@ def size_setup(*, model: LLMModel, accelerator: Accelerator, setup: Setup) -> Si
 
 def default_quant(*, model: LLMModel, accelerator: Accelerator, setup: Setup) -> str:
     """The least-compressed quant of the engine's family that fits (estimator.recommend's
-    ladder and floor); fallback_quant when none does. One GPU without offload is exactly
-    what sweep evaluates, so the ladder costs one sweep; other setups take
-    recommend.best_quant, which runs a full estimate per rung. Raises RequestError for a
-    setup the estimator refuses whatever the quant."""
+    ladder and floor); when none does, the nearest miss: the rung that needs the least
+    memory per device (awq-int4 5.8 GiB short, not bf16 78.5 GiB short); fallback_quant
+    when nothing on the ladder can be sized. One GPU without offload is exactly what sweep
+    evaluates, so the ladder costs one sweep; other setups take recommend.quant_options,
+    which runs a full estimate per rung. Raises RequestError for a setup the estimator
+    refuses whatever the quant."""
     fallback = fallback_quant(setup.engine)
     request = sizing_request(
         model=model, accelerator=accelerator, setup=replace(setup, quant=fallback), measured={}
@@ -111,8 +113,13 @@ def default_quant(*, model: LLMModel, accelerator: Accelerator, setup: Setup) ->
         except RequestError:
             return fallback
         fits = {row.quant for row in rows if row.verdict != "does_not_fit"}
-        return next((name for name in names if name in fits), fallback)
-    choice = recommend.best_quant(request, run_estimate)
+        nearest = min(rows, key=lambda row: row.per_device_bytes, default=None)
+        return next(
+            (name for name in names if name in fits), nearest.quant if nearest else fallback
+        )
+    options = recommend.quant_options(request, run_estimate)
+    choice = next((option for option in options if option.fits), None)
+    choice = choice or min(options, key=lambda option: option.per_device_bytes, default=None)
     return choice.name if choice else fallback
 
 

@@ -240,6 +240,21 @@ class ConfiguratorPage(GlmOnA100):
         assert long.context["result"].fit.verdict != "does_not_fit"
         assert '<option value="" selected>Best that fits' in long.content.decode()
 
+    def test_when_nothing_fits_the_page_sizes_the_nearest_miss(self) -> None:
+        # GLM-4.5-Air (106B parameters) on a 40 GiB card with vLLM: bf16 needs ~200 GiB,
+        # a 4-bit checkpoint ~55 GiB; none fits, and the answer is the 4-bit one (the least
+        # short), not the engine's bf16 fallback.
+        small = Accelerator.objects.create(
+            **{**a100(), "slug": "a100-40", "memory_gb": 40, "memory_gib": 40}
+        )
+        url = reverse("configurator:configure", args=[self.model.slug, small.slug])
+        response = self.client.get(url, {"engine": "vllm", "ctx": "8192"})
+        setup, result = response.context["setup"], response.context["result"]
+        assert result.fit.verdict == "does_not_fit"
+        assert setup.quant in ("awq-int4", "gptq-int4", "nvfp4", "mxfp4")
+        bf16 = self.client.get(url, {"engine": "vllm", "ctx": "8192", "quant": "bf16"})
+        assert result.per_device_bytes < bf16.context["result"].per_device_bytes / 3
+
     def test_bad_parameters_give_a_form_error_not_a_500(self) -> None:
         cases = {
             "ctx=-5": "ctx",
