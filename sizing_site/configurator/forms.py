@@ -18,7 +18,7 @@ from catalog.hardware import EngineChoice
 from catalog.models import Accelerator, LLMModel
 from catalog.sizing import GGUF_QUANTS, Setup, fallback_quant, is_gguf
 from catalog.sizing.specs import LayerCounts, RopeContext, layer_counts, rope_context
-from estimator.engines import ENGINE_TABLE, KV_DTYPES, engine_label
+from estimator.engines import ENGINE_TABLE, KV_DTYPES, engine_capability, engine_label
 from estimator.weights import HF_FORMATS
 from sizing_site.configurator.commands import refusal
 from sizing_site.configurator.fields import (
@@ -89,6 +89,15 @@ def field_for(estimator_field: str) -> str | None:
         if estimator_field == prefix or estimator_field.startswith(prefix + "."):
             return name
     return None
+
+
+def kv_types(engine: str | None) -> tuple[str, ...]:
+    """The KV cache types the select offers: the engine's (estimator.engines), every type
+    when the engine is unknown (the form says so on the engine)."""
+    if engine is None:
+        return KV_DTYPES
+    offered = engine_capability(engine).kv_cache_types
+    return tuple(kv for kv in KV_DTYPES if kv in offered)
 
 
 class SizedQuantBoundField(BoundField):
@@ -194,7 +203,20 @@ class ConfigureForm(forms.Form):
                 choice.engine, sent, card=card_name, backend=choice.backend
             )
             merged["quant"] = ""
+        self.kv_note = ""
+        self.kv_types = kv_types(choice.engine if choice else None)
+        sent_kv = str(merged.get("kv") or "")
+        if choice and sent_kv in KV_DTYPES and sent_kv not in self.kv_types:
+            # Switching engines keeps the page answering: a cache type the new engine lacks
+            # falls back to its default, with a note, as a weights format does.
+            merged["kv"] = DEFAULTS["kv"] if DEFAULTS["kv"] in self.kv_types else self.kv_types[0]
+            self.kv_note = _("%(engine)s has no %(kv)s KV cache: showing %(default)s instead.") % {
+                "engine": engine_label(choice.engine),
+                "kv": sent_kv,
+                "default": merged["kv"],
+            }
         super().__init__(merged)
+        self.fields["kv"].widget.choices = [(kv, kv) for kv in self.kv_types]
         self.max_context_tokens = max_context_tokens
         self.rope = rope
         self._sized_quant = ""

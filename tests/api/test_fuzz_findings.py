@@ -31,6 +31,9 @@ def test_an_unknown_api_route_is_json_in_development_too(client: Client, setting
     response = client.get("/api/v1/no-such-route/")
     assert response.status_code == 404
     assert response.json() == {"errors": {"detail": ["Not found."]}}
+    # Any method: a PATCH to no route is the same 404, not Django's CSRF page.
+    patched = Client(enforce_csrf_checks=True).patch("/api/v1/catalog/accelerators/a%20b/", {})
+    assert patched.status_code == 404 and patched["Content-Type"] == "application/json"
     redirect = client.get("/api/v1/catalog/models?search=qwen")
     assert redirect.status_code == 301
     assert redirect["Location"] == "/api/v1/catalog/models/?search=qwen"

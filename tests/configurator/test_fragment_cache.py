@@ -50,7 +50,7 @@ class FragmentCache(GlmOnA100):
     def test_a_catalog_edit_shows_the_quant_sized_after_it(self) -> None:
         before = self.client.get(self.url(), {"ctx": "8192"})
         assert before.context["setup"].quant == "Q5_K_M"
-        assert '<option value="Q5_K_M" selected>' in before.content.decode()
+        assert '<option value="" selected>Best that fits (Q5_K_M)' in before.content.decode()
         # A smaller card (an edit: a new catalog version): a more compressed quant fits.
         Accelerator.objects.filter(pk=self.card.pk).update(memory_gb=64, memory_gib=64)
         self.card.refresh_from_db()
@@ -59,8 +59,8 @@ class FragmentCache(GlmOnA100):
         quant = after.context["setup"].quant
         assert quant != "Q5_K_M"
         body = after.content.decode()
-        assert f'<option value="{quant}" selected>' in body
-        assert '<option value="Q5_K_M" selected>' not in body
+        assert f'<option value="" selected>Best that fits ({quant})' in body
+        assert "Best that fits (Q5_K_M)" not in body
 
     def test_a_catalog_edit_changes_the_page_scope_and_the_curated_cards(self) -> None:
         scope = selectors.page_scope(model=self.model, accelerator=self.card)

@@ -21,6 +21,7 @@ from typing import Any
 from django.urls import reverse
 from django.utils import translation
 
+from catalog.models import ModelWeights
 from catalog.sizing.specs import LayerCounts
 from estimator.api import estimate
 from estimator.launch import launch_commands
@@ -55,6 +56,15 @@ def test_the_worked_sums() -> None:
 
 
 class OffloadOnThePage(GlmOnA100):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()
+        # The download the commands load (the seed page's): no size, so the page sizes
+        # the file as computed, as before.
+        ModelWeights.objects.create(
+            model=cls.model, format="gguf", quant="Q4_K_M", repo="unsloth/GLM-4.5-Air-GGUF"
+        )
+
     def setUp(self) -> None:
         self.client.force_login(self.bob)
         with translation.override("en"):

@@ -255,6 +255,21 @@ class ConfiguratorPage(GlmOnA100):
         bf16 = self.client.get(url, {"engine": "vllm", "ctx": "8192", "quant": "bf16"})
         assert result.per_device_bytes < bf16.context["result"].per_device_bytes / 3
 
+    def test_an_engine_switch_never_traps_the_page_on_its_kv_type(self) -> None:
+        # vLLM with a q8_0 cache (what llama.cpp had): vLLM has none, so the page answers
+        # with its default f16 and says so, and the KV select offers vLLM's types only.
+        response = self.client.get(self.url(), {"engine": "vllm", "kv": "q8_0", "ctx": "8192"})
+        assert response.status_code == 200
+        assert response.context["setup"].kv == "f16"
+        body = response.content.decode()
+        assert "vLLM has no q8_0 KV cache: showing f16 instead." in body
+        select = str(response.context["form"]["kv"])
+        assert '<option value="fp8"' in select and '<option value="q8_0"' not in select
+        # Back on llama.cpp, q8_0 is offered and kept.
+        back = self.client.get(self.url(), {"engine": "llama.cpp", "kv": "q8_0", "ctx": "8192"})
+        assert back.context["setup"].kv == "q8_0"
+        assert "KV cache:" not in back.context["form"].kv_note
+
     def test_bad_parameters_give_a_form_error_not_a_500(self) -> None:
         cases = {
             "ctx=-5": "ctx",
@@ -262,7 +277,7 @@ class ConfiguratorPage(GlmOnA100):
             "gpus=0": "gpus",
             "ctx=999999": "ctx",
             "kv=zz": "kv",
-            "kv=fp8": "kv",  # llama.cpp has no fp8 cache: the estimator says so
+            "kv=zz8": "kv",
             "prompt=9000&output=9000": "prompt",
             "offload=150": "offload",
             "seqs=abc": "seqs",
