@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import DatabaseError
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
@@ -80,8 +81,25 @@ DEMO_USERNAME = "demo"
 
 def demo_login_seeded() -> bool:
     """Whether seed_demo's demo/demo login exists (a development or demo instance): the
-    landing and login pages then show it to a visitor. Two queries."""
-    demo = get_user_model()._default_manager.filter(username=DEMO_USERNAME).first()
-    if demo is None:
+    landing and login pages then show it to a visitor. Two queries. The hint is optional:
+    a database without its tables yet (before migrate) shows none rather than failing the
+    login page."""
+    try:
+        demo = get_user_model()._default_manager.filter(username=DEMO_USERNAME).first()
+        if demo is None:
+            return False
+        memberships = Membership.objects.for_user(demo)
+        return memberships.filter(organization__slug=DEMO_USERNAME).exists()
+    except DatabaseError:
         return False
-    return Membership.objects.for_user(demo).filter(organization__slug=DEMO_USERNAME).exists()
+
+
+def signup_list(*, tenant: Tenant) -> QuerySet[Invitation]:
+    """Accounts made through the org's sign-up links that await an admin's approval,
+    oldest first (first come, first served), their account joined: one query."""
+    return (
+        tenant.scoped(Invitation)
+        .filter(status=InvitationStatus.AWAITING)
+        .select_related("signup_user", "inviter")
+        .order_by("created", "id")
+    )

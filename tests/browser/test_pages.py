@@ -51,6 +51,7 @@ COMPARE_4 = "&".join(
 # and {code}/{code2} come from the saved configurations (the `saved` fixture).
 PAGES: dict[str, tuple[str, str]] = {
     "login": ("anonymous", "accounts/login/"),
+    "landing": ("anonymous", ""),
     "shared-link": ("anonymous", "{shared}"),
     "home": ("demo", ""),
     "invitations": ("demo", "invitations/"),
@@ -210,6 +211,11 @@ NOT_PAGES: set[str] = {
     "tenancy:invitation-revoke",
     "tenancy:invitation-accept",
     "tenancy:invitation-decline",
+    "tenancy:signup-approve",
+    "tenancy:signup-reject",
+    # A sign-up link's page takes a token shown once; tests/browser/test_org_area.py
+    # visits it.
+    "tenancy:signup",
     "planner:save",
     "planner:saved-recompute",
     "planner:saved-rename",
