@@ -17,6 +17,7 @@ from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from catalog.scoping import CatalogManager
+from estimator import quality
 
 # The fastest memory shipping (B300 HBM3e) is 8 TB/s; 20 TB/s leaves room and still
 # catches unit slips (MB/s or bits entered as GB/s).
@@ -529,6 +530,12 @@ class QuantFormat(Reference):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.get_family_display()})"
+
+    @property
+    def quality_tier(self) -> str | None:
+        """The format's quality tier from the estimator's one tier table
+        (estimator.quality; None for a format it does not know)."""
+        return quality.tier_of(self.name)
 
 
 # Tables load_catalog fills, in dependency order; services look them up by this name.

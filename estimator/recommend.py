@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from estimator.api.recommend import (
     DEFAULT_MIN_BITS,
+    DEFAULT_MIN_TIER,
     GGUF_LADDER,
     HF_LADDER,
     BestDevices,
@@ -16,11 +17,13 @@ from estimator.api.recommend import (
     make_it_fit,
     quant_options,
     recommendations,
+    within_floor,
 )
 from estimator.api.schema import PlanStep, QuantChoice, Recommendations
 
 __all__ = [
     "DEFAULT_MIN_BITS",
+    "DEFAULT_MIN_TIER",
     "GGUF_LADDER",
     "HF_LADDER",
     "BestDevices",
@@ -34,4 +37,5 @@ __all__ = [
     "make_it_fit",
     "quant_options",
     "recommendations",
+    "within_floor",
 ]

@@ -14,7 +14,7 @@ from catalog.models import Accelerator, LLMModel, QuantFormat, WeightsFamily
 from catalog.scoping import Owner
 from catalog.sizing.cache import remembered
 from catalog.sizing.specs import estimator_knows, published_context_tokens
-from estimator import recommend
+from estimator import quality
 
 # The explore pages' context unless the visitor sets one (a model page: at most the
 # model's own limit).
@@ -98,9 +98,11 @@ def quant_ladder() -> list[Rung]:
 
 
 def default_floor(ladder: Sequence[Rung]) -> str:
-    """The most compressed rung at or above the estimator's quality floor (3 bits)."""
-    above = [r for r in ladder if r.bits_per_weight >= recommend.DEFAULT_MIN_BITS]
-    return above[-1].name if above else (ladder[-1].name if ladder else "")
+    """The most compressed rung of the estimator's default quality tier or better
+    (estimator.quality.DEFAULT_MIN_TIER, "good": IQ4_XS or Q4_0 on the catalog's ladder);
+    the last rung when none is, "" for no ladder."""
+    floor = quality.lowest_at_least(r.name for r in ladder)
+    return floor or (ladder[-1].name if ladder else "")
 
 
 def ladder_down_to(ladder: Sequence[Rung], floor: str) -> list[str]:

@@ -85,7 +85,7 @@ def family_ladder(engine: str, native: str = "") -> list[str]:
     native_format), from its own format down (native_ladder)."""
     gguf = runs_gguf(engine)
     ladder = recommend.GGUF_LADDER if gguf else recommend.HF_LADDER
-    names = [name for name, bits in ladder if bits >= recommend.DEFAULT_MIN_BITS]
+    names = [name for name, bits in ladder if recommend.within_floor(name, bits)]
     return native_ladder(names, native, gguf=gguf)
 
 

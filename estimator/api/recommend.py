@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from estimator import memory
+from estimator import memory, quality
 from estimator.api.schema import (
     Device,
     Offload,
@@ -62,7 +62,12 @@ HF_LADDER: tuple[tuple[str, float], ...] = (
     ("awq-int4", 4.0),
     ("gptq-int4", 4.0),
 )
-DEFAULT_MIN_BITS = 3.0
+# The quality floor: a rung is allowed when its tier is DEFAULT_MIN_TIER ("good") or better
+# (estimator.quality, the one tier table) and it keeps at least min_bits_per_weight. 4.0 is
+# the nominal bits of the most compressed "good" rung on either ladder (awq-int4, gptq-int4;
+# GGUF's is IQ4_XS at 4.25), so by default the tier decides; a caller may raise it.
+DEFAULT_MIN_BITS = 4.0
+DEFAULT_MIN_TIER = quality.DEFAULT_MIN_TIER
 MAX_EXTRA_DEVICES = 8
 
 Estimator = Callable[[Request], Result]
@@ -122,13 +127,20 @@ def _with_start_flags(flags: tuple[str, ...], result: Result) -> tuple[str, ...]
     return flags + tuple(word for pair in pairs if pair[0] not in flags for word in pair)
 
 
+def within_floor(name: str, bits: float, min_bits_per_weight: float = DEFAULT_MIN_BITS) -> bool:
+    """Whether a rung is at or above the quality floor: its tier DEFAULT_MIN_TIER or better
+    (estimator.quality.at_least) and at least `min_bits_per_weight` nominal bits. Tiers fall
+    along both ladders, so the first rung below the floor ends the ones above it."""
+    return bits >= min_bits_per_weight and quality.at_least(name, DEFAULT_MIN_TIER)
+
+
 def quant_options(
     request: Request, estimator: Estimator, min_bits_per_weight: float = DEFAULT_MIN_BITS
 ) -> list[QuantChoice]:
     """Every quant on the ladder at or above the quality floor, evaluated on this device."""
     out = []
     for name, bits in _ladder(request):
-        if bits < min_bits_per_weight:
+        if not within_floor(name, bits, min_bits_per_weight):
             break
         try:
             result = estimator(_with_quant(request, name))
@@ -305,7 +317,7 @@ def _smaller_quant(
     start = names.index(current) + 1 if current in names else 0
     last: PlanStep | None = None
     for name, bits in ladder[start:]:
-        if bits < min_bits_per_weight:
+        if not within_floor(name, bits, min_bits_per_weight):
             break
         flag = _quant_flags(request, name)
         last = _step(
@@ -406,12 +418,36 @@ def _more_devices(request: Request, estimator: Estimator) -> PlanStep | None:
     return last
 
 
+def _fewer_sequences(request: Request, result: Result, estimator: Estimator) -> PlanStep | None:
+    """The most sequences of the request's context that fit at once, when that is fewer
+    than asked and at least one: result.max_concurrent_sequences (the estimator's own
+    capacity: vLLM-like engines' KV capacity // context, floored; llama.cpp its search over
+    -np with the KV cache and compute buffer recomputed), sized again as a step. llama.cpp's
+    -c is the context of all slots together, so its flags are -c context x count, -np count."""
+    count = min(result.max_concurrent_sequences, request.workload.concurrent_sequences - 1)
+    if count < 1:
+        return None
+    candidate = replace(request, workload=replace(request.workload, concurrent_sequences=count))
+    capability = engine_capability(request.engine.name)
+    flags: tuple[str, ...] = (capability.flags.sequences, str(count))
+    if capability.name == "llama.cpp":
+        flags = ("-c", str(request.workload.context_tokens * count), *flags)
+    return _step(
+        "fewer_sequences",
+        f"Serve {count} sequences at once",
+        flags,
+        candidate,
+        {"workload.concurrent_sequences": count},
+        estimator,
+    )
+
+
 def _more_memory_share(request: Request, result: Result, estimator: Estimator) -> PlanStep | None:
     """vLLM and SGLang: a larger memory share of each device than the request's (default
     0.9 / 0.88). Within the default margin: the share the fit computed
     (fit.start_memory_share, memory.next_memory_share: the next 0.01 step above need /
     device); otherwise the most the engine may be given (memory.max_memory_share, 0.95),
-    listed as partial help when it is not enough."""
+    dropped by make_it_fit when it is not enough."""
     capability = engine_capability(request.engine.name)
     current = request.engine.gpu_memory_utilization or default_memory_share(capability.name)
     if capability.raised_memory_share is None:
@@ -444,12 +480,16 @@ def make_it_fit(
     then start with the engine's defaults, or carry their own start flags).
 
     Candidates: shorter context, quantized KV, the next quant down, a larger memory share
-    (vLLM, SGLang), MoE experts or N layers to host memory, more devices. Ranking: steps
-    that fit first, then the fastest decode (so the cheapest-in-speed fix leads); steps that
-    do not fit stay listed as partial help.
+    (vLLM, SGLang), MoE experts or N layers to host memory, more devices, and fewer
+    sequences at once when the asked count is the cause (_fewer_sequences: the estimator's
+    max_concurrent_sequences). Each is the changed request run through `estimator`; a step
+    whose setup still does not fit (verdict "does_not_fit") is dropped, so every step
+    listed runs (fits, or tight with its start flags). Ranking: the fastest decode first,
+    so the cheapest-in-speed fix leads.
     """
     request = replace(request, recommend=False)
     candidates: list[PlanStep | None] = [
+        _fewer_sequences(request, result, estimator),
         _shorter_context(request, result, estimator),
         *_quantized_kv(request, estimator),
         _smaller_quant(request, estimator, min_bits_per_weight),
@@ -458,8 +498,8 @@ def make_it_fit(
         _offload_layers(request, n_layers, estimator),
         _more_devices(request, estimator),
     ]
-    steps = [s for s in candidates if s is not None]
-    return sorted(steps, key=lambda s: (not s.fits, -s.decode_tokens_per_s))
+    steps = [s for s in candidates if s is not None and s.fits]
+    return sorted(steps, key=lambda s: -s.decode_tokens_per_s)
 
 
 def recommendations(
@@ -471,5 +511,8 @@ def recommendations(
     starts = _starts_with_defaults(result)
     plan = make_it_fit(request, result, estimator, n_layers) if not starts else []
     return Recommendations(
-        min_bits_per_weight=DEFAULT_MIN_BITS, best_quant=best, make_it_fit=tuple(plan)
+        min_bits_per_weight=DEFAULT_MIN_BITS,
+        best_quant=best,
+        make_it_fit=tuple(plan),
+        min_quality_tier=DEFAULT_MIN_TIER,
     )

@@ -224,11 +224,13 @@ class PlanStep:
 class Recommendations:
     """The result's "recommendations" section (request "recommend"): the least-compressed
     quant at or above the quality floor that fits, and when the request does not fit, the
-    ranked single changes that make it fit (empty when it fits)."""
+    ranked single changes that make it fit (empty when it fits). The floor: tier
+    `min_quality_tier` or better (estimator.quality) and `min_bits_per_weight`."""
 
     min_bits_per_weight: float
     best_quant: QuantChoice | None
     make_it_fit: tuple[PlanStep, ...]
+    min_quality_tier: str = "good"
 
 
 @dataclass(frozen=True)

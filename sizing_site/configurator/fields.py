@@ -18,10 +18,10 @@ import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from django.utils.translation import get_language
+from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
 
-from estimator import launch
+from estimator import launch, quality
 from estimator.engines import ENGINE_TABLE, engine_capability, engine_label, runs_on_hardware
 
 # (bits, formats least compressed first); bits "" = unquantized (16 or 32 bits).
@@ -104,12 +104,34 @@ def loads(engine: str, backend: str, quant: str) -> bool:
     return reason is None
 
 
+# The quality tiers' names on the pages (estimator.quality.TIERS).
+TIER_LABELS = {
+    "recommended": gettext_lazy("recommended"),
+    "good": gettext_lazy("good"),
+    "degraded": gettext_lazy("degraded"),
+    "experimental": gettext_lazy("experimental"),
+}
+
+
+def tier_label(quant: str) -> str:
+    """The translated quality tier of a weights format ("" when the tier table does not
+    know it)."""
+    tier = quality.tier_of(quant)
+    return str(TIER_LABELS[tier]) if tier else ""
+
+
+def option_label(quant: str) -> str:
+    """A format as a select offers it, with its tier: "Q4_K_M · recommended"."""
+    tier = tier_label(quant)
+    return _("%(quant)s · %(tier)s") % {"quant": quant, "tier": tier} if tier else quant
+
+
 def _grouped(
     groups: Iterable[tuple[str, Sequence[str]]], family: str, keep: set[str]
 ) -> list[tuple[str, list[tuple[str, str]]]]:
     out = []
     for bits, names in groups:
-        options = [(q, q) for q in names if q in keep]
+        options = [(q, option_label(q)) for q in names if q in keep]
         if options:
             out.append((group_label(family, bits), options))
     return out

@@ -306,6 +306,9 @@ class Answer:
     # Whether anything runs at all (the verdict is not does_not_fit): a vLLM-like engine
     # whose KV cache cannot hold one sequence does not start with memory to spare.
     runs: bool = True
+    # The most sequences of the setup's context that fit at once when the asked count is
+    # the cause (_fitting_sequences); 0 when it is not.
+    fitting_sequences: int = 0
 
     @property
     def per_million(self) -> float | None:
@@ -358,7 +361,21 @@ def configuration_answer(
         serving_per_million=serving_cost if sized.fits else None,
         serving_users=users,
         runs=sized.fits,
+        fitting_sequences=_fitting_sequences(sized),
     )
+
+
+def _fitting_sequences(sized: sizing.Sizing) -> int:
+    """The estimator's max_concurrent_sequences (sequences of the setup's context that fit
+    the engine's default budget at once) when the asked sequences are what stops the setup
+    (does_not_fit) or what needs start flags (tight, within the default margin) and at
+    least one fits; 0 otherwise: one sequence asked, or not even one fits (the context or
+    the weights are the cause then)."""
+    result = sized.result
+    if result.fit.verdict != "does_not_fit" and not result.fit.within_default_margin:
+        return 0
+    most = result.max_concurrent_sequences
+    return most if 1 <= most < sized.setup.sequences else 0
 
 
 def _short_bytes(result: Any) -> int:

@@ -11,6 +11,7 @@ from catalog.models import Accelerator, LLMModel
 from catalog.sizing.cache import TIMEOUT_S, key_for
 from pricing import costs
 from sizing_site.configurator import selectors
+from sizing_site.configurator.fit_options import fit_options
 from sizing_site.configurator.forms import ConfigureForm
 from sizing_site.configurator.rent_forms import RentBuyForm
 from sizing_site.configurator.state import (
@@ -70,10 +71,14 @@ def configure(request: HttpRequest, model_slug: str, accelerator_slug: str) -> H
 
 
 def _template(request: HttpRequest) -> str:
-    """The whole page, or for an HTMX request the part it names."""
-    if getattr(request, "htmx", False):
-        return TEMPLATE + ("#analysis" if _wants_analysis(request) else "#results")
-    return TEMPLATE
+    """The whole page, or for an HTMX request the part it names: a "make it fit" link
+    targets #cfg-layout (the form and the results, so the form shows the state applied)."""
+    htmx = getattr(request, "htmx", None)
+    if not htmx:
+        return TEMPLATE
+    if htmx.target == "cfg-layout":
+        return TEMPLATE + "#layout"
+    return TEMPLATE + ("#analysis" if _wants_analysis(request) else "#results")
 
 
 def _form_context(
@@ -152,7 +157,7 @@ class _Sized:
                 memory_by_context=more.memory_by_context,
                 faq_point=more.faq_point,
                 faq_context_tokens=selectors.FAQ_CONTEXT_TOKENS,
-                plan=more.plan,
+                plan=fit_options(state=self.state, plan=more.plan),
                 kv_alternatives=more.kv_alternatives,
                 finetune=more.finetune,
                 datacenter=more.datacenter,

@@ -17,6 +17,8 @@ from django.utils import formats
 from django.utils.translation import gettext_lazy as _
 
 from catalog.sizing.candidates import DEFAULT_CONTEXT_TOKENS, Rung, default_floor
+from estimator import quality
+from sizing_site.configurator.fields import TIER_LABELS, option_label
 from sizing_site.configurator.forms import ALL_FORMATS, ENGINE_CHOICES
 
 # The configurator's default prompt (512) and output (256) tokens must fit in the context.
@@ -89,17 +91,7 @@ class ExploreForm(forms.Form):
         super().__init__(data, **kw)
         self.ladder = ladder
         self.max_context = max_context
-        self.fields["quality"].choices = [  # type: ignore[attr-defined]
-            (
-                r.name,
-                _("%(quant)s (%(bits)s bits per weight)")
-                % {
-                    "quant": r.name,
-                    "bits": formats.number_format(r.bits_per_weight, use_l10n=True),
-                },
-            )
-            for r in ladder
-        ]
+        self.fields["quality"].choices = quality_choices(ladder)  # type: ignore[attr-defined]
         self.fields["sort"].choices = self.sort_choices  # type: ignore[attr-defined]
         if max_context:
             self.fields["ctx"].validators.append(
@@ -115,6 +107,23 @@ class ExploreForm(forms.Form):
     def defaults(cls, ladder: Sequence[Rung], max_context: int) -> dict[str, str]:
         ctx = min(DEFAULT_CONTEXT_TOKENS, max_context) if max_context else DEFAULT_CONTEXT_TOKENS
         return {"ctx": str(ctx), "quality": default_floor(ladder), "sort": cls.default_sort}
+
+
+def quality_choices(ladder: Sequence[Rung]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The quality filter's options, grouped under their tier's name (estimator.quality),
+    each with its tier and bits: "Q4_K_M · recommended (4.5 bits per weight)". A rung the
+    tier table does not know (an organisation's own format) is listed under "other"."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for r in ladder:
+        label = _("%(quant)s (%(bits)s bits per weight)") % {
+            "quant": option_label(r.name),
+            "bits": formats.number_format(r.bits_per_weight, use_l10n=True),
+        }
+        groups.setdefault(quality.tier_of(r.name) or "", []).append((r.name, label))
+    return [
+        (str(TIER_LABELS.get(tier, _("other"))).capitalize(), options)
+        for tier, options in groups.items()
+    ]
 
 
 class ModelCardsForm(ExploreForm):

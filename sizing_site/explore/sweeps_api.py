@@ -188,7 +188,7 @@ def _parameters(*, sorts: Sequence[tuple[str, Any]], default_sort: str) -> list[
             OpenApiTypes.STR,
             OpenApiParameter.QUERY,
             description="The most compressed GGUF quant accepted (a quant format's name, "
-            "e.g. Q4_K_M; default the 3-bit floor).",
+            "e.g. Q4_K_M; default the lowest format of quality tier good, see docs/estimator.md).",
         ),
         OpenApiParameter(
             "q",

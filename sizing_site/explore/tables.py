@@ -219,11 +219,42 @@ def confidence_counts(rows: Iterable[CardRow | ModelRow]) -> dict[str, int]:
     return counts
 
 
+def distinct_formats(rows: Iterable[CardRow | ModelRow]) -> list[str]:
+    """The weights formats of the fitting `rows`, each once, in row order."""
+    return list(dict.fromkeys(r.fit.quant for r in rows if r.fit.quant))
+
+
+class _RankedFormats:
+    """What a ranked table says of its formats. A speed ranking of rows at different
+    formats compares different work (BF16 reads twice Q8_0's bytes per token), so the
+    pages mark each row whose format differs from the first row's ("at BF16 vs Q5_K_M")
+    rather than group by format, which would split one ranking into several."""
+
+    rows: list[Any]
+    top_speed: list[Any]
+
+    @property
+    def lead_quant(self) -> str:
+        """The format of the table's first fitting row, which the others are marked
+        against ("" when no row fits)."""
+        return next(iter(distinct_formats(self.rows)), "")
+
+    @property
+    def speed_lead_quant(self) -> str:
+        """The format of the fastest row of the speed list."""
+        return next(iter(distinct_formats(self.top_speed)), "")
+
+    @property
+    def mixed_formats(self) -> bool:
+        """Whether the table's fitting rows are at more than one format."""
+        return len(distinct_formats(self.rows)) > 1
+
+
 # --- a model on every card ---------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class CardTable:
+class CardTable(_RankedFormats):
     rows: list[CardRow]  # filtered and sorted, cards that cannot run it only on request
     candidates: int  # cards matching the filters
     fitting: int
@@ -429,7 +460,7 @@ class FamilyGroup:
 
 
 @dataclass(frozen=True)
-class ModelTable:
+class ModelTable(_RankedFormats):
     rows: list[ModelRow]
     candidates: int
     fitting: int

@@ -88,7 +88,12 @@ def test_llama_cpp_gets_gguf_groups_by_bits() -> None:
         *(f"GGUF · {bits}-bit" for bits in (8, 6, 5, 4, 3, 2, 1)),
     ]
     assert flat(choices.groups) == list(GGUF_ORDER)
-    assert choices.groups[4][1][:3] == [("UD-Q4_K_XL",) * 2, ("Q4_K_L",) * 2, ("Q4_K_M",) * 2]
+    # Each option names its quality tier (estimator.quality): a recipe takes its base's.
+    assert choices.groups[4][1][:3] == [
+        ("UD-Q4_K_XL", "UD-Q4_K_XL · recommended"),
+        ("Q4_K_L", "Q4_K_L · recommended"),
+        ("Q4_K_M", "Q4_K_M · recommended"),
+    ]
 
 
 def test_servers_get_hugging_face_formats_and_nvfp4_only_on_nvidia() -> None:

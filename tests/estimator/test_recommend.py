@@ -68,15 +68,16 @@ def test_every_plan_step_that_claims_to_fit_does_fit_and_carries_flags() -> None
     assert result.fit.verdict == "does_not_fit"
     steps = make_it_fit(parsed, result, run_estimate, n_layers=32)
     actions = {step.action for step in steps}
-    assert {"shorter_context", "quantize_kv", "smaller_quant", "offload_layers"} <= actions
-    assert steps[0].fits
+    assert {"shorter_context", "quantize_kv", "offload_layers"} <= actions
+    # No quant down to the 3-bit floor makes room for 16 GiB of KV: no such step (a step
+    # whose setup still does not fit is dropped).
+    assert "smaller_quant" not in actions
+    assert all(step.fits for step in steps)
     for step in steps:
         assert step.flags
         if step.fits:  # within the default budget, or within the card with --fit off
             within = step.per_device_bytes <= step.usable_bytes_per_device
             assert within or ("--fit" in step.flags and step.per_device_bytes <= 16_000_000_000)
-    fitting = [s.fits for s in steps]
-    assert fitting == sorted(fitting, reverse=True)  # fitting steps first
 
 
 def test_it_gives_vllm_flags_for_vllm_requests() -> None:
@@ -84,7 +85,7 @@ def test_it_gives_vllm_flags_for_vllm_requests() -> None:
         "meta-llama__Llama-3.1-8B-Instruct",
         24,
         engine={"name": "vllm"},
-        workload={"context_tokens": 131072},
+        workload={"context_tokens": 65536},
     )
     req["weights"] = {"format": "hf", "dtype": "bf16"}
     parsed = parse_request(req)
@@ -151,3 +152,53 @@ def test_make_it_fit_offers_no_memory_share_step_to_llama_cpp_or_at_the_higher_s
     high = _vllm(16.0, 0.95)
     steps = make_it_fit(high, run_estimate(high), run_estimate, 32)
     assert all(step.action != "memory_share" for step in steps)
+
+
+def test_make_it_fit_lists_only_steps_whose_setup_runs() -> None:
+    # Llama-3.1-8B BF16 (16.1 GB of weights) in vLLM on 16 GB: even 0.95 of the card
+    # (15.2 GB) is less than the weights, so the larger memory share is no step; every
+    # step listed fits or is tight (its start flags added), none "does_not_fit".
+    parsed = _vllm(16.0)
+    result = run_estimate(parsed)
+    assert result.fit.verdict == "does_not_fit"
+    steps = make_it_fit(parsed, result, run_estimate, 32)
+    assert steps and all(step.fits and step.verdict != "does_not_fit" for step in steps)
+    assert all(step.action != "memory_share" for step in steps)
+    speeds = [step.decode_tokens_per_s for step in steps]
+    assert speeds == sorted(speeds, reverse=True)  # the fastest fix first
+
+
+def test_make_it_fit_offers_fewer_sequences_when_they_are_the_cause() -> None:
+    # Llama-3.1-8B Q4_K_M on 10 GB with 8 sequences of 8,192 tokens: each sequence adds
+    # 8,192 x 32 layers x 2 x 8 KV heads x 128 x 2 bytes = 1 GiB of f16 KV, so 8 do not
+    # fit; the step is the estimator's max_concurrent_sequences, sized again, with
+    # llama-server's -c for all slots (8,192 x n) and -np n.
+    parsed = parse_request(
+        request(
+            "meta-llama__Llama-3.1-8B-Instruct",
+            10,
+            weights={"format": "gguf", "quant": "Q4_K_M"},
+            workload={"context_tokens": 8192, "concurrent_sequences": 8},
+        )
+    )
+    result = run_estimate(parsed)
+    assert result.fit.verdict == "does_not_fit"
+    most = result.max_concurrent_sequences
+    assert 1 <= most < 8
+    step = next(
+        s for s in make_it_fit(parsed, result, run_estimate, 32) if s.action == "fewer_sequences"
+    )
+    assert step.change == {"workload.concurrent_sequences": most}
+    assert step.flags[:4] == ("-c", str(8192 * most), "-np", str(most))
+    assert step.fits
+    one = parse_request(
+        request(
+            "meta-llama__Llama-3.1-8B-Instruct",
+            10,
+            weights={"format": "gguf", "quant": "Q4_K_M"},
+            workload={"context_tokens": 8192, "concurrent_sequences": 1},
+        )
+    )
+    assert all(
+        s.action != "fewer_sequences" for s in make_it_fit(one, run_estimate(one), run_estimate, 32)
+    )
