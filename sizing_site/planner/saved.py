@@ -118,6 +118,7 @@ def report_context(plan: SavedPlan) -> dict[str, Any]:
         "inputs": input_rows(plan, model_name=snapshot.model_name),
         "computed_at": snapshot.computed_at,
         "prices_checked_at": snapshot.prices_checked_at,
+        "cost": snapshot.cost,  # the cheapest plan's cost basis (None: not recorded)
         "previous": previous,
         "now_top": snapshot.top_plan(),
     }

@@ -81,9 +81,37 @@ class SavedPlanTop(serializers.Serializer[Any]):
     monthly_usd = serializers.FloatField(allow_null=True)
 
 
+class SavedPlanCost(serializers.Serializer[Any]):
+    """The cheapest plan's monthly cost and its basis (planner.snapshots.PlanCost)."""
+
+    monthly_usd = serializers.FloatField(help_text="The lower of renting and owning.")
+    basis = serializers.ChoiceField(choices=["rented", "owned"])
+    label = serializers.CharField()  # type: ignore[assignment]
+    cards = serializers.IntegerField()
+    provider = serializers.CharField(help_text="Rented: the cloud provider.")
+    instance = serializers.CharField(help_text="Rented: the instance or SKU.")
+    region = serializers.CharField()
+    usd_per_card_hour = serializers.FloatField(allow_null=True)
+    negotiated = serializers.BooleanField(help_text="The organization's own price.")
+    internal_rate = serializers.BooleanField(help_text="One of its machines, internal rate.")
+    purchase_usd = serializers.FloatField(
+        allow_null=True, help_text="Owned: the purchase; null for machines already owned."
+    )
+    usd_per_card = serializers.FloatField(allow_null=True)
+    power_w_per_card = serializers.FloatField(allow_null=True)
+    months = serializers.IntegerField(allow_null=True, help_text="Owned: paid off over.")
+    utilisation = serializers.FloatField(allow_null=True, help_text="Owned: busy share, 0-1.")
+    checked_at = serializers.DateTimeField(allow_null=True, help_text="Prices checked.")
+
+
 class SavedPlanSnapshot(serializers.Serializer[Any]):
     version = serializers.IntegerField(
-        help_text="The snapshot's format version (2; older snapshots are answered upgraded)."
+        help_text="The snapshot's format version (3; older snapshots are answered upgraded)."
+    )
+    cost = SavedPlanCost(
+        allow_null=True,
+        help_text="The cheapest plan's cost basis; null: no plan, or not recorded (saved "
+        "before bases were kept).",
     )
     answer = PlanAnswer(help_text="The planner's answer as it was when planned.")
     model_name = serializers.CharField()
@@ -105,6 +133,7 @@ class SavedPlanSummary(serializers.Serializer[Any]):
     model = serializers.CharField(help_text="The model's slug.")
     model_name = serializers.CharField()
     cheapest = SavedPlanTop(allow_null=True, help_text="Null: no plan meets it.")
+    cost = SavedPlanCost(allow_null=True, help_text="The cheapest plan's cost basis.")
     saved_by = serializers.CharField(allow_null=True)
     saved_at = serializers.DateTimeField()
     recomputed_at = serializers.DateTimeField(allow_null=True)
@@ -179,6 +208,7 @@ def _summary(plan: SavedPlan) -> dict[str, Any]:
         "model": snapshot.answer["model"],
         "model_name": snapshot.model_name,
         "cheapest": snapshot.top_plan(),
+        "cost": None if snapshot.cost is None else snapshot.to_json()["cost"],
         "saved_by": plan.created_by.get_username() if plan.created_by else None,
         "saved_at": _iso(plan.created),
         "recomputed_at": _iso(plan.recomputed_at),

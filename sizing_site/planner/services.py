@@ -25,7 +25,7 @@ from sizing_site.planner import selectors
 from sizing_site.planner.forms import PlanForm
 from sizing_site.planner.models import PlanShareLink, SavedPlan
 from sizing_site.planner.output import planned_data
-from sizing_site.planner.snapshots import PlanSnapshot
+from sizing_site.planner.snapshots import PlanCost, PlanSnapshot
 from sizing_site.planner.whatif import what_if
 from sizing_site.reports.models import Action, ActivityEntry
 from sizing_site.sharing import services as sharing
@@ -83,8 +83,39 @@ def plan_snapshot(
         model_name=model.name if model is not None else answer["model"],
         computed_at=timezone.now(),
         prices_checked_at=offers["at"],
+        cost=plan_cost(planned, checked_at=offers["at"]),
     )
     return form_inputs(form), snapshot
+
+
+def plan_cost(planned: selectors.Planned, *, checked_at: datetime | None) -> PlanCost | None:
+    """The cheapest plan's monthly cost and its basis (PlanCost): rented when its rent is
+    the lower figure (capacity.Plan.monthly_usd = min(rent, owning)), else owned; None
+    without a plan or a price."""
+    plan = planned.result.cheapest
+    if plan is None or plan.monthly_usd is None:
+        return None
+    source = planned.candidates.sources.get(plan.label)
+    rented = plan.monthly_rent_usd is not None and plan.monthly_usd == plan.monthly_rent_usd
+    horizon = planned.horizon
+    return PlanCost(
+        monthly_usd=plan.monthly_usd,
+        basis="rented" if rented else "owned",
+        label=plan.label,
+        cards=plan.cards,
+        provider=source.provider if source else "",
+        instance=source.sku if source else "",
+        region=source.region if source else "",
+        usd_per_card_hour=source.rent_usd_per_card_hour if source else None,
+        negotiated=bool(source and source.negotiated),
+        internal_rate=bool(source and source.internal_rate),
+        purchase_usd=None if rented else plan.purchase_usd,
+        usd_per_card=source.purchase_usd_per_card if source else None,
+        power_w_per_card=source.power_w_per_card if source else None,
+        months=None if rented else horizon.months,
+        utilisation=None if rented else horizon.utilisation,
+        checked_at=checked_at.isoformat() if checked_at else None,
+    )
 
 
 def _log(*, tenant: Tenant, actor: Any, action: str, plan_name: str) -> None:

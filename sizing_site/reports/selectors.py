@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -16,14 +17,19 @@ from django.utils.translation import gettext_lazy as _
 
 from catalog.models import Accelerator, LLMModel
 from estimator.api import request_to_dict
-from sizing_site.configurator.state import ConfiguratorState
+from sizing_site.configurator.rent_forms import RentBuyForm
+from sizing_site.configurator.selectors import Answer
+from sizing_site.configurator.state import ConfiguratorState, StateError, state_answer
 from sizing_site.explore import compare as explore_compare
 from sizing_site.reports.models import ActivityEntry, SavedConfiguration, ShareLink
 from sizing_site.reports.snapshots import (
     AcceleratorFacts,
     ConfigurationSnapshot,
+    CostFacts,
     ModelFacts,
+    OwnedHardware,
     OwnRows,
+    RentedOffer,
 )
 from sizing_site.sharing.selectors import live_links_q, share_link_resolve
 from sizing_site.tenancy.access import Tenant
@@ -87,9 +93,14 @@ class Frozen:
     query: dict[str, str]  # the state's parameters, with the quant it sized
 
 
-def configuration_snapshot(*, state: ConfiguratorState) -> Frozen:
+def configuration_snapshot(
+    *, state: ConfiguratorState, data: Mapping[str, Any] | None = None
+) -> Frozen:
     """The state as the configurator sized it (configurator.state.configuration_size), as
-    JSON: the result as every page shows it (no speed when it does not fit)."""
+    JSON: the result as every page shows it (no speed when it does not fit), and the
+    answer panel's cost at the rent-or-buy figures in `data` (configuration_cost; the
+    configurator's query as sent, None: the catalog's defaults). The saved query keeps
+    those figures beside the setup, so a recompute prices it the same way."""
     model, accelerator = state.model, state.accelerator
     results = state.results
     sized = results.sized
@@ -122,8 +133,67 @@ def configuration_snapshot(*, state: ConfiguratorState) -> Frozen:
             accelerator=accelerator.organization_id is not None,
         ),
         computed_at=timezone.now(),
+        cost=configuration_cost(state=state, data=data or {}),
     )
-    return Frozen(request_to_dict(sized.request), snapshot, state.sized_query)
+    rent = {k: str(v) for k, v in (data or {}).items() if k in RentBuyForm.base_fields}
+    return Frozen(request_to_dict(sized.request), snapshot, state.sized_query | rent)
+
+
+def configuration_cost(*, state: ConfiguratorState, data: Mapping[str, Any]) -> CostFacts | None:
+    """The answer panel's cost per 1M output tokens for `state` (configurator.state.
+    state_answer at the rent-or-buy form of `data`, one query for the cheapest offer), with
+    its basis; None when nothing is priced (no offer and no price, or it does not fit)."""
+    rent = RentBuyForm.for_card(data, accelerator=state.accelerator, gpus=state.setup.gpus)
+    try:
+        answer = state_answer(state=state, rent=rent, analysis=False).answer
+    except StateError:
+        return None
+    setup = state.setup
+    return cost_facts(answer, sequences=setup.sequences, unit=rent.owned_basis, gpus=setup.gpus)
+
+
+def cost_facts(answer: Answer, *, sequences: int, unit: str, gpus: int) -> CostFacts | None:
+    """The panel's figures as stored: the rented offer (when the cost is the cloud's) and
+    the owner's assumptions (when there are any)."""
+    if answer.per_million is None:
+        return None
+    rented = None
+    if answer.from_cloud and answer.cloud is not None:
+        c = answer.cloud
+        checked = c.offer.checked_at
+        rented = RentedOffer(
+            provider=c.offer.provider.name,
+            instance=c.offer.sku,
+            usd_per_hour=c.per_hour,
+            instance_usd_per_hour=c.instance_per_hour,
+            gpus=c.gpus,
+            offer_gpus=c.offer_gpus,
+            checked_at=checked.isoformat() if checked else None,
+        )
+    owned = None
+    if (o := answer.ownership) is not None:
+        owned = OwnedHardware(
+            purchase_usd=o.purchase_usd,
+            power_w=o.power_w,
+            years=(o.amortization_months or 12) / 12,
+            utilization=o.utilization,
+            usd_per_kwh=o.electricity_usd_per_kwh,
+            pue=o.pue,
+            unit=unit,
+            gpus=gpus,
+            typed_price=answer.typed_price,
+            base_price=answer.base_price,
+        )
+    return CostFacts(
+        usd_per_million=answer.per_million,
+        basis="rented" if rented is not None else "owned",
+        sequences=sequences,
+        rented=rented,
+        owned=owned,
+        owned_usd_per_million=answer.owned_per_million,
+        serving_usd_per_million=answer.serving_per_million,
+        serving_users=answer.serving_users,
+    )
 
 
 def configuration_export(*, configuration: SavedConfiguration) -> dict[str, Any]:
@@ -163,7 +233,7 @@ def configuration_changes(
     []) when it cannot be sized any more."""
     if state is None:
         return None, []
-    today = configuration_snapshot(state=state).snapshot
+    today = configuration_snapshot(state=state, data=configuration.query).snapshot
     rows = []
     for path in FIGURES:
         old = figure(configuration.frozen.result, path)
@@ -249,7 +319,27 @@ def saved_compare_rows(
             quant=snap.setup["quant"],
             gpus=snap.setup["gpus"],
             result=snap.result,
+            cost=compare_cost(snap.cost),
         )
         for c, snap in snapshots
     ]
     return explore_compare.compare_rows(columns)
+
+
+def compare_cost(cost: CostFacts | None) -> explore_compare.ColumnCost | None:
+    """A snapshot's cost as a compare column's (the answer panel's figures as saved):
+    None when the snapshot kept none."""
+    if cost is None:
+        return None
+    rented, owned = cost.rented, cost.owned
+    return explore_compare.ColumnCost(
+        usd_per_million=cost.usd_per_million,
+        basis=cost.basis,
+        sequences=cost.sequences,
+        provider=rented.provider if rented else "",
+        usd_per_hour=rented.usd_per_hour if rented else None,
+        gpus=rented.gpus if rented else 0,
+        offer_gpus=rented.offer_gpus if rented else 0,
+        purchase_usd=owned.purchase_usd if owned else None,
+        owned_usd_per_million=cost.owned_usd_per_million,
+    )

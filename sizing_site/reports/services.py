@@ -5,6 +5,7 @@ sizing_site.sharing's; snapshots are written as ConfigurationSnapshot.to_json().
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -38,9 +39,12 @@ def saved_configuration_create(
     notes: str,
     tags: list[str],
     state: ConfiguratorState,
+    data: Mapping[str, Any] | None = None,
 ) -> SavedConfiguration:
-    """Freeze the configurator state, sized now (configurator.state.configuration_size)."""
-    frozen = selectors.configuration_snapshot(state=state)
+    """Freeze the configurator state, sized now (configurator.state.configuration_size),
+    with the answer panel's cost at the rent-or-buy figures in `data` (the configurator's
+    query as sent; None: the catalog's defaults)."""
+    frozen = selectors.configuration_snapshot(state=state, data=data)
     configuration = SavedConfiguration.all_tenants.create(
         organization=tenant.organization,
         name=name,

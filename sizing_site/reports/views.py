@@ -62,11 +62,12 @@ def configuration_save(request: HttpRequest, org_slug: str) -> HttpResponse:
     form = SaveForm(request.POST)
     if form.is_valid():
         data = form.cleaned_data
+        query = dict(parse_qsl(data["query"]))
         try:
             state = configuration_size_by_slugs(
                 model_slug=data["model"],
                 accelerator_slug=data["accelerator"],
-                data=dict(parse_qsl(data["query"])),
+                data=query,
                 organizations=[tenant.organization],  # the org's own rows too
             )
             saved = services.saved_configuration_create(
@@ -76,6 +77,7 @@ def configuration_save(request: HttpRequest, org_slug: str) -> HttpResponse:
                 notes=data["notes"],
                 tags=data["tags"],
                 state=state,
+                data=query,  # the rent-or-buy figures the answer panel's cost used
             )
         except StateError as exc:
             form.add_error(None, str(exc))

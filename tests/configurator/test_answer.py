@@ -140,7 +140,13 @@ class AnswerPanel(PanelCase):
         assert 100 < aggregate < 250 and 2.2 < expected < 5.6
         assert answer.per_million == cost.usd_per_million_tokens(2.00, aggregate)
         text = answer_html(response.content.decode(), "cost")
-        assert text.startswith(f"Per 1M output tokens {expected:.2f} USD Acme GPU at 2.00 USD/h")
+        # The basis is named: rented, at which hourly price, from which provider.
+        assert text.startswith(
+            f"Per 1M output tokens {expected:.2f} USD rented: 2.00 USD/h on Acme GPU"
+        )
+        assert answer_html(response.content.decode(), "cost-basis") == (
+            "rented: 2.00 USD/h on Acme GPU"
+        )
         sentence = answer_html(response.content.decode(), "sentence")
         assert f"at about {expected:.2f} USD per million tokens on Acme GPU." in sentence
 
@@ -172,9 +178,13 @@ class AnswerPanel(PanelCase):
         expected = per_hour / (speed * 3600) * 1e6
         assert abs(answer.per_million - expected) < 1e-9
         text = answer_html(response.content.decode(), "cost")
+        # The basis is named: owned, the purchase with its host, over how many years.
         assert text == (
-            f"Per 1M output tokens {expected:.2f} USD owning the hardware: purchase over 3 "
-            "years, busy 50 % of the day"
+            f"Per 1M output tokens {expected:.2f} USD owned: 12,000 USD over 3 years · busy "
+            "50 % of the day"
+        )
+        assert answer_html(response.content.decode(), "cost-basis") == (
+            "owned: 12,000 USD over 3 years"
         )
         sentence = answer_html(response.content.decode(), "sentence")
         assert sentence.endswith(

@@ -145,5 +145,5 @@ class Faq(PanelCase):
         _, body_after, answers_after = self.page()
         assert "at 2.00 USD/h" in answers["cost"] and "at 4.00 USD/h" in answers_after["cost"]
         # the answer panel too: twice the price per hour, twice the price per 1M tokens
-        assert "Acme GPU at 2.00 USD/h" in answer_html(body, "cost")
-        assert "Acme GPU at 4.00 USD/h" in answer_html(body_after, "cost")
+        assert "rented: 2.00 USD/h on Acme GPU" in answer_html(body, "cost")
+        assert "rented: 4.00 USD/h on Acme GPU" in answer_html(body_after, "cost")

@@ -32,7 +32,7 @@ def stored_v1() -> dict[str, Any]:
 def test_a_round_trip_keeps_every_field() -> None:
     snapshot = PlanSnapshot.from_json(stored_v1())
     stored = json.loads(json.dumps(snapshot.to_json()))
-    assert stored["version"] == VERSION == 2
+    assert stored["version"] == VERSION == 3
     assert PlanSnapshot.from_json(stored) == snapshot
 
 
@@ -46,7 +46,9 @@ def test_a_version_1_snapshot_reads_with_its_figures() -> None:
     assert snapshot.computed_at.isoformat() == old["computed_at"]
     assert snapshot.prices_checked_at is not None
     assert snapshot.prices_checked_at.isoformat() == old["prices_checked_at"]
-    assert snapshot.to_json() == {**old, "version": VERSION}
+    # Version 3 adds the cost's basis, which plans saved before it did not record.
+    assert snapshot.cost is None
+    assert snapshot.to_json() == {**old, "version": VERSION, "cost": None}
     top = snapshot.top_plan()
     assert top is not None and top["cards"] == old["answer"]["cheapest"]["cards"]
 
@@ -92,7 +94,9 @@ class StoredPlanSnapshotTests(CastTestCase):
         listed = self.client.get(reverse("planner:saved", args=["org-a"]))
         assert "Qwen3 32B" in listed.content.decode()
         answer = self.client.get(f"/api/v1/o/org-a/plans/saved/{plan.code}/").json()
-        assert answer["snapshot"] == {**old, "version": VERSION}
+        assert answer["snapshot"] == {**old, "version": VERSION, "cost": None}
+        assert answer["cost"] is None
+        assert "basis not recorded" in report.content.decode()
         assert answer["cheapest"]["cards"] == old["answer"]["cheapest"]["cards"]
         self.client.force_login(self.alice)
         made = self.client.post(

@@ -30,7 +30,7 @@ def stored_v1() -> dict[str, Any]:
 def test_a_round_trip_keeps_every_field() -> None:
     snapshot = ConfigurationSnapshot.from_json(stored_v1())
     stored = json.loads(json.dumps(snapshot.to_json()))  # as the JSON field keeps it
-    assert stored["version"] == VERSION == 2
+    assert stored["version"] == VERSION == 3
     assert ConfigurationSnapshot.from_json(stored) == snapshot
 
 
@@ -45,8 +45,10 @@ def test_a_version_1_snapshot_reads_with_its_figures() -> None:
     assert snapshot.accelerator.bandwidth_gbps == 1935.0
     assert snapshot.setup["gpus"] == 2
     assert snapshot.computed_at.isoformat() == old["computed_at"]
-    # The last shape of version 1 is version 2 without its version key.
-    assert snapshot.to_json() == {**old, "version": VERSION}
+    # The last shape of version 1 is version 2 without its version key; version 3 adds the
+    # cost, which rows saved before it did not record.
+    assert snapshot.cost is None
+    assert snapshot.to_json() == {**old, "version": VERSION, "cost": None}
 
 
 def test_the_oldest_version_1_shape_reads_too() -> None:
@@ -104,7 +106,7 @@ class StoredSnapshotTests(ReportsTestCase):
         assert report.status_code == 200
         assert "2 × NVIDIA A100 80GB PCIe" in report.content.decode()
         exported = self.client.get(self.url("export-json", "org-a", self.saved.code)).json()
-        assert exported["snapshot"] == {**old, "version": VERSION}
+        assert exported["snapshot"] == {**old, "version": VERSION, "cost": None}
         assert self.client.get(self.url("list", "org-a")).status_code == 200
         compare = self.url("compare", "org-a") + f"?c={self.saved.code}&c={copy_.code}"
         assert self.client.get(compare).status_code == 200
@@ -112,4 +114,4 @@ class StoredSnapshotTests(ReportsTestCase):
         self.client.force_login(self.alice)
         self.client.post(self.url("duplicate", "org-a", self.saved.code))
         duplicate = SavedConfiguration.objects.for_organization(self.org_a).latest("created")
-        assert duplicate.snapshot == {**old, "version": VERSION}
+        assert duplicate.snapshot == {**old, "version": VERSION, "cost": None}

@@ -20,6 +20,68 @@ from sizing_site.reports.api.base import (
 # TAGS_TEXT_MAX characters, the first 20 tags kept).
 MAX_TAGS, TAG_MAX, TAGS_TEXT_MAX = 20, 100, 300
 
+_NUMBER = {"type": "number"}
+_NULL_NUMBER = {"type": "number", "nullable": True}
+# The answer panel's cost as saved (reports.snapshots.CostFacts); null: nothing was priced,
+# or the configuration was saved before costs were kept ("cost not recorded").
+COST: dict[str, Any] = {
+    "type": "object",
+    "nullable": True,
+    "description": "The cost per 1M output tokens as the configurator showed it when saved, "
+    "and its basis: rented (the offer) or owned (the purchase and its assumptions). Null: "
+    "not recorded (saved before costs were kept) or nothing priced.",
+    "properties": {
+        "usd_per_million": {
+            **_NUMBER,
+            "description": "USD per 1M output tokens at the aggregate decode speed of "
+            "`sequences` sequences at once: USD/h / (tok/s x 3,600) x 1e6.",
+        },
+        "basis": {"type": "string", "enum": ["rented", "owned"]},
+        "sequences": {"type": "integer", "description": "At this concurrency; 1: per user."},
+        "rented": {
+            "type": "object",
+            "nullable": True,
+            "description": "The cloud offer (basis rented).",
+            "properties": {
+                "provider": STRING,
+                "instance": STRING,
+                "usd_per_hour": {**_NUMBER, "description": "The setup's share of the hour."},
+                "instance_usd_per_hour": _NUMBER,
+                "gpus": {"type": "integer", "description": "GPUs the setup uses."},
+                "offer_gpus": {"type": "integer"},
+                "checked_at": {**TIME, "nullable": True, "description": "Price checked."},
+            },
+        },
+        "owned": {
+            "type": "object",
+            "nullable": True,
+            "description": "Owning the hardware (basis owned; beside a rented cost, the "
+            "owner's figures for owned_usd_per_million).",
+            "properties": {
+                "purchase_usd": _NUMBER,
+                "power_w": _NUMBER,
+                "years": {**_NUMBER, "description": "Paid off over."},
+                "utilization": {**_NUMBER, "description": "Busy share of the day, 0-1."},
+                "usd_per_kwh": _NUMBER,
+                "pue": _NUMBER,
+                "unit": {
+                    "type": "string",
+                    "description": "What the price is for: card (in a host), system, server.",
+                },
+                "gpus": {"type": "integer"},
+                "typed_price": {"type": "boolean"},
+                "base_price": {"type": "boolean"},
+            },
+        },
+        "owned_usd_per_million": _NULL_NUMBER,
+        "serving_usd_per_million": {
+            **_NULL_NUMBER,
+            "description": "The same hour at the serving point (serving_users users).",
+        },
+        "serving_users": {"type": "integer"},
+    },
+}
+
 SUMMARY: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -33,6 +95,7 @@ SUMMARY: dict[str, Any] = {
         "gpus": {"type": "integer"},
         "verdict": {"type": "string", "description": "The saved fit verdict."},
         "per_device_bytes": {"type": "integer"},
+        "cost": COST,
         "saved_by": NULL_STRING,
         "saved_at": TIME,
     },
@@ -67,9 +130,10 @@ EXPORT: dict[str, Any] = {
             "properties": {
                 "version": {
                     "type": "integer",
-                    "description": "The snapshot's format version (2; older snapshots are "
+                    "description": "The snapshot's format version (3; older snapshots are "
                     "answered upgraded).",
                 },
+                "cost": COST,
                 "result": api_schema.RESULT,
                 "setup": JSON_OBJECT,
                 "backend": STRING,

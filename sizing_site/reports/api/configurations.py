@@ -22,8 +22,9 @@ from sizing_site.apikit import budget, schema
 from sizing_site.apikit.errors import Refused, form_errors
 from sizing_site.apikit.inputs import BodyInput, Choice, OptionalText, QueryInput
 from sizing_site.apikit.pagination import NumberedPages
-from sizing_site.configurator.api import setup_query
-from sizing_site.configurator.api_schema import SETUP_PROPERTIES
+from sizing_site.configurator.api import RENT_FIELDS, setup_query
+from sizing_site.configurator.api_schema import RENT_PROPERTIES, SETUP_PROPERTIES
+from sizing_site.configurator.rent_forms import RentBuyForm
 from sizing_site.configurator.state import (
     ConfiguratorState,
     StateError,
@@ -118,7 +119,8 @@ class NameInput(BodyInput):
 
 class SaveInput(NameInput):
     """A name, and the setup as POST /api/v1/estimate/ takes it (absent setup fields at
-    the configurator's defaults). The server sizes it; the slugs are SaveForm's to check."""
+    the configurator's defaults), with its rent-or-buy figures for the cost (absent: the
+    catalog's). The server sizes it; the slugs are SaveForm's to check."""
 
     notes = OptionalText(max_length=NOTES_MAX)
     tags = Tags(TAGS_REQUEST)
@@ -130,7 +132,10 @@ class SaveInput(NameInput):
 
     def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
         # The setup fields are the configurator's (its schema names each).
-        setup = {name: Schemed(schema) for name, schema in SETUP_PROPERTIES.items()}
+        setup = {
+            name: Schemed(schema)
+            for name, schema in {**SETUP_PROPERTIES, **RENT_PROPERTIES}.items()
+        }
         return {**super().get_fields(), **setup}
 
 
@@ -151,6 +156,14 @@ def _pair(
         )
     except StateError as exc:
         raise Refused(exc.errors, exc.status) from None
+
+
+def _check_rent(data: dict[str, str], *, accelerator: Accelerator, gpus: int) -> None:
+    """Rent-or-buy figures the estimate endpoint would refuse are refused here too (400
+    naming the field), not saved as a cost at the catalog's figures."""
+    rent = RentBuyForm.for_card(data, accelerator=accelerator, gpus=gpus)
+    if rent.is_bound and not rent.is_valid():
+        raise Refused(form_errors(rent))
 
 
 def _units(model: LLMModel) -> float:
@@ -199,6 +212,7 @@ def _summary(c: SavedConfiguration) -> dict[str, Any]:
         "gpus": setup.get("gpus"),
         "verdict": result["fit"]["verdict"],
         "per_device_bytes": result.get("per_device_bytes"),
+        "cost": None if snapshot.cost is None else snapshot.cost.to_json(),
         "saved_by": c.created_by.get_username() if c.created_by else None,
         "saved_at": c.created.isoformat(),
     }
@@ -313,6 +327,8 @@ class ConfigurationListApi(ReportsApiView):
                 state = configuration_size(
                     model=model, accelerator=accelerator, data=dict(parse_qsl(clean["query"]))
                 )
+                rent = setup_query(data, RENT_FIELDS)
+                _check_rent(rent, accelerator=accelerator, gpus=state.setup.gpus)
                 saved = services.saved_configuration_create(
                     tenant=self.tenant,
                     user=request.user,
@@ -320,6 +336,7 @@ class ConfigurationListApi(ReportsApiView):
                     notes=clean["notes"],
                     tags=tags if isinstance(tags, list) else clean["tags"],
                     state=state,
+                    data=rent,
                 )
         except StateError as exc:
             raise Refused(exc.errors, exc.status) from None
