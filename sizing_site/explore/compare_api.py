@@ -39,6 +39,31 @@ COLUMN_PATTERN = (  # MAX_GPUS (8) is one digit
     rf"^\s*(?:{_SLUG}:{_SLUG}(?::(?:{_QUANTS})?(?::[1-{MAX_GPUS}]?(?::(?:{_ENGINES})?)?)?)?)?\s*$"
 )
 
+NUMBER_OR_NULL = {"type": "number", "nullable": True}
+COST = {
+    "type": "object",
+    "nullable": True,
+    "description": "The column's cost as the configurator's answer panel gives it (null "
+    "when the column cannot be sized): usd_per_million (output tokens, at the aggregate "
+    "decode speed of `sequences` sequences; null when it does not fit or nothing prices "
+    "it) with its basis: rented (the cheapest public on-demand USD offer with at least "
+    "the column's GPUs: provider, usd_per_hour = the column's share of the instance's "
+    "hour, gpus of offer_gpus) or owned (purchase_usd: the cards, and a host, at the "
+    "catalog price, paid off over three years, busy half of every day); purchase_usd is "
+    "given whenever the catalog prices the hardware.",
+    "properties": {
+        "usd_per_million": NUMBER_OR_NULL,
+        "basis": {"type": "string", "enum": ["rented", "owned", ""]},
+        "sequences": {"type": "integer"},
+        "provider": {"type": "string"},
+        "usd_per_hour": NUMBER_OR_NULL,
+        "gpus": {"type": "integer"},
+        "offer_gpus": {"type": "integer"},
+        "purchase_usd": NUMBER_OR_NULL,
+        "owned_usd_per_million": NUMBER_OR_NULL,
+    },
+}
+
 COMPARE = {
     "type": "object",
     "properties": {
@@ -66,6 +91,7 @@ COMPARE = {
                         "description": "Why the format the column named was dropped for "
                         "the best that fits (the engine does not load it); empty otherwise.",
                     },
+                    "cost": COST,
                     "result": {
                         "type": "object",
                         "additionalProperties": True,
@@ -93,13 +119,22 @@ COMPARE = {
                             "count",
                             "verdict",
                             "share",
+                            "cost",
+                            "usd_per_hour",
+                            "usd",
                         ],
+                        "description": "cost: the column's cost object (as the column's "
+                        "`cost`), or null; usd_per_hour: the rented offer's price for the "
+                        "column's GPUs; usd: the hardware's purchase price.",
                     },
                     "values": {"type": "array", "items": {}},
                     "best": {
                         "type": "array",
                         "items": {"type": "integer"},
-                        "description": "Indexes of the columns with the best value.",
+                        "description": "Indexes of the columns with the best value: only on "
+                        "the rows where more (decode, prefill) or less (ttft, cost, "
+                        "cloud_price, hardware_price) is clearly better, among the columns "
+                        "that fit and whose speed published measurements back.",
                     },
                 },
             },
@@ -231,5 +266,6 @@ def _column_data(name: str, column: CompareColumn) -> dict[str, Any]:
         "engine": choice.engine if choice else "",
         "backend": choice.backend if choice else "",
         "quant_note": column.note,
+        "cost": None if column.cost is None else column.cost.to_json(),
         "result": column.result,
     }

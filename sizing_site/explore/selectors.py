@@ -207,14 +207,3 @@ def popular_pairs() -> list[Pair]:
         for m, a, ctx in POPULAR_PAIRS
         if m in models_by_slug and a in cards_by_slug
     ]
-
-
-def explore_models_light() -> list[LLMModel]:
-    """Slugs and names of the models with a config (the compare form's choices)."""
-    return list(LLMModel.objects.exclude(config={}).only("slug", "name").order_by("name"))
-
-
-def curated_cards() -> list[Accelerator]:
-    """Curated cards for the compare form's suggestions; any other slug may be typed."""
-    cards = Accelerator.objects.filter(curated=True, memory_gb__gt=0, bandwidth_gbps__gt=0)
-    return list(cards.only("slug", "name", "vendor").order_by("vendor", "name"))

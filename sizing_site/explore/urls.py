@@ -9,4 +9,5 @@ urlpatterns = [
     path("gpus/<slug:accelerator_slug>/", views.gpu_models, name="gpu-models"),
     path("search/", views.search, name="search"),
     path("compare/", compare_views.compare, name="compare"),
+    path("compare/pick/", compare_views.compare_pick_options, name="compare-pick"),
 ]

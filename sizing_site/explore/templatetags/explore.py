@@ -12,6 +12,9 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.http import urlencode
 from django.utils.translation import gettext_lazy as _
 
+from estimator import quality
+from sizing_site.configurator.fields import tier_label
+
 register = template.Library()
 
 FIT_LABELS = {
@@ -34,6 +37,9 @@ COMPARE_LABELS = {
     "ttft": _("Time to first token (s)"),
     "max_context": _("Longest context that fits (tokens)"),
     "max_sequences": _("Concurrent sequences that fit"),
+    "cost": _("Cost per 1M output tokens"),
+    "cloud_price": _("Cloud price (cheapest offer)"),
+    "hardware_price": _("Hardware price (to own)"),
 }
 # Why a compare column has no figures (explore.compare.CompareColumn.error); any other
 # error is the message of the configurator state's refusal.
@@ -123,6 +129,19 @@ def fit_label(verdict: str) -> str:
 def fit_class(verdict: str) -> str:
     """The fit's CSS class: ok, tight, or no (does not fit, or no engine)."""
     return FIT_CLASSES.get(verdict, "fit-no")
+
+
+@register.filter
+def quality_tier(quant: str | None) -> str:
+    """A weights format's quality tier (estimator.quality: "recommended", "good",
+    "degraded", "experimental"; "" when unknown): the tier badge's class."""
+    return (quality.tier_of(quant) or "") if quant else ""
+
+
+@register.filter
+def tier_name(quant: str | None) -> str:
+    """A weights format's quality tier in the reader's language."""
+    return tier_label(quant) if quant else ""
 
 
 @register.filter
