@@ -5,6 +5,8 @@ from django.urls import include, path
 
 from sizing_site.core import views as core_views
 from sizing_site.explore import views as explore_views
+from sizing_site.orgarea import urls as orgarea_urls
+from sizing_site.tenancy import urls as tenancy_urls
 from sizing_site.tenancy import views as tenancy_views
 
 # API addresses no route matches answer in the API's error shape (sizing_site.apikit.errors).
@@ -34,7 +36,9 @@ urlpatterns += i18n_patterns(
         auth_views.PasswordChangeDoneView.as_view(),
         name="password_change_done",
     ),
-    path("", include("sizing_site.tenancy.urls")),
+    # The tenancy namespace, with the org overview (tenancy:dashboard), which lists every
+    # app's rows and so lives above them (sizing_site.orgarea; tenancy imports no app).
+    path("", include((orgarea_urls.urlpatterns + tenancy_urls.urlpatterns, "tenancy"))),
     path("", include("catalog.urls")),
     path("", include("sizing_site.prices.urls")),
     path("", include("sizing_site.configurator.urls")),

@@ -14,8 +14,16 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
 from django.http import Http404
+from django.utils.translation import gettext as _
 
-from sizing_site.tenancy.models import Invitation, Membership, Organization, Role, TenantOwned
+from sizing_site.tenancy.models import (
+    Invitation,
+    InvitationStatus,
+    Membership,
+    Organization,
+    Role,
+    TenantOwned,
+)
 
 M = TypeVar("M", bound=TenantOwned)
 
@@ -91,3 +99,37 @@ def invitation_for_invitee(
     except (Invitation.DoesNotExist, ValidationError, ValueError, TypeError) as exc:
         raise Http404 from exc
     return Invitee(invitation=invitation, user=user)
+
+
+class SignupRefused(Exception):
+    """A sign-up link that does not open: the message says why (shown to the holder).
+    `status` is the page's answer: 404 for a token nobody issued, 410 for one that no
+    longer opens."""
+
+    def __init__(self, message: str, *, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def invitation_for_signup(token: str) -> Invitation:
+    """The invitation behind a sign-up link's token, while it may still be used.
+
+    The token is the credential (as a share link's): the lookup is by its SHA-256 across
+    organizations, never by an org the caller names. A used, revoked or expired link says
+    so, which tells its holder only about their own invitation."""
+    invitation: Invitation | None = (
+        Invitation.objects.for_signup_token(token).select_related("organization").first()
+        if token
+        else None
+    )
+    if invitation is None:
+        raise SignupRefused(_("This sign-up link is not valid."), status=404)
+    if invitation.status == InvitationStatus.REVOKED:
+        raise SignupRefused(_("This invitation was withdrawn by the organization."), status=410)
+    if invitation.status != InvitationStatus.PENDING:
+        raise SignupRefused(_("This sign-up link has already been used."), status=410)
+    if not invitation.is_live:
+        raise SignupRefused(
+            _("This invitation has expired; ask the organization for a new one."), status=410
+        )
+    return invitation

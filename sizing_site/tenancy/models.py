@@ -5,6 +5,7 @@ Rows an organization owns are read through the fail-closed managers of `catalog.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -105,10 +106,27 @@ class InvitationStatus(models.TextChoices):
     DECLINED = "declined", _("declined")
     REVOKED = "revoked", _("revoked")
     EXPIRED = "expired", _("expired")
+    # Sign-up by link: the invitee made an account, which waits for an org admin.
+    AWAITING = "awaiting", _("awaiting approval")
+    REJECTED = "rejected", _("rejected")
+
+
+def signup_token_hash(token: str) -> str:
+    """What the database keeps of a sign-up link's token: its SHA-256 (hex), as for share
+    links (256 random bits need no salt or slow hash)."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class InvitationManager(TenantManager):
-    scopes = ("for_organization", "addressed_to")
+    scopes = ("for_organization", "addressed_to", "for_signup_token")
+
+    def for_signup_token(self, token: str) -> models.QuerySet[Any]:
+        """The invitation a sign-up link's token opens, whatever its state (the page says
+        why a used, revoked or expired one no longer opens). The token is the credential,
+        as a share link's is: the lookup is by its hash across organizations."""
+        if not token:
+            raise TenantRequired("Invitation: no sign-up token given")
+        return self._unscoped().filter(signup_token_hash=signup_token_hash(token))
 
     def addressed_to(self, user: AbstractBaseUser) -> models.QuerySet[Any]:
         """Live invitations for this user across organizations (the invitee's own page).
@@ -159,6 +177,22 @@ class Invitation(TenantOwned):
     created = models.DateTimeField(_("created"), auto_now_add=True)
     expires_at = models.DateTimeField(_("expires"))
     closed_at = models.DateTimeField(_("closed"), null=True, blank=True)
+    # An invitation to an e-mail address carries a sign-up link for someone without an
+    # account: the database keeps the token's SHA-256 ("" for none), the admin sees the
+    # link once (`signup_token`, set on a new invitation only).
+    signup_token_hash = models.CharField(
+        _("sign-up token hash"), max_length=64, blank=True, default="", editable=False
+    )
+    signup_token: str = ""
+    # The account made through the link: inactive until an org admin approves it.
+    signup_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("signed up as"),
+    )
 
     all_tenants: ClassVar[models.Manager[Any]] = models.Manager()
     objects: ClassVar[InvitationManager] = InvitationManager()
@@ -175,7 +209,12 @@ class Invitation(TenantOwned):
                 "organization",
                 condition=models.Q(status="pending"),
                 name="unique_pending_invitation_per_identifier_and_org",
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["signup_token_hash"],
+                condition=~models.Q(signup_token_hash=""),
+                name="unique_invitation_signup_token_hash",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -7,12 +7,15 @@ from their own account. An invitation never tells the admin whether an account e
 from __future__ import annotations
 
 import logging
+import secrets
 import time
 from collections.abc import Callable
 from datetime import timedelta
 from typing import TypeVar
 
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.db import IntegrityError, OperationalError, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
@@ -25,6 +28,7 @@ from sizing_site.tenancy.models import (
     Membership,
     Organization,
     Role,
+    signup_token_hash,
 )
 
 INVITATION_LIFETIME = timedelta(days=14)
@@ -63,8 +67,19 @@ def _close(rows: QuerySet[Invitation], *, status: str, by: User | None) -> int:
     )
 
 
+def _signup_token(identifier: str) -> str:
+    """A fresh sign-up token for an invitation to an e-mail address, "" for a username.
+    Every address gets one, account or not, so the admin still learns nothing of accounts."""
+    try:
+        validate_email(identifier)
+    except ValidationError:
+        return ""
+    return secrets.token_urlsafe(32)  # 256 random bits, as a share link's
+
+
 def invitation_create(*, tenant: Tenant, identifier: str, role: str) -> Invitation:
-    """Record an invitation; whether an account matches `identifier` is deliberately unused."""
+    """Record an invitation; whether an account matches `identifier` is deliberately unused.
+    One to an e-mail address carries `signup_token` (services.signup_complete)."""
     identifier = identifier.strip()
     _ensure_not_a_member(tenant, identifier)
     now = timezone.now()
@@ -75,13 +90,17 @@ def invitation_create(*, tenant: Tenant, identifier: str, role: str) -> Invitati
                 identifier__iexact=identifier, expires_at__lte=now
             )
             _close(expired, status=InvitationStatus.EXPIRED, by=None)
-            return Invitation.all_tenants.create(
+            token = _signup_token(identifier)
+            invitation: Invitation = Invitation.all_tenants.create(
                 organization=tenant.organization,
                 identifier=identifier,
                 role=Role(role),
                 inviter=tenant.membership.user,
                 expires_at=now + INVITATION_LIFETIME,
+                signup_token_hash=signup_token_hash(token) if token else "",
             )
+            invitation.signup_token = token  # shown once, on the page that invites
+            return invitation
     except IntegrityError:
         raise MembershipError(
             _("An invitation for %(who)s is already pending.") % {"who": identifier}
@@ -216,3 +235,69 @@ def membership_remove(*, tenant: Tenant, code: object) -> Membership:
         return membership
 
     return retry_on_conflict(remove)
+
+
+# --- sign-up by link, for invitees without an account --------------------------------
+
+
+def signup_complete(*, invitation: Invitation, username: str, password: str) -> User:
+    """Make the invitee's account from a sign-up link: inactive (it cannot sign in) until
+    an org admin approves it (signup_approve), with the invitation's address as its e-mail.
+
+    The invitation moves from pending to awaiting in one UPDATE (the compare-and-swap): a
+    second submit of the same link, or an admin revoking meanwhile, makes nothing."""
+    email = invitation.identifier
+    if User.objects.filter(email__iexact=email).exists():
+        # The link's holder is the address's owner: telling them is no leak to the admin.
+        raise MembershipError(
+            _(
+                "An account with this e-mail address exists already: sign in and accept "
+                "the invitation under “Your invitations”."
+            )
+        )
+    try:
+        with transaction.atomic():
+            user = User.objects.create_user(username, email, password, is_active=False)
+            open_now = Invitation.objects.for_organization(invitation.organization).filter(
+                pk=invitation.pk, status=InvitationStatus.PENDING, expires_at__gt=timezone.now()
+            )
+            if not open_now.update(status=InvitationStatus.AWAITING, signup_user=user):
+                raise MembershipError(_("This sign-up link has already been used."))
+    except IntegrityError:  # another sign-up took the name a moment ago
+        raise MembershipError(_("A user with that username already exists.")) from None
+    return user
+
+
+def _decide(tenant: Tenant, code: object, status: str) -> Invitation:
+    """Close the org's sign-up `code` as `status` if it still awaits approval, in one
+    UPDATE (two admins deciding at once: the first wins), else MembershipError."""
+    invitation = get_owned_or_404(tenant, Invitation, code)
+    still = tenant.scoped(Invitation).filter(pk=invitation.pk, status=InvitationStatus.AWAITING)
+    closed = still.update(status=status, closed_by=tenant.membership.user, closed_at=timezone.now())
+    if not closed or invitation.signup_user is None:
+        raise MembershipError(_("This sign-up no longer awaits approval."))
+    return invitation
+
+
+def signup_approve(*, tenant: Tenant, code: object) -> Membership:
+    """An org admin lets a signed-up invitee in: the account becomes active and joins the
+    organization with the invitation's role."""
+    with transaction.atomic():
+        invitation = _decide(tenant, code, InvitationStatus.ACCEPTED)
+        user = invitation.signup_user
+        assert user is not None  # _decide refused a sign-up without its account
+        user.is_active = True
+        user.save(update_fields=["is_active"])
+        membership, _created = Membership.all_tenants.get_or_create(
+            organization=tenant.organization, user=user, defaults={"role": invitation.role}
+        )
+    return membership
+
+
+def signup_reject(*, tenant: Tenant, code: object) -> None:
+    """An org admin turns a sign-up away: the inactive account made through the link is
+    deleted (it never signed in and belongs to nothing), so its name is free again."""
+    with transaction.atomic():
+        user = _decide(tenant, code, InvitationStatus.REJECTED).signup_user
+        if user is not None and not user.is_active and user.last_login is None:
+            user.delete()

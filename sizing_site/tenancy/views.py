@@ -9,11 +9,20 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import translation
 from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
+from django.views.decorators.debug import sensitive_post_parameters
 
 from sizing_site.tenancy import services
-from sizing_site.tenancy.access import Tenant, invitation_for_invitee, tenant_for
-from sizing_site.tenancy.forms import InvitationForm, RoleForm
+from sizing_site.tenancy.access import (
+    SignupRefused,
+    Tenant,
+    invitation_for_invitee,
+    invitation_for_signup,
+    tenant_for,
+)
+from sizing_site.tenancy.forms import InvitationForm, RoleForm, SignupForm
 from sizing_site.tenancy.models import Organization, Role
 from sizing_site.tenancy.selectors import (
     demo_login_seeded,
@@ -21,7 +30,9 @@ from sizing_site.tenancy.selectors import (
     invitation_list_for_user,
     membership_list,
     membership_list_for_user,
+    signup_list,
 )
+from sizing_site.tenancy.throttle import signup_failed, signup_locked
 
 
 class LoginView(auth_views.LoginView):
@@ -49,12 +60,6 @@ def orgs(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def dashboard(request: HttpRequest, org_slug: str) -> HttpResponse:
-    tenant = tenant_for(request.user, org_slug)
-    return render(request, "tenancy/dashboard.html", {"tenant": tenant})
-
-
-@login_required
 def members(request: HttpRequest, org_slug: str) -> HttpResponse:
     # Members see the list; only admins post invitations (one membership lookup either way).
     posting = request.method == "POST"
@@ -64,17 +69,29 @@ def members(request: HttpRequest, org_slug: str) -> HttpResponse:
         form = InvitationForm(request.POST)
         if form.is_valid():
             try:
-                services.invitation_create(tenant=tenant, **form.cleaned_data)
+                invitation = services.invitation_create(tenant=tenant, **form.cleaned_data)
             except services.MembershipError as exc:
                 form.add_error("identifier", str(exc))
             else:
                 messages.success(request, _invited_message())
-                return redirect("tenancy:members", org_slug=org_slug)
+                if not invitation.signup_token:
+                    return redirect("tenancy:members", org_slug=org_slug)
+                # Rendered by the POST itself: the sign-up link is shown this once.
+                link = signup_address(request, invitation.signup_token)
+                return _members_page(request, tenant, InvitationForm(), status=200, link=link)
     return _members_page(request, tenant, form, status=400 if form.errors else 200)
 
 
+def signup_address(request: HttpRequest, token: str) -> str:
+    """A sign-up link's address, without a language prefix (as a share link's): the
+    invitee gets the page in their own language."""
+    path = reverse("tenancy:signup", args=[token])
+    prefix = translation.get_language_from_path(path)
+    return request.build_absolute_uri(path.removeprefix(f"/{prefix}") if prefix else path)
+
+
 def _members_page(
-    request: HttpRequest, tenant: Tenant, form: InvitationForm, *, status: int
+    request: HttpRequest, tenant: Tenant, form: InvitationForm, *, status: int, link: str = ""
 ) -> HttpResponse:
     is_admin = tenant.can(Role.ADMIN)
     context = {
@@ -82,6 +99,8 @@ def _members_page(
         "is_admin": is_admin,
         "memberships": membership_list(tenant=tenant),
         "invitations": invitation_list(tenant=tenant) if is_admin else [],
+        "signups": signup_list(tenant=tenant) if is_admin else [],
+        "signup_url": link,
         "form": form,
         "roles": Role.choices,
         "invitation_days": services.INVITATION_LIFETIME.days,
@@ -200,3 +219,60 @@ def invitation_decline(request: HttpRequest, org_slug: str, code: UUID) -> HttpR
         lambda org: _("Invitation declined."),
         "tenancy:invitations",
     )
+
+
+@login_required
+def signup_approve(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
+    return _admin_post(
+        request, org_slug, code, services.signup_approve, _("Account approved; it may sign in now.")
+    )
+
+
+@login_required
+def signup_reject(request: HttpRequest, org_slug: str, code: UUID) -> HttpResponse:
+    return _admin_post(
+        request,
+        org_slug,
+        code,
+        services.signup_reject,
+        _("Sign-up rejected; the account is deleted."),
+    )
+
+
+@never_cache
+@sensitive_post_parameters("password1", "password2")
+def signup(request: HttpRequest, token: str) -> HttpResponse:
+    """An invitee without an account makes one from the link the admin passed on: the
+    account is inactive until an org admin approves it. Links that do not open count as
+    failed logins from this address (tenancy.throttle)."""
+    if signup_locked(request):
+        return _signup_refused(request, _locked_message(), status=429)
+    try:
+        invitation = invitation_for_signup(token)
+    except SignupRefused as exc:
+        if signup_failed(request):
+            return _signup_refused(request, _locked_message(), status=429)
+        return _signup_refused(request, str(exc), status=exc.status)
+    form = SignupForm(request.POST if request.method == "POST" else None)
+    if form.is_valid():
+        try:
+            services.signup_complete(
+                invitation=invitation,
+                username=form.cleaned_data["username"],
+                password=form.cleaned_data["password1"],
+            )
+        except services.MembershipError as exc:
+            form.add_error(None, str(exc))
+        else:
+            context = {"organization": invitation.organization, "done": True}
+            return render(request, "tenancy/signup.html", context)
+    context = {"organization": invitation.organization, "invitation": invitation, "form": form}
+    return render(request, "tenancy/signup.html", context, status=400 if form.errors else 200)
+
+
+def _locked_message() -> str:
+    return _("Too many sign-up links from your address did not open; try again later.")
+
+
+def _signup_refused(request: HttpRequest, message: str, *, status: int) -> HttpResponse:
+    return render(request, "tenancy/signup.html", {"refused": message}, status=status)

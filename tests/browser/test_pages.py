@@ -216,6 +216,9 @@ NOT_PAGES: set[str] = {
     # A sign-up link's page takes a token shown once; tests/browser/test_org_area.py
     # visits it.
     "tenancy:signup",
+    # The compare editor's combobox options (an HTMX fragment); tests/browser/
+    # test_compare_ui.py drives it.
+    "explore:compare-pick",
     "planner:save",
     "planner:saved-recompute",
     "planner:saved-rename",

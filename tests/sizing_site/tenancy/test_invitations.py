@@ -144,7 +144,7 @@ class InvitationViewTests(InvitationTestCase):
 
     def test_the_admin_gets_the_same_answer_whether_or_not_an_account_exists(self) -> None:
         existing = self.post_invite("dave")
-        missing = self.post_invite("nobody@nowhere.example")
+        missing = self.post_invite("nobody")
         assert existing == missing
         assert existing[0] == 302
         assert existing[2] == [
@@ -154,7 +154,23 @@ class InvitationViewTests(InvitationTestCase):
         identifiers = Invitation.objects.for_organization(self.org_a).values_list(
             "identifier", flat=True
         )
-        assert sorted(identifiers) == ["dave", "nobody@nowhere.example"]
+        assert sorted(identifiers) == ["dave", "nobody"]
+
+    def test_every_e_mail_invitation_shows_a_sign_up_link_account_or_not(self) -> None:
+        # An address with an account (Dave's) and one without get the same page: a
+        # sign-up link each, so the link tells the admin nothing about accounts.
+        self.client.force_login(self.alice)
+        pages = []
+        for address in ("dave@x.example", "nobody@nowhere.example"):
+            response = self.client.post(
+                self.members_url(), {"identifier": address, "role": "viewer"}
+            )
+            assert response.status_code == 200
+            url = response.context["signup_url"]
+            assert url.startswith("http://testserver/join/"), url
+            pages.append(response.content.decode().replace(url, "<link>"))
+        assert pages[0].count("<link>") == pages[1].count("<link>") == 1
+        assert "Invitation recorded;" in pages[0] and "Invitation recorded;" in pages[1]
 
     def test_the_invitee_accepts_from_their_own_account(self) -> None:
         invitation = self.invite("dave@x.example")
@@ -223,12 +239,13 @@ class InvitationViewTests(InvitationTestCase):
     def test_the_members_page_stays_flat_as_invitations_grow(self) -> None:
         self.client.force_login(self.alice)
         self.invite("one@x.example")
-        # Session, user, tenant, members, invitations (with their inviters) and the
-        # header's memberships: six, however many invitations there are.
-        with self.assertNumQueries(6):
+        # Session, user, tenant, members, invitations (with their inviters), sign-ups
+        # awaiting approval and the header's memberships: seven, however many
+        # invitations there are.
+        with self.assertNumQueries(7):
             self.client.get(self.members_url())
         for n in range(5):
             self.invite(f"more{n}@x.example")
-        with self.assertNumQueries(6):
+        with self.assertNumQueries(7):
             page = self.client.get(self.members_url())
         assert page.content.decode().count("/revoke/") == 6
