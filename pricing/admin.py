@@ -14,7 +14,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from pricing import selectors, services
-from pricing.forms import outbound_url_validator
+from pricing.forms import outbound_url_validator, spot_price_check
 from pricing.models import (
     CloudOffer,
     CloudProvider,
@@ -148,8 +148,41 @@ def rematch(
     )
 
 
+class CloudOfferForm(forms.ModelForm):
+    class Meta:
+        model = CloudOffer
+        fields = [
+            "provider",
+            "source",
+            "organization",
+            "sku",
+            "region",
+            "accelerator",
+            "gpu_name",
+            "gpu_count",
+            "vram_total_gb",
+            "on_demand_per_hour",
+            "spot_per_hour",
+            "currency",
+            "billing_granularity",
+            "checked_at",
+            "source_note",
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned: dict[str, Any] = super().clean() or {}
+        try:
+            spot_price_check(
+                spot=cleaned.get("spot_per_hour"), on_demand=cleaned.get("on_demand_per_hour")
+            )
+        except forms.ValidationError as exc:
+            self.add_error("spot_per_hour", exc)
+        return cleaned
+
+
 @admin.register(CloudOffer)
 class CloudOfferAdmin(admin.ModelAdmin):
+    form = CloudOfferForm
     list_display = [
         "sku",
         "provider",

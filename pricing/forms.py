@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
@@ -19,3 +21,18 @@ def outbound_url_validator(url: str) -> None:
         raise forms.ValidationError(
             _("This address cannot be used: %(reason)s."), code="outbound", params={"reason": exc}
         ) from None
+
+
+def spot_price_check(*, spot: Decimal | None, on_demand: Decimal | None) -> None:
+    """Refuse a spot price above the on-demand price of the same offer: spot capacity is the
+    interruptible discount on that instance, so a higher figure is a transcription error
+    (another SKU's price), as the feed import (pricing.fetchers.base.offer_check) says too."""
+    if spot is not None and on_demand is not None and spot > on_demand:
+        raise forms.ValidationError(
+            _(
+                "The spot price (%(spot)s) is above the on-demand price (%(on_demand)s): spot "
+                "is the interruptible discount on the same instance."
+            ),
+            code="spot_above_on_demand",
+            params={"spot": spot, "on_demand": on_demand},
+        )

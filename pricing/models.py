@@ -8,6 +8,7 @@ organisation is the web layer's model, named here by its lazy reference "tenancy
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any, ClassVar
@@ -20,6 +21,9 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from catalog.scoping import OrgOptionalManager
+
+# A web address in an offer's source note (http or https only: it becomes a link).
+_URL = re.compile(r"https?://[^\s'\"<>]+")
 
 
 class BillingModel(models.TextChoices):
@@ -238,8 +242,23 @@ class CloudOffer(models.Model):
         return None if self.spot_per_hour is None else self.spot_per_hour / self.gpu_count
 
     @property
+    def is_live(self) -> bool:
+        """Refreshed by a price source (a fetcher or an organisation's feed); a seeded or
+        hand-entered price has none and stays as it was transcribed."""
+        return self.source_id is not None
+
+    @property
     def is_stale(self) -> bool:
-        return self.checked_at < stale_cutoff()
+        """A live price not refreshed for PRICES_STALE_AFTER_HOURS. A seeded price is never
+        stale: it is shown "as of" its date, with its source."""
+        return self.is_live and self.checked_at < stale_cutoff()
+
+    @property
+    def source_url(self) -> str:
+        """Where the price can be checked: the first web address in the source note (the
+        page a seeded price was transcribed from), else the provider's website."""
+        found = _URL.search(self.source_note)
+        return found.group(0).rstrip(".,;:)") if found else self.provider.website
 
 
 def stale_cutoff() -> Any:

@@ -12,6 +12,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, PermissionDenied
 from django.utils.log import DEFAULT_LOGGING
 from rest_framework import exceptions as drf
@@ -55,9 +56,10 @@ class RefusalWithoutTraceback(logging.Filter):
 
 
 # A public share address: a saved configuration's /r/<token>/ or a saved plan's
-# /s/plan/<token>/, behind a language prefix (/en/r/...) or not (which redirects there).
+# /s/plan/<token>/, or an invitation's sign-up link /join/<token>/, behind a language
+# prefix (/en/r/...) or not (which redirects there).
 # The token is the report's only credential: whoever reads the log must not open it.
-SHARE_ADDRESS = re.compile(r"(/r/|/s/plan/)[^/\s?#'\"<>]+")
+SHARE_ADDRESS = re.compile(r"(/r/|/s/plan/|/join/)[^/\s?#'\"<>]+")
 
 
 def redact_share_tokens(text: str) -> str:
@@ -88,6 +90,21 @@ class ShareTokenFilter(logging.Filter):
             if key not in _STANDARD and isinstance(value, str):
                 setattr(record, key, redact_share_tokens(value))
         return True
+
+
+class RequestLineOnce(logging.Filter):
+    """Drops runserver's line for a request our request log (sizing_site.request, one line
+    with the request id, status and duration) already has: in development each request was
+    printed twice. Static files are served before the middleware, so their lines stay, as
+    do runserver's other messages."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if record.msg != '"%s" %s %s' or not isinstance(args, tuple) or not args:
+            return True  # not a request line: the server's own message
+        parts = str(args[0]).split(" ")
+        path = parts[1] if len(parts) > 1 else ""
+        return path.startswith("/" + settings.STATIC_URL.lstrip("/"))
 
 
 def _loggable(value: object) -> str:
@@ -125,7 +142,7 @@ def logging_config(*, log_format: str, level: str) -> dict[str, Any]:
     )
     # runserver's request lines, as Django sets them up, plus the share-token filter.
     server = copy.deepcopy(DEFAULT_LOGGING["loggers"]["django.server"])
-    server["filters"] = ["share_tokens"]
+    server["filters"] = ["share_tokens", "request_line_once"]
     return {
         "version": 1,
         "disable_existing_loggers": False,
@@ -133,6 +150,7 @@ def logging_config(*, log_format: str, level: str) -> dict[str, Any]:
             "request_id": {"()": RequestIdFilter},
             "refusal_without_traceback": {"()": RefusalWithoutTraceback},
             "share_tokens": {"()": ShareTokenFilter},
+            "request_line_once": {"()": RequestLineOnce},
         },
         "formatters": {
             "default": formatter,

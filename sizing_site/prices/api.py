@@ -114,7 +114,9 @@ class PriceOffer(serializers.Serializer[Any]):
     source = serializers.SerializerMethodField()  # type: ignore[assignment]
     checked_at = serializers.DateTimeField(help_text="When the price was last fetched.")
     stale = serializers.BooleanField(
-        source="is_stale", help_text="Checked longer ago than the site's staleness limit."
+        source="is_stale",
+        help_text="A live source's price checked longer ago than the site's staleness limit; "
+        "a seeded price is never stale (it is dated by checked_at).",
     )
 
     def get_region(self, offer: CloudOffer) -> str | None:

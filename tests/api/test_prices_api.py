@@ -179,7 +179,8 @@ class OfferListTests(PricesApiTestCase):
         # A known seed row: AWS p5.48xlarge, 55.04 for 8 GPUs, 6.88 per GPU-hour.
         p5 = next(r for r in self.offers(accelerator=H100) if r["sku"] == "p5.48xlarge")
         assert (p5["gpu_count"], p5["on_demand_per_gpu_hour"]) == (8, 6.88)
-        assert p5["on_demand_per_hour"] == 55.04 and p5["stale"] is True
+        # Seeded (no live source): dated by checked_at, never stale.
+        assert p5["on_demand_per_hour"] == 55.04 and p5["stale"] is False
 
     def test_a_negotiated_offer_reaches_its_own_orgs_members_only(self) -> None:
         def skus(client: Client) -> set[str]:

@@ -19,7 +19,7 @@ from catalog.sizing.cache import bump_catalog_version
 from estimator import cost
 from estimator.api import result_to_dict
 from pricing import costs
-from pricing.models import CloudOffer, CloudProvider
+from pricing.models import CloudOffer, CloudProvider, PriceSource, SourceKind
 from tests.cast import CastTestCase
 from tests.configurator.test_views import GLM_AIR, a100
 
@@ -129,7 +129,10 @@ class ConfiguratorCost(CastTestCase):
         assert "There is no cloud offer to compare with" in body
 
     def test_stale_prices_are_flagged_with_their_age(self) -> None:
-        old = self.offer("acme-old", "0.44", checked_at=timezone.now() - timedelta(days=10))
+        feed = PriceSource.all_orgs.create(provider=self.acme, kind=SourceKind.FEED)
+        old = self.offer(
+            "acme-old", "0.44", checked_at=timezone.now() - timedelta(days=10), source=feed
+        )
         self.offer("acme-new", "0.50")
         body = self.get().content.decode()
         # Once in the offer's row, as a badge with the date it was last checked (no "stale:

@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils import formats, timezone, translation
 
 from catalog.models import Accelerator
-from pricing.models import CloudOffer, CloudProvider
+from pricing.models import CloudOffer, CloudProvider, PriceSource, SourceKind
 from tests.cast import CastTestCase
 
 
@@ -62,8 +62,11 @@ class PricesPageTexts(CastTestCase):
             name="Acme", slug="acme", website="https://acme.example"
         )
         now = timezone.now()
+        # A live feed refreshes these two: only such a price goes stale.
+        feed = PriceSource.all_orgs.create(provider=cls.provider, kind=SourceKind.FEED)
         cls.fresh = CloudOffer.all_orgs.create(
             provider=cls.provider,
+            source=feed,
             sku="acme-h100x8",
             accelerator=cls.priced,
             gpu_count=8,
@@ -73,6 +76,7 @@ class PricesPageTexts(CastTestCase):
         )
         cls.old = CloudOffer.all_orgs.create(
             provider=cls.provider,
+            source=feed,
             sku="acme-h100x1",
             accelerator=cls.priced,
             gpu_count=1,

@@ -61,11 +61,13 @@ def test_runservers_request_lines_are_filtered_and_still_written() -> None:
     handler.emit = lambda record: lines.append(record.getMessage())  # type: ignore[method-assign]
     server.addHandler(handler)
     try:
-        # As django.core.servers.basehttp.WSGIRequestHandler.log_message writes it.
+        # As django.core.servers.basehttp.WSGIRequestHandler.log_message writes it. A page's
+        # line is left to our request log (logconfig.RequestLineOnce); a static file's stays.
         server.warning('"%s" %s %s', f"GET /en/s/plan/{TOKEN}/ HTTP/1.1", "404", "179")
+        server.warning('"%s" %s %s', f"GET /static/r/{TOKEN}/x.css HTTP/1.1", "404", "179")
     finally:
         server.removeHandler(handler)
-    assert lines == ['"GET /en/s/plan/<token>/ HTTP/1.1" 404 179']
+    assert lines == ['"GET /static/r/<token>/x.css HTTP/1.1" 404 179']
 
 
 def test_the_filter_rewrites_message_arguments_and_extra_text() -> None:
