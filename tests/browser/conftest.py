@@ -419,13 +419,17 @@ def shared_contexts(browser: Browser, server: Server) -> Iterator[dict[object, B
         context.close()
 
 
+# The new_page fixture's type, for the tests that take it.
+NewPage = Callable[..., tuple[Page, Watch]]
+
+
 @pytest.fixture
 def new_page(
     browser: Browser,
     server: Server,
     shared_contexts: dict[object, BrowserContext],
     request: pytest.FixtureRequest,
-) -> Iterator[Callable[..., tuple[Page, Watch]]]:
+) -> Iterator[NewPage]:
     """new_page(viewport=..., state=..., allow_status=..., shared=False) -> (page, watch).
     A fresh browser context each time, or with shared=True one reused across tests for
     the same login and viewport (never for a test that logs in or out). On failure each

@@ -3,16 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page
 
-from tests.browser.conftest import DESKTOP, PHONE, Saved, Server, Watch, run_axe, visit
+from tests.browser.conftest import DESKTOP, PHONE, NewPage, Saved, Server, run_axe, visit
 from tests.browser.test_pages import PAGES, page_path
-
-NewPage = Callable[..., tuple[Page, Watch]]
 
 MAIN_PAGES = [
     "login",

@@ -7,27 +7,24 @@ open."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from tests.browser.conftest import (
     CARD,
     DESKTOP,
     MODEL,
     PHONE,
+    NewPage,
     Server,
-    Watch,
     overflow,
     run_axe,
     settle,
     visit,
 )
-
-NewPage = Callable[..., tuple[Page, Watch]]
 
 
 def columns_in(url: str) -> list[str]:

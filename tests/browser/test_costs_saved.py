@@ -8,15 +8,13 @@ prices and offers)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import DESKTOP, PHONE, Saved, Watch, overflow, settle
+from tests.browser.conftest import DESKTOP, PHONE, NewPage, Saved, Watch, overflow, settle
 
-NewPage = Callable[..., tuple[Page, Watch]]
 # The figure as each language writes it: 1.23 in English, 1,23 in German.
 FIGURE = {"en": re.compile(r"^\d[\d,]*\.\d{2}$"), "de": re.compile(r"^\d[\d.]*,\d{2}$")}
 BASIS = re.compile(r"(rented: [\d.,]+ USD/h on \S|owned: [\d.,]+ USD over [\d.,]+ years?)")

@@ -5,15 +5,12 @@ visible and end above the fold, for a card with a cloud offer and a purchase pri
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
-from tests.browser.conftest import CARD, CARD_2, DESKTOP, MODEL, Server, Watch
-
-NewPage = Callable[..., tuple[Page, Watch]]
+from tests.browser.conftest import CARD, CARD_2, DESKTOP, MODEL, NewPage, Server
 
 ANSWERS = ["verdict", "decode", "ttft", "cost"]
 

@@ -20,15 +20,13 @@ from tests.browser.conftest import (
     MODEL,
     ORG,
     PHONE,
+    NewPage,
     Server,
-    Watch,
     create_share_link,
     log_in,
     overflow,
     save_configuration,
 )
-
-NewPage = Callable[..., tuple[Page, Watch]]
 
 
 def query_of(url: str) -> dict[str, list[str]]:

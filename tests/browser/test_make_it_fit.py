@@ -7,20 +7,19 @@ moves to seqs=3, and the verdict changes to one that runs. In English and German
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from tests.browser.conftest import (
     CARD,
     DESKTOP,
     MODEL,
     PHONE,
+    NewPage,
     Server,
-    Watch,
     localized_numbers_in_attributes,
     overflow,
     run_axe,
@@ -28,7 +27,6 @@ from tests.browser.conftest import (
     visit,
 )
 
-NewPage = Callable[..., tuple[Page, Watch]]
 EIGHT = "engine=llama.cpp&quant=Q8_0&ctx=32768&seqs=8"
 
 

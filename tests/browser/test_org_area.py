@@ -7,15 +7,22 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import DESKTOP, ORG, PHONE, Server, Watch, overflow, run_axe, visit
-
-NewPage = Callable[..., tuple[Page, Watch]]
+from tests.browser.conftest import (
+    DESKTOP,
+    ORG,
+    PHONE,
+    NewPage,
+    Server,
+    Watch,
+    overflow,
+    run_axe,
+    visit,
+)
 
 VARIANTS = {
     "en-1366": ("en", DESKTOP),

@@ -9,13 +9,11 @@ comma, which the attribute check catches)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
-from playwright.sync_api import Page
 
 from sizing_site.fleet.management.commands.seed_demo import (
     DEMO_MACHINE_CODE,
@@ -30,15 +28,14 @@ from tests.browser.conftest import (
     MOE_MODEL,
     ORG,
     PHONE,
+    NewPage,
     Saved,
     Server,
-    Watch,
     localized_numbers_in_attributes,
     overflow,
     visit,
 )
 
-NewPage = Callable[..., tuple[Page, Watch]]
 # The demo org's inventory machine (seed_demo), for its edit, delete and history pages.
 DEMO_MACHINE = DEMO_MACHINE_CODE
 

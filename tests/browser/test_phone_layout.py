@@ -13,26 +13,23 @@ now at 1,220 px."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from tests.browser.conftest import (
     CONFIGURE,
     DESKTOP,
     ORG,
     PHONE,
+    NewPage,
     Server,
-    Watch,
     overflow,
     run_axe,
     visit,
 )
-
-NewPage = Callable[..., tuple[Page, Watch]]
 
 LANGUAGES = ["en", "de"]
 # Well above the 2,772 px measured in German (room for a longer answer or another fold),

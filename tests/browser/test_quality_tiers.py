@@ -7,11 +7,10 @@ and 390 x 844; the pages stay within the viewport and axe finds nothing serious.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from estimator.quality import TIERS
 from tests.browser.conftest import (
@@ -19,14 +18,13 @@ from tests.browser.conftest import (
     DESKTOP,
     MODEL,
     PHONE,
+    NewPage,
     Server,
-    Watch,
     overflow,
     run_axe,
     visit,
 )
 
-NewPage = Callable[..., tuple[Page, Watch]]
 # The fit badge's green (--ok in static/css/site.css, #1d7a3d).
 FIT_GREEN = "rgb(29, 122, 61)"
 
