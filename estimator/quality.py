@@ -214,7 +214,7 @@ _HF: tuple[FormatQuality, ...] = (
         "hf",
         "good",
         4.5,
-        _("NVFP4: under 1 % loss against FP8 in NVIDIA's evaluations."),
+        _("NVFP4: loss under one percent against FP8 in NVIDIA's evaluations."),
         NVFP4_BLOG,
     ),
     FormatQuality(
