@@ -238,6 +238,7 @@ ANSWER_OFFER_FIELDS = (
     "on_demand_per_hour",
     "currency",
     "checked_at",
+    "source",  # is_stale: only a live feed's price goes stale
     "provider__name",
     "provider__slug",
     "provider__website",

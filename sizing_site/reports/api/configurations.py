@@ -327,7 +327,9 @@ class ConfigurationListApi(ReportsApiView):
                 state = configuration_size(
                     model=model, accelerator=accelerator, data=dict(parse_qsl(clean["query"]))
                 )
-                rent = setup_query(data, RENT_FIELDS)
+                # null is "not given": the figure the page would use (the card's price...).
+                sent = setup_query(data, RENT_FIELDS)
+                rent = {name: value for name, value in sent.items() if value != ""}
                 _check_rent(rent, accelerator=accelerator, gpus=state.setup.gpus)
                 saved = services.saved_configuration_create(
                     tenant=self.tenant,
