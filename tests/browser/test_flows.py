@@ -39,6 +39,13 @@ def change_and_wait(page: Page, action: Callable[[], object]) -> None:
     page.wait_for_function("() => !document.querySelector('.htmx-request')")
 
 
+def type_value(page: Page, selector: str, value: str) -> None:
+    """Type into a field, then leave it: the change event sends the form."""
+    field = page.locator(selector)
+    field.fill(value)
+    field.dispatch_event("change")
+
+
 def selected_quant(page: Page) -> tuple[str, str]:
     """The quant select's value and the selected option's text."""
     option = page.locator("#id_quant option:checked")
@@ -54,8 +61,7 @@ def test_best_that_fits_survives_a_context_change(
     visit(page, watch, server.at(f"/{language}/models/{MODEL}/on/{CARD}/?engine=llama.cpp"))
     value, first = selected_quant(page)
     assert value == "" and re.search(r"\(\w+\)", first), first
-    field = page.locator("#id_ctx")
-    change_and_wait(page, lambda: (field.fill("131072"), field.dispatch_event("change")))
+    change_and_wait(page, lambda: type_value(page, "#id_ctx", "131072"))
     # Still "best that fits", re-sized for the longer context: an answer that runs.
     value, second = selected_quant(page)
     assert value == "", second
@@ -109,8 +115,7 @@ def test_switching_the_engine_never_traps_the_page_on_its_kv_type(
     expect(page.locator("#field-kv .field-note")).to_contain_text("q8_0")
     expect(page.locator(".error-summary")).to_have_count(0)
     # A later change still answers.
-    field = page.locator("#id_ctx")
-    change_and_wait(page, lambda: (field.fill("16384"), field.dispatch_event("change")))
+    change_and_wait(page, lambda: type_value(page, "#id_ctx", "16384"))
     expect(page.locator(".error-summary")).to_have_count(0)
     expect(page.locator("#answer")).to_have_count(1)
 
