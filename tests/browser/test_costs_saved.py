@@ -17,7 +17,11 @@ from tests.browser.conftest import DESKTOP, PHONE, NewPage, Saved, Watch, overfl
 
 # The figure as each language writes it: 1.23 in English, 1,23 in German.
 FIGURE = {"en": re.compile(r"^\d[\d,]*\.\d{2}$"), "de": re.compile(r"^\d[\d.]*,\d{2}$")}
-BASIS = re.compile(r"(rented: [\d.,]+ USD/h on \S|owned: [\d.,]+ USD over [\d.,]+ years?)")
+# The basis as the page words it, in English or German (the de catalogue's msgstrs).
+BASIS = re.compile(
+    r"(rented: [\d.,]+ USD/h on \S|owned: [\d.,]+ USD over [\d.,]+ years?"
+    r"|gemietet: [\d.,]+ USD/h bei \S|eigene Hardware: [\d.,]+ USD über [\d.,]+ Jahre?)"
+)
 
 
 def in_language(path: str, language: str) -> str:
