@@ -13,14 +13,12 @@ from urllib.parse import parse_qsl, urlsplit
 from django.urls import reverse
 from django.utils import translation
 
-from catalog.models import Accelerator, LLMModel
 from estimator.recommend import PlanStep
 from estimator.units import GIB
 from sizing_site.configurator import fit_options as fit_module
 from sizing_site.configurator.state import configuration_size
-from tests.cast import CastTestCase
 from tests.configurator.test_answer import answer_html
-from tests.configurator.test_views import GLM_AIR, a100
+from tests.configurator.test_views import GlmOnA100
 
 # GLM-4.5-Air Q4_K_M under llama.cpp on 80 GiB: 8 x 24,576 tokens of f16 KV do not fit.
 EIGHT = {"engine": "llama.cpp", "quant": "Q4_K_M", "ctx": "24576", "seqs": "8"}
@@ -47,17 +45,8 @@ def options(body: str) -> list[tuple[str, str]]:
     return found
 
 
-class MakeItFitCase(CastTestCase):
-    model: LLMModel
-    card: Accelerator
-
-    @classmethod
-    def setUpTestData(cls) -> None:
-        super().setUpTestData()
-        cls.model = LLMModel.objects.create(
-            name="GLM-4.5-Air", slug="glm-4-5-air", hf_repo="zai-org/GLM-4.5-Air", config=GLM_AIR
-        )
-        cls.card = Accelerator.objects.create(**a100())
+class MakeItFitCase(GlmOnA100):
+    """The configurator's test pair (GLM-4.5-Air on an A100 80GB PCIe)."""
 
     def setUp(self) -> None:
         translation.activate("en")
