@@ -8,7 +8,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from pricing import outbound
-from pricing.fetchers.base import FetchError
+from pricing.fetchers.base import FetchError, spot_above_on_demand
 
 
 def outbound_url_validator(url: str) -> None:
@@ -27,7 +27,7 @@ def spot_price_check(*, spot: Decimal | None, on_demand: Decimal | None) -> None
     """Refuse a spot price above the on-demand price of the same offer: spot capacity is the
     interruptible discount on that instance, so a higher figure is a transcription error
     (another SKU's price), as the feed import (pricing.fetchers.base.offer_check) says too."""
-    if spot is not None and on_demand is not None and spot > on_demand:
+    if spot_above_on_demand(spot, on_demand):
         raise forms.ValidationError(
             _(
                 "The spot price (%(spot)s) is above the on-demand price (%(on_demand)s): spot "

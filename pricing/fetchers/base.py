@@ -74,6 +74,13 @@ class FetchResult:
     skipped: list[str] = field(default_factory=list)
 
 
+def spot_above_on_demand(spot: Decimal | None, on_demand: Decimal | None) -> bool:
+    """Spot capacity is the interruptible discount on the same instance: a spot price above
+    the on-demand one is a transcription or feed error (a different SKU's figure). The one
+    rule behind the feed import (offer_check) and the admin form (forms.spot_price_check)."""
+    return spot is not None and on_demand is not None and spot > on_demand
+
+
 def offer_check(offer: FetchedOffer, *, now: datetime) -> None:
     """Raise ValueError naming the field when a value is out of range or not finite."""
     if not 1 <= offer.gpu_count <= MAX_GPU_COUNT:
@@ -86,9 +93,7 @@ def offer_check(offer: FetchedOffer, *, now: datetime) -> None:
         if price is not None:
             _price_check(name, price, cap, offer.currency)
     spot, on_demand = offer.spot_per_hour, offer.on_demand_per_hour
-    if spot is not None and on_demand is not None and spot > on_demand:
-        # Spot capacity is the interruptible discount on the same instance: above the
-        # on-demand price it is a transcription or feed error (a different SKU's figure).
+    if spot_above_on_demand(spot, on_demand):
         raise ValueError(
             _("spot_per_hour (%(spot)s) is above on_demand_per_hour (%(on_demand)s)")
             % {"spot": spot, "on_demand": on_demand}
