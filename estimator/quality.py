@@ -114,64 +114,56 @@ def tier_for_kld(kld: float) -> str:
 
 
 _NEAR = _("Practically the original: no loss a user can notice.")
+# Sentences several formats share (one msgid each).
+_FIVE_BIT = _("5-bit with a very small loss.")
+_LEGACY_FIVE_BIT = _("Legacy 5-bit with a very small loss.")
+_LEGACY_FOUR_BIT = _("Legacy 4-bit: a noticeable but small loss.")
+_THREE_BIT_NOTICEABLE = _("3-bit: a loss you can notice; use when 4-bit does not fit.")
+_THREE_BIT_CLEAR = _("3-bit: a clear loss; for large models that fit no other way.")
+_TWO_BIT_CLEAR = _("2-bit: a clear loss; for large models that fit no other way.")
+
 _GGUF_MEASURED: tuple[FormatQuality, ...] = (
     FormatQuality("F32", "gguf", "recommended", 32, _NEAR, LLAMA_BF16),
     FormatQuality("F16", "gguf", "recommended", 16, _NEAR, LLAMA_BF16, 0.000551),
     FormatQuality("BF16", "gguf", "recommended", 16, _NEAR, LLAMA_BF16, 0.000025),
     _gguf("Q8_0", 8.5, 0.001355, _NEAR),
     _gguf("Q6_K", 6.5625, 0.005452, _("Near-lossless 6-bit: the safe choice when it fits.")),
-    _gguf("Q5_K_M", 5.5, 0.010762, _("5-bit with a very small loss.")),
-    _gguf("Q5_K_S", 5.5, 0.016595, _("5-bit with a very small loss.")),
-    _gguf("Q5_1", 6, 0.018045, _("Legacy 5-bit with a very small loss.")),
-    _gguf("Q5_0", 5.5, 0.022239, _("Legacy 5-bit with a very small loss.")),
+    _gguf("Q5_K_M", 5.5, 0.010762, _FIVE_BIT),
+    _gguf("Q5_K_S", 5.5, 0.016595, _FIVE_BIT),
+    _gguf("Q5_1", 6, 0.018045, _LEGACY_FIVE_BIT),
+    _gguf("Q5_0", 5.5, 0.022239, _LEGACY_FIVE_BIT),
     _gguf("Q4_K_M", 4.5, 0.031273, _("The usual 4-bit: a small loss for a quarter of the memory.")),
     _gguf("Q4_K_S", 4.5, 0.043136, _("4-bit, a little below Q4_K_M.")),
     _gguf("IQ4_NL", 4.5, 0.035742, _("4-bit non-linear: close to Q4_K_S.")),
     _gguf("IQ4_XS", 4.25, 0.036334, _("4-bit non-linear, smaller than Q4_K_S at similar quality.")),
-    _gguf("Q4_1", 5, 0.071683, _("Legacy 4-bit: a noticeable but small loss.")),
-    _gguf("Q4_0", 4.5, 0.07194, _("Legacy 4-bit: a noticeable but small loss.")),
-    _gguf(
-        "Q3_K_L", 3.4375, 0.087176, _("3-bit: a loss you can notice; use when 4-bit does not fit.")
-    ),
-    _gguf(
-        "Q3_K_M", 3.4375, 0.101913, _("3-bit: a loss you can notice; use when 4-bit does not fit.")
-    ),
-    _gguf(
-        "IQ3_M", 3.4375, 0.102534, _("3-bit: a loss you can notice; use when 4-bit does not fit.")
-    ),
-    _gguf(
-        "IQ3_S", 3.4375, 0.111278, _("3-bit: a loss you can notice; use when 4-bit does not fit.")
-    ),
+    _gguf("Q4_1", 5, 0.071683, _LEGACY_FOUR_BIT),
+    _gguf("Q4_0", 4.5, 0.07194, _LEGACY_FOUR_BIT),
+    _gguf("Q3_K_L", 3.4375, 0.087176, _THREE_BIT_NOTICEABLE),
+    _gguf("Q3_K_M", 3.4375, 0.101913, _THREE_BIT_NOTICEABLE),
+    _gguf("IQ3_M", 3.4375, 0.102534, _THREE_BIT_NOTICEABLE),
+    _gguf("IQ3_S", 3.4375, 0.111278, _THREE_BIT_NOTICEABLE),
     _gguf(
         "IQ3_XS",
         3.4375,
         0.138693,
-        _("3-bit: a clear loss; for large models that fit no other way."),
+        _THREE_BIT_CLEAR,
     ),
     _gguf(
         "IQ3_XXS",
         3.0625,
         0.183625,
-        _("3-bit: a clear loss; for large models that fit no other way."),
+        _THREE_BIT_CLEAR,
     ),
     _gguf(
         "Q3_K_S",
         3.4375,
         0.228217,
-        _("3-bit: a clear loss; for large models that fit no other way."),
+        _THREE_BIT_CLEAR,
     ),
-    _gguf(
-        "IQ2_M", 2.5625, 0.325989, _("2-bit: a clear loss; for large models that fit no other way.")
-    ),
-    _gguf(
-        "Q2_K_S", 2.625, 0.40336, _("2-bit: a clear loss; for large models that fit no other way.")
-    ),
-    _gguf(
-        "IQ2_S", 2.3125, 0.439197, _("2-bit: a clear loss; for large models that fit no other way.")
-    ),
-    _gguf(
-        "Q2_K", 2.625, 0.445132, _("2-bit: a clear loss; for large models that fit no other way.")
-    ),
+    _gguf("IQ2_M", 2.5625, 0.325989, _TWO_BIT_CLEAR),
+    _gguf("Q2_K_S", 2.625, 0.40336, _TWO_BIT_CLEAR),
+    _gguf("IQ2_S", 2.3125, 0.439197, _TWO_BIT_CLEAR),
+    _gguf("Q2_K", 2.625, 0.445132, _TWO_BIT_CLEAR),
     _gguf("IQ2_XS", 2.3125, 0.54629, _("2-bit: large loss; for trying a model out, not for work.")),
     _gguf(
         "IQ2_XXS", 2.0625, 0.812022, _("2-bit: large loss; for trying a model out, not for work.")
