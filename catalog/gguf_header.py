@@ -51,6 +51,16 @@ MAX_ARRAY_DEPTH = 4
 # The reader's window on the stream: one read per megabyte, not two per field.
 CHUNK_BYTES = 1 << 20
 
+# ggml types gguf-py no longer lists: the ARM repacks of Q4_0 (ggml/include/ggml.h
+# "GGML_TYPE_Q4_0_4_4 = 31, support has been removed from gguf files", Q4_0_4_8 = 32,
+# Q4_0_8_8 = 33), found in files made before. Q4_0's blocks (32 weights in 18 bytes)
+# interleaved 4 or 8 rows at a time: Q4_0's sizes, under their own names.
+REPACK_TYPES: dict[int, str] = {31: "Q4_0_4_4", 32: "Q4_0_4_8", 33: "Q4_0_8_8"}
+# Their file types (include/llama.h "LLAMA_FTYPE_MOSTLY_Q4_0_4_4 = 33, // removed from gguf
+# files, use Q4_0 and runtime repack", _4_8 = 34, _8_8 = 35; gguf-py LlamaFileType has them
+# as comments only).
+REPACK_FILE_TYPES: dict[int, str] = {33: "Q4_0_4_4", 34: "Q4_0_4_8", 35: "Q4_0_8_8"}
+
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
 _STRING = int(GGUFValueType.STRING)
@@ -126,8 +136,11 @@ class GGUFHeader:
     @property
     def file_type(self) -> str:
         """llama.cpp's file type (Q4_K_M ...); without general.file_type, the tensor type
-        holding the most bytes among matrices."""
+        holding the most bytes among matrices. An ARM repack of Q4_0 keeps its name
+        (Q4_0_4_4, REPACK_FILE_TYPES); the estimator sizes it as Q4_0."""
         value = self.metadata.get("general.file_type")
+        if isinstance(value, int) and value in REPACK_FILE_TYPES:
+            return REPACK_FILE_TYPES[value]
         if isinstance(value, int):
             try:
                 return LlamaFileType(value).name.removeprefix("MOSTLY_").removeprefix("ALL_")
@@ -286,6 +299,20 @@ class _Reader:
         self.pos = pos
 
 
+def _tensor_type(raw_type: int) -> tuple[str, int, int] | None:
+    """(name, weights per block, bytes per block) of a ggml type id; None if unknown.
+    The ARM repacks of Q4_0 (REPACK_TYPES) have Q4_0's blocks."""
+    if raw_type in REPACK_TYPES:
+        block, type_size = GGML_QUANT_SIZES[GGMLQuantizationType.Q4_0]
+        return REPACK_TYPES[raw_type], block, type_size
+    try:
+        qtype = GGMLQuantizationType(raw_type)
+        block, type_size = GGML_QUANT_SIZES[qtype]
+    except (ValueError, KeyError):
+        return None
+    return qtype.name, block, type_size
+
+
 def _tensor_info(reader: _Reader) -> TensorInfo:
     name = reader.string()
     n_dims = reader.unpack(_U32)
@@ -293,13 +320,12 @@ def _tensor_info(reader: _Reader) -> TensorInfo:
         raise GGUFError(_("Tensor %(name)s has %(n)s dimensions.") % {"name": name, "n": n_dims})
     dims = tuple(reader.unpack(_U64) for _d in range(n_dims))
     raw_type, offset = reader.unpack(_U32), reader.unpack(_U64)
-    try:
-        qtype = GGMLQuantizationType(raw_type)
-        block, type_size = GGML_QUANT_SIZES[qtype]
-    except (ValueError, KeyError):
+    known = _tensor_type(raw_type)
+    if known is None:
         raise GGUFError(
             _("Tensor %(name)s has unknown type %(t)s.") % {"name": name, "t": raw_type}
-        ) from None
+        )
+    type_name, block, type_size = known
     if dims[0] % block:
         raise GGUFError(
             _("Tensor %(name)s: row length %(n)s is not a multiple of the block size.")
@@ -309,7 +335,7 @@ def _tensor_info(reader: _Reader) -> TensorInfo:
     for d in dims:
         elements *= d
     # ggml stores ne[0] first; show the shape with the row length last, like the estimator.
-    return TensorInfo(name, qtype.name, dims[::-1], offset, elements // block * type_size)
+    return TensorInfo(name, type_name, dims[::-1], offset, elements // block * type_size)
 
 
 def read_header(stream: IO[bytes]) -> GGUFHeader:

@@ -22,7 +22,9 @@ types, the "WT 10m" imatrix row for the I-quants, which need one):
 The same table's perplexity rises from 6.23 (FP16) to 6.41 at Q4_K_M, 9.75 at Q2_K and
 58 at IQ1_S. Formats the scoreboard does not list take the tier of the measured type
 they are built on (Q3_K_XL = Q3_K_L with Q8_0 embeddings; unsloth's UD-* take their base
-type: they keep more tensors wider, so they are at least as good), and say so.
+type: they keep more tensors wider, so they are at least as good), and say so. The ARM
+repacks Q4_0_4_4/Q4_0_4_8/Q4_0_8_8 are Q4_0's blocks reordered: Q4_0's tier (its KLD was
+measured without an imatrix, where a repack file has the same tensor types).
 
 Checkpoints (Hugging Face) are tiered from their published accuracy: FP8 W8A8 is
 "effectively lossless" and well-tuned INT8 W8A8 loses 1-3 % while INT4 weight-only (AWQ,
@@ -44,7 +46,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from estimator.weights.gguf_types import RECIPE_BASE, UD_RECIPES
+from estimator.weights.gguf_types import RECIPE_BASE, REPACK_BASE, UD_RECIPES
 
 
 def _(text: str) -> str:
@@ -281,7 +283,7 @@ def _built_on(name: str, base: FormatQuality) -> FormatQuality:
 
 
 def _recipes(measured: dict[str, FormatQuality]) -> tuple[FormatQuality, ...]:
-    bases = {**RECIPE_BASE, **{name: r.base for name, r in UD_RECIPES.items()}}
+    bases = {**RECIPE_BASE, **REPACK_BASE, **{name: r.base for name, r in UD_RECIPES.items()}}
     return tuple(_built_on(name, measured[base]) for name, base in bases.items())
 
 

@@ -18,6 +18,7 @@ from estimator.weights import (
     EXTRA_GGUF_FILE_TYPES,
     GGUF_FILE_TYPES,
     HF_FORMATS,
+    REPACK_BASE,
     WeightsFormat,
     weights_breakdown,
 )
@@ -33,8 +34,10 @@ def model_spec(model: LLMModel) -> ModelSpec:
 
 
 def estimator_knows(fmt: str, quant: str) -> bool:
+    """Whether the estimator sizes this format; an ARM repack of Q4_0 (Q4_0_4_4, Q4_0_4_8,
+    Q4_0_8_8: estimator.weights.REPACK_BASE) keeps its name and is sized as Q4_0."""
     if fmt == "gguf":
-        return quant in GGUF_FILE_TYPES or quant in EXTRA_GGUF_FILE_TYPES
+        return quant in GGUF_FILE_TYPES or quant in EXTRA_GGUF_FILE_TYPES or quant in REPACK_BASE
     return fmt == "hf" and quant in HF_FORMATS
 
 

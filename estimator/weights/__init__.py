@@ -1,7 +1,7 @@
 """Weight formats and sizes: GGUF per-tensor types (llama.cpp rules), HF dtypes.
 
-Public names: GGUF_FILE_TYPES, HF_FORMATS, WeightsFormat, WeightsBreakdown,
-weights_breakdown, tp_shard_bytes.
+Public names: GGUF_FILE_TYPES, HF_FORMATS, REPACK_BASE (ARM repacks of Q4_0, sized as
+Q4_0), WeightsFormat, WeightsBreakdown, weights_breakdown, tp_shard_bytes.
 """
 
 from estimator.weights.breakdown import (
@@ -10,7 +10,12 @@ from estimator.weights.breakdown import (
     tp_shard_bytes,
     weights_breakdown,
 )
-from estimator.weights.gguf_types import BLOCKS, EXTRA_GGUF_FILE_TYPES, GGUF_FILE_TYPES
+from estimator.weights.gguf_types import (
+    BLOCKS,
+    EXTRA_GGUF_FILE_TYPES,
+    GGUF_FILE_TYPES,
+    REPACK_BASE,
+)
 from estimator.weights.hf import HF_FORMATS
 
 __all__ = [
@@ -18,6 +23,7 @@ __all__ = [
     "EXTRA_GGUF_FILE_TYPES",
     "GGUF_FILE_TYPES",
     "HF_FORMATS",
+    "REPACK_BASE",
     "WeightsBreakdown",
     "WeightsFormat",
     "tp_shard_bytes",

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from estimator.model import ModelSpec, Tensor
 from estimator.weights.gguf_rules import gguf_tensor_bytes, gguf_tensor_types
-from estimator.weights.gguf_types import DEFAULT_TYPE, RECIPE_BASE, UD_RECIPES
+from estimator.weights.gguf_types import DEFAULT_TYPE, RECIPE_BASE, REPACK_BASE, UD_RECIPES
 from estimator.weights.hf import HF_FORMATS, hf_tensor_bytes
 
 # GGUF key/value metadata: mostly the tokenizer (token strings, types, scores or BPE
@@ -19,7 +19,9 @@ GGUF_HEADER_BYTES = 4096
 
 @dataclass(frozen=True)
 class WeightsFormat:
-    """How the weights are stored: a GGUF file type or an HF dtype / quant scheme."""
+    """How the weights are stored: a GGUF file type or an HF dtype / quant scheme. GGUF
+    names: llama.cpp's file types, the uploader recipes (RECIPE_BASE, UD_RECIPES) and the
+    ARM repacks of Q4_0 (REPACK_BASE), which keep their name and are sized as Q4_0."""
 
     family: str
     name: str
@@ -28,7 +30,8 @@ class WeightsFormat:
     file_bytes: int | None = None
 
     def __post_init__(self) -> None:
-        if self.family == "gguf" and self.name not in DEFAULT_TYPE | RECIPE_BASE | UD_RECIPES:
+        known = DEFAULT_TYPE | RECIPE_BASE | REPACK_BASE | UD_RECIPES
+        if self.family == "gguf" and self.name not in known:
             raise ValueError(f"unknown GGUF file type {self.name!r}")
         if self.family == "hf" and self.name not in HF_FORMATS:
             raise ValueError(f"unknown HF weights format {self.name!r}")

@@ -17,6 +17,7 @@ from estimator.weights.gguf_types import (
     BLOCKS,
     RECIPE_BASE,
     RECIPE_EMBED_OUTPUT_TYPE,
+    REPACK_BASE,
     UD_RECIPES,
     Ctx,
     UdRecipe,
@@ -277,7 +278,12 @@ def gguf_tensor_types(model: ModelSpec, ftype: str, imatrix: bool) -> dict[str, 
     """Type of every text-model tensor under a GGUF file type, in llama.cpp's order. An
     uploader recipe (RECIPE_BASE) is its base type with the token embedding and output
     tensors at Q8_0 (llama-quantize --token-embedding-type/--output-tensor-type); an
-    unsloth Dynamic type (UD_RECIPES) follows ud_tensor_types."""
+    unsloth Dynamic type (UD_RECIPES) follows ud_tensor_types. An ARM repack of Q4_0
+    (REPACK_BASE: Q4_0_4_4, Q4_0_4_8, Q4_0_8_8; the same 18-byte blocks) takes Q4_0's types
+    as without an imatrix: llama.cpp's imatrix guard (first n_layer/8 ffn_down at Q4_1)
+    fires for the Q4_0 file type only."""
+    if ftype in REPACK_BASE:
+        return gguf_tensor_types(model, REPACK_BASE[ftype], imatrix=False)
     if ftype in UD_RECIPES:
         return ud_tensor_types(model, UD_RECIPES[ftype], imatrix)
     if ftype in RECIPE_BASE:

