@@ -96,3 +96,19 @@ def first_known(candidates: Iterable[str]) -> SpeedFactors:
     ends with "default", which it always has)."""
     groups = load_calibration()["groups"]
     return group_factors(next(key for key in candidates if key in groups))
+
+
+@cache
+def speed_corrections(kind: str) -> dict[str, dict[str, float]]:
+    """calibration.json's "corrections" of one kind ("decode" | "prefill"): log
+    multipliers of tokens/s by "family", "kind" ("<backend>/<weights kind>") and
+    "vendor" ("<vendor>/<backend>"); empty in a file that predates them."""
+    entry = load_calibration().get("corrections", {}).get(kind, {})
+    return {level: dict(values) for level, values in entry.items()}
+
+
+@cache
+def family_ranges(kind: str) -> dict[str, dict[str, float]]:
+    """calibration.json's "family_ranges" of one kind: per hardware family (and the
+    "current" / "older_or_rare" pools) rows, devices, ratio_low and ratio_high."""
+    return dict(load_calibration().get("family_ranges", {}).get(kind, {}))

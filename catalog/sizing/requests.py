@@ -14,6 +14,7 @@ from typing import Any
 
 from catalog import hardware
 from catalog.models import Accelerator, LLMModel, ModelWeights
+from catalog.sizing.imputed import device_rate
 from estimator import recommend
 from estimator.api import (
     Device,
@@ -30,7 +31,7 @@ from estimator.api import cache as estimator_cache
 from estimator.engines import llama_family, runs_gguf, runs_on_hardware
 from estimator.launch import native_dtype
 from estimator.units import GB
-from estimator.weights import EXTRA_GGUF_FILE_TYPES, GGUF_FILE_TYPES
+from estimator.weights import EXTRA_GGUF_FILE_TYPES, GGUF_FILE_TYPES, REPACK_BASE
 
 # Catalog vendors are display names ("NVIDIA", "Moore Threads"); the estimator knows a few
 # lower-case families. Which engine and backend run on a card is the support matrix's
@@ -71,7 +72,8 @@ class Setup:
 
 
 def is_gguf(quant: str) -> bool:
-    return quant in GGUF_QUANTS
+    """A GGUF file type (GGUF_QUANTS) or an ARM repack of Q4_0, sized as Q4_0."""
+    return quant in GGUF_QUANTS or quant in REPACK_BASE
 
 
 def fallback_quant(engine: str) -> str:
@@ -138,11 +140,15 @@ def device(
     """The estimator's Device for `count` boards: count x chips_per_board devices, each
     with the memory it reports to engines (hardware.device_memory_bytes, in decimal GB as
     the estimator's contract says) and its share of the board's bandwidth and compute. The
-    speed class follows the memory technology."""
+    speed class follows the memory technology. A card without an FP16 rate gets one imputed
+    from its units and clock where that can be sourced (catalog.sizing.imputed), flagged
+    fp16_imputed with the arithmetic."""
+    imputed = device_rate(accelerator)
     return Device(
         memory_gb=hardware.device_memory_bytes(accelerator) / GB,
         bandwidth_gbps=_figure(hardware.per_device(accelerator.bandwidth_gbps, accelerator)) or 0.0,
-        fp16_tflops=_figure(hardware.per_device(accelerator.fp16_tflops, accelerator)),
+        fp16_tflops=_figure(hardware.per_device(accelerator.fp16_tflops, accelerator))
+        or (imputed.tflops if imputed else None),
         fp8_tflops=_figure(hardware.per_device(accelerator.fp8_tflops, accelerator)),
         int8_tops=_figure(hardware.per_device(accelerator.int8_tops, accelerator)),
         fp4_tflops=_figure(hardware.per_device(accelerator.fp4_tflops, accelerator)),
@@ -154,6 +160,9 @@ def device(
         name=accelerator.name.strip() or None,
         device_class=hardware.speed_class(accelerator),
         architecture=accelerator.architecture.strip() or None,
+        memory_type=accelerator.memory_type.strip() or None,
+        fp16_imputed=imputed is not None,
+        fp16_imputed_from=imputed.explanation if imputed else None,
     )
 
 

@@ -142,6 +142,21 @@ def _memory_entries(
     ]
 
 
+def _correction(kind: str, request: Request, speeds: Speeds) -> float:
+    """speed.speed_multiplier as the speeds applied it (1 for the serving model)."""
+    if speeds.serving_inputs is not None:
+        return 1.0
+    engine = request.engine
+    return speed.speed_multiplier(
+        kind,
+        engine.name,
+        engine.backend,
+        speeds.device,
+        request.weights.quant or request.weights.dtype or "",
+        moe=speeds.work.is_moe,
+    )
+
+
 def _speed_entries(request: Request, speeds: Speeds, result: Result) -> list[Explanation]:
     work = speeds.work
     out = [
@@ -149,7 +164,7 @@ def _speed_entries(request: Request, speeds: Speeds, result: Result) -> list[Exp
             "decode_tokens_per_s",
             "1 / ((bytes read / (bandwidth x share) + 2 x active params x batch / "
             "(TFLOPS x MFU) + host + interconnect + per-step overhead x layers / 32) "
-            "x old-GPU factor)",
+            "x old-GPU factor) x family / weights-kind correction",
             {
                 "weight_bytes_per_token": work.weight_bytes_per_token,
                 "kv_bytes_per_token": work.kv_bytes_per_token,
@@ -162,6 +177,8 @@ def _speed_entries(request: Request, speeds: Speeds, result: Result) -> list[Exp
                 "memory_bound": speeds.decode.memory_bound,
                 "device_class": speeds.device.device_class,
                 "architecture_factor": speed.architecture_factor(speeds.device.architecture),
+                "hardware_family": speeds.device.family,
+                "family_correction": _correction("decode", request, speeds),
             },
             result.decode_tokens_per_s.estimate,
             "estimator/speed/decode.py decode_speed",
@@ -171,11 +188,13 @@ def _speed_entries(request: Request, speeds: Speeds, result: Result) -> list[Exp
         out.append(
             Explanation(
                 "prefill_tokens_per_s",
-                "TFLOPS x MFU x TP / FLOPs per prompt token",
+                "TFLOPS x MFU x TP / FLOPs per prompt token x family / weights-kind / era "
+                "correction",
                 {
                     "tflops": speeds.compute_tflops,
                     "params_active": work.params_active,
                     "prompt_tokens": request.workload.prompt_tokens,
+                    "family_correction": _correction("prefill", request, speeds),
                 },
                 result.prefill_tokens_per_s.estimate,
                 "estimator/speed/prefill.py prefill_speed",

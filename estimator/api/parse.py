@@ -46,7 +46,7 @@ from estimator.engines import (
     llama_family,
     runs_gguf,
 )
-from estimator.weights import EXTRA_GGUF_FILE_TYPES, GGUF_FILE_TYPES, HF_FORMATS
+from estimator.weights import EXTRA_GGUF_FILE_TYPES, GGUF_FILE_TYPES, HF_FORMATS, REPACK_BASE
 
 HF_DTYPE_ALIASES = {
     "bfloat16": "bf16",
@@ -97,8 +97,9 @@ def _parse_model(data: Mapping[str, Any]) -> ModelInput:
 
 
 def _check_gguf_quant(quant: str, given: str) -> None:
-    """`quant` (upper case) must be a GGUF file type; `given` is how the request wrote it."""
-    if quant not in GGUF_QUANTS:
+    """`quant` (upper case) must be a GGUF file type (or an ARM repack of Q4_0, REPACK_BASE,
+    sized as Q4_0); `given` is how the request wrote it."""
+    if quant not in GGUF_QUANTS and quant not in REPACK_BASE:
         raise RequestError(
             "weights.quant",
             f"unknown GGUF file type {given!r}; expected one of {', '.join(GGUF_QUANTS)}",
@@ -155,6 +156,9 @@ def _parse_device(data: Mapping[str, Any]) -> Device:
         "name",
         "device_class",
         "architecture",
+        "memory_type",
+        "fp16_imputed",
+        "fp16_imputed_from",
     }
     s = read_section(data, "device", allowed, required=True)
     vendor = read_choice(s, "device.vendor", VENDORS, default="nvidia")
@@ -176,6 +180,9 @@ def _parse_device(data: Mapping[str, Any]) -> Device:
         name=read_string(s, "device.name"),
         device_class=read_choice(s, "device.device_class", DEVICE_CLASSES),
         architecture=read_string(s, "device.architecture"),
+        memory_type=read_string(s, "device.memory_type"),
+        fp16_imputed=read_boolean(s, "device.fp16_imputed", False),
+        fp16_imputed_from=read_string(s, "device.fp16_imputed_from"),
     )
 
 

@@ -11,8 +11,10 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from estimator import kv as kvmod
-from estimator import memory, serving, speed
+from estimator import memory
 from estimator.api import cache
+from estimator.api.calibrated import speed_calibration, speed_family_section
+from estimator.api.compute_rate import compute_notes, compute_rate_section, compute_warnings
 from estimator.api.explain import explanation
 from estimator.api.extras import serving_section
 from estimator.api.fields import RequestError
@@ -23,7 +25,7 @@ from estimator.api.speeds import Speeds, estimate_speeds
 from estimator.engines import llama_family
 from estimator.model import ModelSpec
 from estimator.units import GB
-from estimator.weights import WeightsBreakdown
+from estimator.weights import REPACK_BASE, WeightsBreakdown
 
 # The largest context or batch a capacity search considers (2^27 tokens or sequences).
 SEARCH_LIMIT = 2**27
@@ -395,6 +397,7 @@ def _warnings(
         out.append("offload ignored: unified memory has no separate host pool")
     if speeds.prefill is None:
         out.append("prefill and TTFT need device.fp16_tflops (and prompt_tokens > 0)")
+    out.extend(compute_warnings(request.device))
     out.extend(uncalibrated)
     if request.weights.format == "gguf" and not llama_family(request.engine.name):
         out.append(f"{request.engine.name} GGUF support is experimental")
@@ -425,40 +428,10 @@ def rope_notes(request: Request, model: ModelSpec) -> tuple[str, ...]:
     )
 
 
-def _speed_group(request: Request, model: ModelSpec, speeds: Speeds) -> tuple[str, str, str, bool]:
-    """(engine, backend, device class, MoE): the calibration group key of the speeds."""
-    backend = speed.normalize_backend(request.engine.backend)
-    return (request.engine.name, backend, speeds.device.device_class, model.n_experts > 0)
-
-
-def _uncalibrated(
-    group: tuple[str, str, str, bool],
-    calibrated: bool,
-    factors_group: str | None = None,
-    vendor: str = "",
-) -> tuple[str, ...]:
-    """Say when no published measurement covers this engine on this backend on `vendor`'s
-    hardware (`calibrated` is speed.measured_group of `group`, or
-    serving.serving_calibrated): the speed then uses factors (calibration.json or
-    serving_calibration.json, named by `factors_group`) fitted on other hardware."""
-    if calibrated:
-        return ()
-    factors = speed.resolve_factors(*group)
-    name = factors_group or factors.group
-    if factors_group is None and f"/{group[1]}" in factors.group:  # backend measured elsewhere
-        return (
-            f"no published speed measurements for {group[0]} on {group[1]} with {vendor} "
-            f"hardware: speeds use the {name!r} group's factors, measured on "
-            f"{', '.join(factors.measured_vendors) or 'other'} hardware",
-        )
-    return (
-        f"no published speed measurements for {group[0]} on {group[1]}: "
-        f"speeds use the {name!r} group's factors",
-    )
-
-
 def _weights_notes(request: Request) -> tuple[str, ...]:
     spec = request.weights
+    if spec.format == "gguf" and spec.quant in REPACK_BASE:
+        return (f"{spec.quant} is an ARM repack of Q4_0 (the same blocks): sized as Q4_0",)
     if spec.format == "gguf" and spec.quant is None and spec.file_bytes is not None:
         quant = cache.resolved(request.model.hf_config_json, spec).quant
         return (
@@ -512,7 +485,7 @@ def _result(
     device and in all, the fit, the capacity searches, the speeds, notes and warnings."""
     per_device = place.per_device_weights_bytes + kv.per_device_bytes + room.overhead.total_bytes
     overhead_bytes = room.overhead.total_bytes * request.device.count
-    calibrated, uncalibrated = _calibration(request, model, speeds)
+    calibrated, uncalibrated = speed_calibration(request, model, speeds)
     decode = speeds.decode
     return Result(
         params_total=model.params_total,
@@ -543,10 +516,13 @@ def _result(
         notes=tuple(model.notes)
         + tuple(kv.cache.notes)
         + _weights_notes(request)
-        + rope_notes(request, model),
+        + rope_notes(request, model)
+        + compute_notes(request.device),
         warnings=_warnings(request, place, room.overhead, speeds, uncalibrated),
         speed_calibrated=calibrated,
         id=request.id,
+        compute_rate=compute_rate_section(request.device),
+        speed_family=speed_family_section(request, speeds),
     )
 
 
@@ -571,19 +547,3 @@ def _fit(
         start_need_bytes=paged_need_bytes(request, fixed, paged),
         starts_at_default=not paged_start_fails(request, capacity),
     )
-
-
-def _calibration(
-    request: Request, model: ModelSpec, speeds: Speeds
-) -> tuple[bool, tuple[str, ...]]:
-    """(Result.speed_calibrated, its warning): whether published measurements back the
-    speeds (serving.serving_calibrated where the batched serving model answers, else
-    speed.measured_group of the calibration group and the device's vendor) and
-    _uncalibrated's note when not."""
-    group = _speed_group(request, model, speeds)
-    if speeds.serving_inputs is not None:  # the batched serving model's own calibration
-        calibrated = serving.serving_calibrated(request.engine.name, request.engine.backend)
-    else:
-        calibrated = speed.measured_group(*group, vendor=request.device.vendor)
-    factors_group = speeds.serving_inputs.factors.group if speeds.serving_inputs else None
-    return calibrated, _uncalibrated(group, calibrated, factors_group, request.device.vendor)

@@ -70,6 +70,11 @@ class Device:
     name: str | None = None
     device_class: str | None = None  # "consumer" | "datacenter"; None = speed.device_class_for
     architecture: str | None = None  # "Pascal", "Volta", "GCN 5" ...: speed.architecture_factor
+    # fp16_tflops was imputed from the unit count and clock (speed.compute_rates), not
+    # published; fp16_imputed_from is the arithmetic ("38 GPU cores x 128 ALUs x ...")
+    fp16_imputed: bool = False
+    fp16_imputed_from: str | None = None
+    memory_type: str | None = None  # "HBM3", "GDDR7", "LPDDR5X" ...: speed.device_family
 
 
 def metal_working_set(device: Device) -> bool:
@@ -272,3 +277,10 @@ class Result:
     # vLLM, SGLang and TensorRT-LLM on the GPUs alone: the batched serving point
     # (extras.serving_section); None for the llama.cpp family and offloaded setups
     serving: dict[str, Any] | None = None
+    # The FP16 rate the speeds used when it was not a published one: imputed (with its
+    # arithmetic) or unknown (decode then counts no compute time); None for a given rate
+    # (api/compute_rate.py, compute_rate_section)
+    compute_rate: dict[str, Any] | None = None
+    # The local engines' hardware family behind the speed corrections and ranges
+    # (calibrated.speed_family_section); None for the serving engines
+    speed_family: dict[str, Any] | None = None

@@ -38,7 +38,16 @@ def _plain(value: Any) -> Any:
 def result_to_dict(result: Result) -> dict[str, Any]:
     """The result as JSON types; optional sections (cost, finetune, ...) only when present."""
     out: dict[str, Any] = _plain(result)
-    for optional in ("cost", "finetune", "recommendations", "id", "serving"):
+    optional_fields = (
+        "cost",
+        "finetune",
+        "recommendations",
+        "id",
+        "serving",
+        "compute_rate",
+        "speed_family",
+    )
+    for optional in optional_fields:
         if out.get(optional) is None:
             out.pop(optional, None)
     return out
@@ -56,6 +65,8 @@ def request_to_dict(request: Request) -> dict[str, Any]:
     else:
         out["weights"].pop("imatrix", None)
     out["device"] = {k: v for k, v in _plain(request.device).items() if v is not None}
+    if not request.device.fp16_imputed:  # written only when set, like the Nones above
+        out["device"].pop("fp16_imputed")
     out["engine"] = {k: v for k, v in _plain(request.engine).items() if v is not None}
     workload = _plain(request.workload)
     offload = workload["offload"]

@@ -94,6 +94,7 @@ def device_for_speed(device: Device) -> speed.Device:
         device.bandwidth_gbps,
         memory_gb=device.memory_gb,
         unified=device.memory_kind == "unified",
+        memory_type=device.memory_type or "",
     )
     return speed.Device(
         device.bandwidth_gbps,
@@ -103,7 +104,16 @@ def device_for_speed(device: Device) -> speed.Device:
         fp8_tflops=device.fp8_tflops,
         fp4_tflops=device.fp4_tflops,
         int8_tops=device.int8_tops,
+        family=speed.device_family(
+            device.name or "", device.architecture or "", device.memory_type or "", device.vendor
+        ),
+        vendor=(device.vendor or "").strip().lower(),
     )
+
+
+def weights_name(request: Request) -> str:
+    """The GGUF type or HF dtype the speed corrections key on ("Q4_K_M", "bf16")."""
+    return request.weights.quant or request.weights.dtype or ""
 
 
 def parallelism(request: Request, split: str) -> speed.Parallelism:
@@ -211,6 +221,7 @@ def estimate_speeds(
             parallelism=par,
             host_bandwidth_gbps=host_bw,
             factors=factors,
+            weights_name=weights_name(request),
         )
     tflops = compute_tflops(request)
     if not tflops or workload.prompt_tokens == 0:
@@ -226,7 +237,7 @@ def estimate_speeds(
         tensor_parallel=workload.tensor_parallel if split == "tensor" else 1,
         compute_tflops=tflops,
         is_moe=model.n_experts > 0,
-        weights_name=request.weights.quant or request.weights.dtype or "",
+        weights_name=weights_name(request),
         offloaded_bytes=offloaded_bytes,
         n_ubatch=engine.n_ubatch,
     ).tokens_per_s
@@ -240,6 +251,7 @@ def estimate_speeds(
         parallelism=par,
         host_bandwidth_gbps=host_bw,
         factors=factors,
+        weights_name=weights_name(request),
     )
     floor = speed.ttft_floor_seconds(factors, model.n_layers, work.is_moe)
     ttft = speed.ttft_seconds(workload.prompt_tokens, prefill, speed.step_range(first), floor)

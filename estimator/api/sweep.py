@@ -158,6 +158,7 @@ def _device_rows(
     calibrated = speed.measured_group(
         engine.name, engine.backend, target.device_class, model.is_moe, device.vendor
     )
+    family = speed.family_range("decode", target) if speed.is_local_engine(engine.name) else None
     rows = []
     for q in per_quant:
         need = q.weights_bytes + shared.kv_bytes + shared.overhead_bytes
@@ -174,8 +175,11 @@ def _device_rows(
                 factors,
                 batch=single.workload.concurrent_sequences,
                 depth_tokens=shared.depth_tokens,
+                correction=speed.speed_multiplier(
+                    "decode", engine.name, engine.backend, target, q.quant
+                ),
             )
-            decode = speed.decode_bounds(1.0 / step, factors)
+            decode = speed.decode_bounds(1.0 / step, factors, family)
         rows.append(
             SweepRow(
                 index,

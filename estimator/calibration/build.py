@@ -8,6 +8,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from estimator.calibration.effects import (
+    Effects,
+    effects_entry,
+    family_ranges,
+    fit_effects,
+    hardware_holdout,
+    multiplier,
+    single_stream,
+)
 from estimator.calibration.fit import (
     BOUND_QUANTILES,
     DEFAULT_DECODE_MFU,
@@ -24,7 +33,21 @@ from estimator.calibration.fit import (
     predicted_step,
     shrunk_bounds,
 )
-from estimator.calibration.prefill import PrefillModel, fit_model, predict_tps, prefill_row
+from estimator.calibration.grouping import (
+    engine_pool,
+    group_key,
+    lineage,
+    prefill_key,
+    prefill_lineage,
+)
+from estimator.calibration.notes import APPROXIMATIONS, FORMULAS, STATISTICS
+from estimator.calibration.prefill import (
+    PrefillModel,
+    PrefillRow,
+    fit_model,
+    predict_tps,
+    prefill_row,
+)
 from estimator.calibration.prefill import owner as prefill_owner
 from estimator.calibration.rows import (
     Measurement,
@@ -34,70 +57,7 @@ from estimator.calibration.rows import (
 )
 from estimator.speed import arch_class, overhead_scale
 
-APPROXIMATIONS = (
-    "Models with a config (calibration/models.py MODEL_CONFIGS): bytes per token from "
-    "weights_breakdown with the measured file size applied tensor by tensor; Unsloth UD "
-    "mixes take their base type's layout; EXL2 / q4f16_1 are sized as uniformly "
-    "compressed bf16. Stand-in configs with the same shapes are listed there.",
-    "Models without a config (GLM-4.7-Flash, Ministral-3-14B): MoE active bytes = file "
-    "bytes x params_active / params_total; dense = file bytes minus the untied token_embd "
-    "at the file's mean bits per weight; no KV reads, no attention FLOPs (tg128 / pp512).",
-    "Rows without file_size_gb: params x nominal bits per weight (EXL2 bpw, GPTQ 4.25, "
-    "q4f16_1 4.5, Q4_0 4.53, Q4_K_M 4.9, FP16 16, FP8 8).",
-    "TFLOPS of the 18 devices accelerators.csv lacks: estimator/data/calibration_devices.csv "
-    "(whitepaper figures or SMs x FLOP/clk x boost clock, one source per row).",
-    "MoE batches touch 1 - (1 - k/E)^B of the experts (uniform routing).",
-    "'decode 256 tok' rows: 8-token prompt; 'decode (single stream)': tg128 assumed.",
-    "A100 (PCIe, no NVLink) TP rows: memory size not stated, 80GB (1935 GB/s) assumed.",
-    "llama.cpp/cpu and /sycl have no rows: they use the pooled llama.cpp factors.",
-)
-
-
-def group_key(m: Measurement) -> str:
-    """Leaf group: llama.cpp CUDA splits by device class (README: datacenter GPUs reach a
-    lower share); other backends and engines are one group each."""
-    if m.engine == "llama.cpp" and m.backend == "cuda":
-        return f"llama.cpp/cuda/{m.device.device_class}"
-    return f"{m.engine}/{m.backend}"
-
-
-def prefill_key(m: Measurement) -> str:
-    """Prefill leaf: the decode leaf with "+moe" or "+dense" (MoE MFU is about half the
-    dense one in throughput.csv: routing and per-expert matmuls on few rows each), so
-    that neither kind is predicted from a blend; the plain leaf pools both."""
-    return group_key(m) + ("+moe" if m.work.is_moe else "+dense")
-
-
-# Engines built for one user on one machine pool with llama.cpp (a group of theirs without
-# enough rows falls back to that pool, not to the serving engines' multi-GPU one).
-LOCAL_ENGINES = ("llama.cpp", "mlx", "exllamav2", "mlc")
-
-
-def engine_pool(leaf: str) -> str:
-    """ "llama.cpp" for the local engines (LOCAL_ENGINES), "serving" for the others."""
-    engine = leaf.split("/")[0].removesuffix("+moe").removesuffix("+dense")
-    return "llama.cpp" if engine in LOCAL_ENGINES else "serving"
-
-
-def lineage(key: str) -> tuple[str, ...]:
-    """Decode: the leaf, its engine pool (engine_pool), everything."""
-    pool = engine_pool(key)
-    chain = (key, pool, "default")
-    return tuple(k for i, k in enumerate(chain) if k not in chain[:i])
-
-
-def prefill_lineage(key: str) -> tuple[str, ...]:
-    """Prefill: the "+moe" / "+dense" leaf, the engine pool of the same kind, the engine
-    pool, everything. The backend leaf that blends dense and MoE rows is skipped: a
-    dense model on a backend with few dense rows is closer to the pooled dense MFU than
-    to a blend with MoE rows at half the MFU."""
-    suffix = "+moe" if key.endswith("+moe") else "+dense" if key.endswith("+dense") else ""
-    leaf = key.removesuffix(suffix)
-    pool = engine_pool(leaf)
-    if leaf == "default":
-        pool = "default"
-    chain = (key, pool + suffix, pool, "default")
-    return tuple(k for i, k in enumerate(chain) if k not in chain[:i])
+_Triples = dict[str, list[tuple[float, float, float, float]]]
 
 
 def _members(items: Sequence[Any], key_of: Any) -> dict[str, list[Any]]:
@@ -121,10 +81,13 @@ def _fit_decode_group(
     again with it."""
     single = [r for r in rows if r.measurement.batch == 1]
     batched = [r for r in rows if r.measurement.batch > 1]
-    n_moe = sum(r.measurement.work.is_moe for r in single)
     n_legacy = sum(r.measurement.legacy_build for r in rows)
-    n_current = sum(not r.measurement.legacy_build for r in single)
-    if start is None and n_legacy:
+    current = [r for r in single if not r.measurement.legacy_build]
+    if len(current) >= MIN_ROWS:  # today's level from today's builds only
+        single = current
+    n_moe = sum(r.measurement.work.is_moe for r in single)
+    n_current = len(current)
+    if start is None and n_legacy and len(single) > n_current:
         start = replace(fit_share_overhead(single, parent_mfu), legacy_extra_s=parent_legacy)
         start = fit_share_overhead(single, parent_mfu, start)
     fit = fit_share_overhead(single, parent_mfu, start)
@@ -200,6 +163,19 @@ def predicted_tps(
     return 1 / (predicted_step(r, owner) * arch_multiplier(r, arch))
 
 
+def decode_effects(
+    rows: Sequence[DecodeRow], fits: dict[str, DecodeFit], arch: dict[str, dict[str, float]]
+) -> Effects:
+    """Family and weights-kind corrections (effects.fit_effects) on the batch-1 rows."""
+    single = [r for r in rows if r.measurement.batch == 1]
+    return fit_effects([(r.measurement, predicted_tps(r, fits, arch)) for r in single])
+
+
+def prefill_effects(rows: Sequence[PrefillRow], model: PrefillModel) -> Effects:
+    """Family and weights-kind corrections (effects.fit_effects) of the prefill rows."""
+    return fit_effects([(r.measurement, predict_tps(r, model, prefill_lineage)) for r in rows])
+
+
 def fit_prefill(rows: Sequence[Measurement]) -> tuple[PrefillModel, list[str]]:
     """The prefill model on all rows and each row's owning group (calibration/prefill.py)."""
     prows = [prefill_row(m, prefill_key(m)) for m in rows]
@@ -237,16 +213,21 @@ def holdout_predictions(
         train = [r for r in rows if group_of(r.measurement) != group]
         fits = fit_decode(train)
         arch = fit_arch_factors(train, fits)
+        effects = decode_effects(train, fits, arch)
         for i, r in enumerate(rows):
             if group_of(r.measurement) == group:
-                decode[i] = predicted_tps(r, fits, arch)
+                decode[i] = predicted_tps(r, fits, arch) * multiplier(r.measurement, effects)
     prefill = [0.0] * len(prefill_ms)
     prows = [prefill_row(m, prefill_key(m)) for m in prefill_ms]
     for group in sorted({group_of(m) for m in prefill_ms}):
-        model = fit_model([r for r in prows if group_of(r.measurement) != group], prefill_lineage)
+        ptrain = [r for r in prows if group_of(r.measurement) != group]
+        model = fit_model(ptrain, prefill_lineage)
+        p_effects = prefill_effects(ptrain, model)
         for i, p in enumerate(prows):
             if group_of(p.measurement) == group:
-                prefill[i] = predict_tps(p, model, prefill_lineage)
+                prefill[i] = predict_tps(p, model, prefill_lineage) * multiplier(
+                    p.measurement, p_effects
+                )
     return decode, prefill
 
 
@@ -391,26 +372,6 @@ def _group_entry(
     }
 
 
-# How the stored figures were computed (calibration.json "statistics" and "formulas").
-STATISTICS = (
-    "overall: whole devices held out (every prediction comes from a fit "
-    "without the row's device, every bound from the other rows' residuals); "
-    "error = |predicted - measured| / measured"
-)
-FORMULAS = {
-    "decode_step_s": "weight+KV bytes / (bandwidth x bandwidth_share) + 2 x active "
-    "params x batch / (fp16 TFLOPS x decode_mfu) + host + comm + "
-    "(decode_overhead_s (+ moe_decode_overhead_s for MoE)) x n_layers / 32",
-    "prefill_s_per_token": "FLOPs x format factor / (TFLOPS x prefill_mfu) + active "
-    "params x prefill_s_per_param",
-    "bounds": "estimate x ratio quantiles (bound_quantiles) of the group's "
-    "whole-device hold-out measured / predicted, shrunk toward the pooled "
-    "quantiles by bound_shrink_rows pseudo-rows (in log space)",
-}
-
-_Triples = dict[str, list[tuple[float, float, float, float]]]
-
-
 def build_calibration() -> dict[str, Any]:
     """Fit everything on throughput.csv; the JSON-ready content of calibration.json."""
     measurements = load_measurements()
@@ -426,6 +387,10 @@ def build_calibration() -> dict[str, Any]:
     arch = fit_arch_factors(rows, decode)
     prefill, p_owners = fit_prefill(prefill_ms)
     by_device, grouped = _holdouts(rows, prefill_ms)
+    d_effects = decode_effects(rows, decode, arch)
+    p_effects = prefill_effects([prefill_row(m, prefill_key(m)) for m in prefill_ms], prefill)
+    held_decode = list(zip([r.measurement for r in rows], by_device[0], strict=True))
+    held_prefill = list(zip(prefill_ms, by_device[1], strict=True))
     d_triples, p_triples = _device_triples(rows, prefill_ms, decode, p_owners, by_device)
     floors = ttft_floors(decode, prefill)
     keys = _group_keys(decode_ms, prefill_ms)
@@ -445,7 +410,23 @@ def build_calibration() -> dict[str, Any]:
         },
         # Fitted and checked on the same rows: flatters the model; quoted only beside the
         # grouped hold-outs.
-        "in_sample": _in_sample_stats(rows, decode, arch, prefill_ms, prefill),
+        "in_sample": _in_sample_stats(
+            rows, (decode, arch, d_effects), prefill_ms, (prefill, p_effects)
+        ),
+        # The one-user model (local engines, batch 1): whole devices held out, current
+        # hardware and older or rare hardware apart (docs/accuracy.md headline).
+        "hardware_holdout": hardware_holdout(held_decode, held_prefill),
+        # Family / weights-kind / vendor corrections and per-family ranges
+        # (speed.corrections).
+        "corrections": {"decode": effects_entry(d_effects), "prefill": effects_entry(p_effects)},
+        "family_ranges": {
+            "decode": family_ranges(
+                [(m, m.measured_tps / p) for m, p in single_stream(held_decode, "decode")]
+            ),
+            "prefill": family_ranges(
+                [(m, m.measured_tps / p) for m, p in single_stream(held_prefill, "prefill")]
+            ),
+        },
         # Kept in its first form; grouped_holdout.by_source has the same figures and more.
         "by_source_holdout": {
             kind: {k: grouped["by_source"][kind][k] for k in _HEADLINE}
@@ -551,21 +532,30 @@ def _with_vendors(
 
 def _in_sample_stats(
     rows: Sequence[DecodeRow],
-    decode: dict[str, DecodeFit],
-    arch: dict[str, dict[str, float]],
+    decode_fit: tuple[dict[str, DecodeFit], dict[str, dict[str, float]], Effects],
     prefill_ms: Sequence[Measurement],
-    prefill: PrefillModel,
+    prefill_fit: tuple[PrefillModel, Effects],
 ) -> dict[str, dict[str, float]]:
-    """_in_sample statistics of decode and prefill, each row predicted by the fit on all."""
+    """_in_sample statistics of decode and prefill, each row predicted by the fit on all
+    (group fit x corrections)."""
+    decode, arch, d_effects = decode_fit
+    prefill, p_effects = prefill_fit
     return {
         "decode": _in_sample(
-            [(r.measurement.measured_tps, predicted_tps(r, decode, arch)) for r in rows]
+            [
+                (
+                    r.measurement.measured_tps,
+                    predicted_tps(r, decode, arch) * multiplier(r.measurement, d_effects),
+                )
+                for r in rows
+            ]
         ),
         "prefill": _in_sample(
             [
                 (
                     m.measured_tps,
-                    predict_tps(prefill_row(m, prefill_key(m)), prefill, prefill_lineage),
+                    predict_tps(prefill_row(m, prefill_key(m)), prefill, prefill_lineage)
+                    * multiplier(m, p_effects),
                 )
                 for m in prefill_ms
             ]

@@ -197,18 +197,22 @@ def error_stats(triples: Sequence[tuple[float, float, float, float]]) -> dict[st
 
 
 def shrunk_bounds(
-    own: Sequence[float], pooled: Sequence[float], shrink_rows: float = SHRINK_ROWS
+    own: Sequence[float],
+    pooled: Sequence[float],
+    shrink_rows: float = SHRINK_ROWS,
+    quantiles: tuple[float, float] = BOUND_QUANTILES,
 ) -> tuple[float, float]:
     """A group's (low, high) ratio bounds, its quantiles shrunk toward the pooled ones.
 
     log bound = (n x log q_own + k x log q_pooled) / (n + k) for each of BOUND_QUANTILES,
     with n the group's rows and k = shrink_rows pseudo-rows of the pooled distribution:
     a tight group with many rows keeps tight bounds, a small group leans on the pool
-    (empirical-Bayes style shrinkage of the quantile in log space).
+    (empirical-Bayes style shrinkage of the quantile in log space). `quantiles` replaces
+    BOUND_QUANTILES (the family ranges use wider ones: effects.FAMILY_QUANTILES).
     """
     n = len(own)
     out = []
-    for q in BOUND_QUANTILES:
+    for q in quantiles:
         pooled_log = math.log(quantile(pooled, q))
         own_log = math.log(quantile(own, q)) if n else pooled_log
         out.append(math.exp((n * own_log + shrink_rows * pooled_log) / (n + shrink_rows)))

@@ -20,6 +20,7 @@ def product_decode(m: Measurement, *, output_tokens: int | None = None) -> Decod
         output_tokens=m.output_tokens if output_tokens is None else output_tokens,
         batch=m.batch if output_tokens is None else 1,
         parallelism=m.parallelism,
+        weights_name=m.quant,
     )
 
 

@@ -28,6 +28,7 @@ from estimator.speed import (
     normalize_backend,
     prefill_compute_tflops,
 )
+from estimator.speed.families import device_family
 from estimator.units import GB
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -39,7 +40,8 @@ EXTRA_DEVICES_CSV = DATA / "calibration_devices.csv"
 
 
 # Bits per weight for rows without file_size_gb (whole file / params): GGUF values from
-# the measured sizes in this file (Llama 2 7B Q4_0 3.82 GB / 6.74 B = 4.53; Llama 3 8B
+# measured sizes (Q4_0 and Q4_K_M in this file, the other K-quants in gguf_sizes.csv)
+# (Llama 2 7B Q4_0 3.82 GB / 6.74 B = 4.53; Llama 3 8B
 # Q4_K_M 4.92 / 8.03 = 4.90); others nominal (4-bit + one fp16 scale per group; MLX:
 # 4 or 8 bits + an fp16 scale and bias per 64 = +0.5; MXFP4: 4 bits + an 8-bit scale per
 # 32 = 4.25).
@@ -57,6 +59,16 @@ BITS_PER_WEIGHT = (
     ("gptq", 4.25),
     ("4-bit", 4.25),
     ("q4_k_m", 4.9),
+    # K-quant mixes from the Llama 3.1 8B files in gguf_sizes.csv (GB x 8 / 8.03 B):
+    # Q4_K_S 4.69, Q5_K_S 5.60, Q5_K_M 5.73, Q6_K 6.60, Q3_K_M 4.02, Q2_K 3.18 GB
+    ("q4_k_s", 4.67),
+    ("q5_k_s", 5.58),
+    ("q5_k_m", 5.71),
+    ("q6_k", 6.58),
+    ("q3_k_m", 4.0),
+    ("q2_k", 3.17),
+    ("iq4_nl", 4.5),  # ggml-common.h block_iq4_nl: 32 weights in 16 B + an fp16 scale
+    ("iq4_xs", 4.25),  # block_iq4_xs: 256 weights in 136 B (4.25 bits)
     ("q4_0", 4.53),
     ("q8_0", 8.5),
     ("fp8", 8.0),
@@ -159,6 +171,7 @@ class Measurement:
     source: str = ""  # throughput.csv source column
     date: str = ""  # YYYY-MM (or YYYY) of the measurement, throughput.csv date column
     legacy_build: bool = False  # an engine build before its current fast path (legacy_build())
+    notes: str = ""  # throughput.csv notes column (flags such as -fa 1)
 
 
 def _number(text: str | None) -> float | None:
@@ -236,6 +249,26 @@ def legacy_build(engine: str, backend: str, date: str, backend_text: str = "") -
     since = SERVING_CURRENT_SINCE.get(engine)
     version = engine_version(backend_text)
     return since is not None and version is not None and version < since
+
+
+# llama-bench ran prompt processing without flash attention by default before 2025; rows
+# of that era (or stating FA off) are "legacy" prefill: today's builds (FA on or auto,
+# MMQ by default since June 2024) are 20-45 % faster on the same GeForce cards
+# (throughput.csv rows from llama.cpp pull requests of 2026 against 2024 rows).
+PREFILL_CURRENT_SINCE = "2025"
+_FA_ON = re.compile(r"-fa 1|fa=1|fa on|flash attention on|flashattention on|-fa\b(?! 0)")
+_FA_OFF = re.compile(r"fa 0|fa off|fa=0|flash attention off")
+
+
+def prefill_era(date: str, notes: str) -> str:
+    """ "current" or "legacy" for a llama.cpp prefill row: the notes' flash-attention
+    flag when they state one, else its date against PREFILL_CURRENT_SINCE."""
+    text = notes.lower()
+    if _FA_OFF.search(text):
+        return "legacy"
+    if _FA_ON.search(text):
+        return "current"
+    return "current" if not date or date >= PREFILL_CURRENT_SINCE else "legacy"
 
 
 def parse_test(test: str, batch: int) -> tuple[str, int, int] | None:
@@ -318,7 +351,15 @@ def device_for(
     bandwidth = float(bw_text) if bw_text else (spec.bandwidth_gbps if spec else 0.0)
     tflops = spec.fp16_tflops if spec else None
     architecture = spec.architecture if spec else ""
-    return Device(bandwidth, tflops, device_class_for(name, bandwidth), architecture), spec
+    device = Device(
+        bandwidth,
+        tflops,
+        device_class_for(name, bandwidth),
+        architecture,
+        family=device_family(name, architecture),
+        vendor=device_vendor(name),
+    )
+    return device, spec
 
 
 def parallelism_for(
@@ -409,6 +450,7 @@ def measurement_for(
         source=row["source"],
         date=row.get("date", ""),
         legacy_build=legacy_build(engine, backend, row.get("date", ""), row["backend"]),
+        notes=row.get("notes", ""),
     )
 
 

@@ -35,12 +35,25 @@ measured / predicted (calibration.json).
 additive because llama.cpp runs the layers one after another). `comm_s` is the
 tensor-parallel all-reduce cost. Bandwidths are decimal GB/s (10^9 bytes per second).
 
-Modules: devices (Device, Parallelism, device class, old-generation factor), groups (which
-calibrated factors apply), decode (the decode model), prefill (the prefill model and TTFT).
+For the local engines both speeds are then multiplied by the fitted corrections of the
+device's hardware family and the weights kind (corrections.speed_multiplier) and bounded
+by the family's hold-out range (corrections.family_range).
+
+Modules: devices (Device, Parallelism, device class, old-generation factor), families
+(hardware families by memory technology and generation, weights kinds), corrections (the
+family / weights-kind / vendor / era corrections and per-family ranges), groups (which
+calibrated factors apply), decode (the decode model), prefill (the prefill model and
+TTFT), compute_rates (FP16 rates imputed from unit counts and clocks).
 """
 
 from __future__ import annotations
 
+from estimator.speed.corrections import (
+    FamilyRange,
+    family_range,
+    is_local_engine,
+    speed_multiplier,
+)
 from estimator.speed.decode import (
     DecodeSpeed,
     DecodeWork,
@@ -66,6 +79,7 @@ from estimator.speed.devices import (
     architecture_factor,
     device_class_for,
 )
+from estimator.speed.families import device_family, is_current, weights_kind
 from estimator.speed.groups import (
     group_candidates,
     measured_group,
@@ -96,6 +110,7 @@ __all__ = [
     "DecodeSpeed",
     "DecodeWork",
     "Device",
+    "FamilyRange",
     "Parallelism",
     "PrefillSpeed",
     "allreduce_seconds",
@@ -107,8 +122,12 @@ __all__ = [
     "decode_speed",
     "decode_step_seconds",
     "device_class_for",
+    "device_family",
     "expert_coverage",
+    "family_range",
     "group_candidates",
+    "is_current",
+    "is_local_engine",
     "kv_bytes_read",
     "mean_decode_depth",
     "measured_group",
@@ -123,10 +142,12 @@ __all__ = [
     "prefill_seconds_per_token",
     "prefill_speed",
     "resolve_factors",
+    "speed_multiplier",
     "step_range",
     "ttft_floor_seconds",
     "ttft_seconds",
     "weight_bytes_per_step",
     "weights_family",
+    "weights_kind",
     "with_factors",
 ]

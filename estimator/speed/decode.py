@@ -12,8 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from estimator.factors import SpeedFactors
+from estimator.speed.corrections import (
+    LOCAL_ENGINES,
+    FamilyRange,
+    family_range,
+    speed_multiplier,
+)
 from estimator.speed.devices import TFLOP, Device, Parallelism, architecture_factor
-from estimator.speed.groups import resolve_factors
+from estimator.speed.groups import normalize_engine, resolve_factors
 from estimator.units import GB, Range
 
 # decode_overhead_s is fitted per step of a model with this many layers and scaled by
@@ -177,6 +183,7 @@ def decode_step_seconds(
     parallelism: Parallelism | None = None,
     host_bandwidth_gbps: float | None = None,
     host_share: float = 0.5,
+    correction: float = 1.0,
 ) -> tuple[float, bool]:
     """Central estimate of one decode step (seconds) and whether memory time >= compute time.
 
@@ -184,7 +191,8 @@ def decode_step_seconds(
     (x architecture_factor for GPUs older than Turing)
     (+ moe_decode_overhead_s for MoE models; module docstring). host =
     offloaded bytes / (host GB/s x host_share); raises if bytes are offloaded without a host
-    bandwidth.
+    bandwidth. correction divides the step: the tokens/s multiplier of the device's family
+    and the weights kind (speed.corrections.speed_multiplier).
     """
     par = parallelism or Parallelism()
     memory = memory_seconds_per_step(
@@ -199,13 +207,21 @@ def decode_step_seconds(
     comm = comm_seconds_per_step(work, par, batch)
     fixed = factors.decode_overhead_s + (factors.moe_decode_overhead_s if work.is_moe else 0.0)
     step = memory + compute + host + comm + fixed * overhead_scale(work.n_layers)
-    return step * architecture_factor(device.architecture), memory >= compute
+    return step * architecture_factor(device.architecture) / correction, memory >= compute
 
 
-def decode_bounds(tokens_per_s: float, factors: SpeedFactors) -> Range:
-    """A decode estimate with its bounds: estimate x the quantiles of the group's
-    whole-device hold-out ratios (measured / predicted, calibration.json), so about 80 %
-    of measurements on an unseen device fall inside."""
+def decode_bounds(
+    tokens_per_s: float, factors: SpeedFactors, family: FamilyRange | None = None
+) -> Range:
+    """A decode estimate with its bounds: estimate x the quantiles of the whole-device
+    hold-out ratios (measured / predicted, calibration.json) of the device's hardware
+    family when given (speed.corrections.family_range: narrow where the family has many
+    measurements, wide where it has few or none), else of the engine group's, so about
+    85 % of measurements on an unseen device fall inside."""
+    if family is not None:
+        return Range(
+            tokens_per_s, tokens_per_s * family.ratio_low, tokens_per_s * family.ratio_high
+        )
     return Range(
         tokens_per_s,
         tokens_per_s * factors.decode_ratio_low,
@@ -243,6 +259,7 @@ def decode_speed(
     parallelism: Parallelism | None = None,
     host_bandwidth_gbps: float | None = None,
     factors: SpeedFactors | None = None,
+    weights_name: str = "",
 ) -> DecodeSpeed:
     """Mean decode speed while generating `output_tokens` after `prompt_tokens`, at `batch`
     concurrent sequences: per sequence = 1 / step, aggregate = batch / step.
@@ -250,6 +267,8 @@ def decode_speed(
     The step is taken at the mean depth prompt + output/2 (llama-bench tgN: prompt 0,
     output N). low/high = estimate x the group's held-out residual quantiles. Excludes
     prefill time (see ttft_seconds), sampling on the host and network latency.
+    weights_name (GGUF type or HF dtype) selects the weights-kind correction of
+    llama.cpp-family engines (speed.corrections).
     """
     fac = factors or resolve_factors(engine, backend, device.device_class, work.is_moe)
     host_share = resolve_factors("llama.cpp", "cpu", "consumer").bandwidth_share
@@ -263,8 +282,11 @@ def decode_speed(
         parallelism=parallelism,
         host_bandwidth_gbps=host_bandwidth_gbps,
         host_share=host_share,
+        correction=speed_multiplier("decode", engine, backend, device, weights_name),
     )
-    per_seq_range = decode_bounds(1.0 / step, fac)
+    local = normalize_engine(engine) in LOCAL_ENGINES
+    rng = family_range("decode", device) if local else None
+    per_seq_range = decode_bounds(1.0 / step, fac, rng)
     return DecodeSpeed(
         per_sequence_tokens_per_s=per_seq_range,
         aggregate_tokens_per_s=per_seq_range.scaled(batch),

@@ -24,6 +24,9 @@ class Device:
     fp8_tflops: float | None = None
     fp4_tflops: float | None = None
     int8_tops: float | None = None
+    # hardware family (speed.families.device_family): picks the fitted correction and range
+    family: str = ""
+    vendor: str = ""  # "nvidia" | "amd" | "apple" | "intel" | ...: the vendor correction
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,12 @@ class Parallelism:
 
 
 def device_class_for(
-    name: str, bandwidth_gbps: float, *, memory_gb: float | None = None, unified: bool = False
+    name: str,
+    bandwidth_gbps: float,
+    *,
+    memory_gb: float | None = None,
+    unified: bool = False,
+    memory_type: str = "",
 ) -> str:
     """ "datacenter" for HBM accelerators, else "consumer".
 
@@ -54,8 +62,14 @@ def device_class_for(
     memory size is known, >= 40 GB of discrete memory: GDDR7 cards also pass 1500 GB/s
     (RTX 5090: 1792 GB/s, 32 GB) and unified-memory SoCs are never HBM accelerators.
     GDDR workstation cards with large memory (RTX PRO 6000, 96 GB) need their name or an
-    explicit device class.
+    explicit device class. A known memory type decides first: HBM is "datacenter", GDDR
+    and LPDDR are "consumer", whatever the bandwidth.
     """
+    memory = memory_type.strip().lower()
+    if memory.startswith("hbm"):
+        return "datacenter"
+    if memory.startswith(("gddr", "lpddr", "ddr", "unified")):
+        return "consumer"
     lowered = name.lower()
     consumer_markers = ("rtx", "geforce", "radeon", "apple", "arc")
     if unified or any(m in lowered for m in consumer_markers) or bandwidth_gbps < 1500:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from estimator.factors import SpeedFactors
+from estimator.speed.corrections import LOCAL_ENGINES, family_range, speed_multiplier
 from estimator.speed.decode import overhead_scale
 from estimator.speed.devices import TFLOP, Device
 from estimator.speed.groups import normalize_engine, resolve_factors
@@ -122,6 +123,8 @@ def prefill_speed(
     llama-bench ppN rows, so they carry the engine's dequantisation and launch costs.
     offloaded_bytes (weights in host RAM, llama.cpp family) add the host-link streaming
     time of offload_stream_seconds_per_token, which does not shrink with a faster GPU.
+    The result is multiplied by the family / weights-kind / vendor correction and
+    bounded by the family's hold-out range for the local engines (speed.corrections).
     """
     tflops = compute_tflops or device.fp16_tflops
     if not tflops:
@@ -142,11 +145,17 @@ def prefill_speed(
         seconds += offload_stream_seconds_per_token(
             offloaded_bytes, prompt_tokens, n_ubatch, host_link_gbps
         )
-    tps = 1.0 / seconds
-    return PrefillSpeed(
-        tokens_per_s=Range(tps, tps * fac.prefill_ratio_low, tps * fac.prefill_ratio_high),
-        flops_per_token=flops,
+    tps = speed_multiplier("prefill", engine, backend, device, weights_name, moe=is_moe) / seconds
+    rng = family_range("prefill", device) if normalize_engine(engine) in LOCAL_ENGINES else None
+    low, high = (
+        (rng.ratio_low, rng.ratio_high)
+        if rng
+        else (
+            fac.prefill_ratio_low,
+            fac.prefill_ratio_high,
+        )
     )
+    return PrefillSpeed(tokens_per_s=Range(tps, tps * low, tps * high), flops_per_token=flops)
 
 
 def prefill_compute_tflops(fp16_tflops: float | None, int8_tops: float | None) -> float | None:

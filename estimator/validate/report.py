@@ -95,6 +95,42 @@ def format_speed_holdouts(calibration: dict[str, Any]) -> Iterator[str]:
         )
 
 
+HARDWARE_POOLS = (
+    ("current", "current hardware"),
+    ("older_or_rare", "older or rare hardware"),
+)
+
+
+def format_one_user(calibration: dict[str, Any]) -> Iterator[str]:
+    """The one-user speed model (local engines, batch 1) with whole devices held out, for
+    current hardware (NVIDIA Turing and newer, AMD RDNA 2+ and CDNA, Apple M1 and
+    newer, Intel Arc) and older or rare hardware apart (calibration.json
+    "hardware_holdout"): errors, bias, the share inside each row's family range built
+    without its device, that range's median width, and per backend."""
+    pools = calibration.get("hardware_holdout", {})
+    yield "one user (local engines, batch 1), whole devices held out"
+    yield (
+        f"{'figure':<9} {'hardware':<24} {'n':>4} {'dev':>4} {'median%':>8} {'p90%':>7} "
+        f"{'bias%':>6} {'inside':>7} {'hi/lo':>6}"
+    )
+    for kind in ("decode", "prefill"):
+        for pool, label in HARDWARE_POOLS:
+            s = pools.get(pool, {}).get(kind)
+            if not s:
+                continue
+            yield (
+                f"{kind:<9} {label:<24} {s['n']:>4} {s['devices']:>4} "
+                f"{s['median_abs_pct_err']:>8.2f} {s['p90_abs_pct_err']:>7.2f} "
+                f"{s['median_signed_pct_err']:>6.1f} {s['inside_range_share']:>7.0%} "
+                f"{s['median_high_over_low']:>6.2f}"
+            )
+            yield f"{'':<9} by backend: " + ", ".join(
+                f"{b} {v['median_abs_pct_err']:.1f}/{v['p90_abs_pct_err']:.1f} % "
+                f"bias {v['median_signed_pct_err']:+.1f} (n {v['n']})"
+                for b, v in s["by_backend"].items()
+            )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m estimator.validate", description="Accuracy of the estimator on public data."
@@ -109,5 +145,8 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
         print()
         for line in format_speed_holdouts(load_calibration()):
+            print(line)
+        print()
+        for line in format_one_user(load_calibration()):
             print(line)
     return 0

@@ -241,6 +241,19 @@ RESULT: dict[str, Any] = {
             "serving point. Left out for the llama.cpp family and offloaded setups; null "
             "for a catalog shortcut that does not fit.",
         },
+        "compute_rate": {
+            "type": "object",
+            "description": "Only when the card publishes no FP16 rate: the rate imputed "
+            "from its unit count and clock (imputed true, imputed_from the arithmetic), or "
+            "none at all (decode_compute unknown: decode counts memory reads and overhead "
+            "only).",
+            "properties": {
+                "fp16_tflops": _NULLABLE_NUMBER,
+                "imputed": {"type": "boolean"},
+                "imputed_from": {"type": "string", "nullable": True},
+                "decode_compute": {"type": "string", "enum": ["included", "unknown"]},
+            },
+        },
         "explanation": {
             "type": "array",
             "items": {
@@ -262,6 +275,25 @@ RESULT: dict[str, Any] = {
             "and the device vendor's hardware back the speeds (docs/estimator.md, "
             "Calibration coverage); false: the configurator shows the uncalibrated badge "
             "and rankings leave the speeds out.",
+        },
+        "speed_family": {
+            "type": "object",
+            "nullable": True,
+            "description": "The hardware family whose published measurements set the local "
+            "engines' speed corrections and ranges (docs/accuracy.md, one user); null for "
+            "the serving engines.",
+            "properties": {
+                "family": {"type": "string"},
+                "label": {"type": "string"},
+                "current_hardware": {"type": "boolean"},
+                "calibrated": {"type": "boolean"},
+                "decode_measurements": {"type": "integer"},
+                "decode_ratio_low": {"type": "number"},
+                "decode_ratio_high": {"type": "number"},
+                "prefill_measurements": {"type": "integer"},
+                "prefill_ratio_low": _NULLABLE_NUMBER,
+                "prefill_ratio_high": _NULLABLE_NUMBER,
+            },
         },
         "cost": {
             "type": "object",

@@ -12,7 +12,8 @@ from catalog.models import Accelerator, LLMModel
 from catalog.sizing import Setup, sizing_request
 from catalog.sizing.requests import device
 from estimator.api import run_estimate, sweep
-from estimator.speed import architecture_factor
+from estimator.api.speeds import device_for_speed as speed_device_for
+from estimator.speed import architecture_factor, speed_multiplier
 
 CONFIG = json.loads(
     (
@@ -48,9 +49,14 @@ def test_a_pascal_card_decodes_slower_by_the_fitted_factor_on_both_paths() -> No
         speeds.append(run_estimate(request).decode_tokens_per_s.estimate)
     factor = architecture_factor("Pascal")
     assert factor > 1.5  # 2 published GTX 10xx rows: ~2x slower than the bandwidth model
-    assert speeds[1] / speeds[0] == pytest.approx(factor, rel=1e-6)
-    # the all-cards sweep (explore pages) applies the same factor
+    # the Turing card takes its family's fitted correction instead (speed.corrections)
+    turing_device = speed_device_for(device(turing))
+    correction = speed_multiplier("decode", "llama.cpp", "cuda", turing_device, "Q4_K_M")
+    assert turing_device.family == "nvidia-turing"
+    assert speeds[1] / speeds[0] == pytest.approx(factor * correction, rel=1e-6)
+    # the all-cards sweep (explore pages) applies the same factor and correction
     request = sizing_request(model=model, accelerator=pascal, setup=setup, measured={})
     rows = sweep(request, [device(pascal), device(turing)], ["Q4_K_M"])
-    assert rows[1].decode_tokens_per_s / rows[0].decode_tokens_per_s == pytest.approx(factor)
+    ratio = rows[1].decode_tokens_per_s / rows[0].decode_tokens_per_s
+    assert ratio == pytest.approx(factor * correction)
     assert rows[0].decode_tokens_per_s == pytest.approx(speeds[0])

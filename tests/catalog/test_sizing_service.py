@@ -71,6 +71,7 @@ def test_a_setup_becomes_the_request_its_json_form_would_parse_to() -> None:
                 "memory_kind": "discrete",
                 "name": "Test Board",
                 "device_class": "datacenter",  # HBM
+                "memory_type": "HBM2e",
                 "host_bandwidth_gbps": 102.4,
             },
             "engine": {"name": "llama.cpp"},  # the vendor's default backend: rocm

@@ -9,20 +9,26 @@ from estimator.calibration.fit import quantile
 from estimator.calibration.product import product_decode, product_prefill
 from estimator.calibration.rows import load_measurements, parse_test
 
-# The speed model v2's targets on whole-device hold-outs (calibration.json "overall").
+# The one-user model's targets on whole-device hold-outs of current hardware (local engines,
+# batch 1; calibration.json "hardware_holdout.current").
 TARGETS = {"median": 8.0, "p90": 20.0, "inside": 0.85, "high_low": 1.6, "prefill_median": 15.0}
-# Where the model stands (whole devices held out, 254 decode / 136 prefill rows after the
-# serving-engine, MLX, old-GPU and offload data of the speed model v2 were added); a refit must not
-# fall behind these.
-REACHED = {"median": 12.2, "p90": 45.7, "inside": 0.82, "high_low": 1.77, "prefill_median": 26.1}
+PREFILL_P90_TARGETS = {"cuda": 35.0, "vulkan": 35.0, "metal": 35.0, "rocm": 50.0}
+# Where it stands with 307 decode / 199 prefill rows (the llama.cpp pull-request, Intel Arc,
+# RDNA 4, MI100 and M1 Ultra rows added with the hardware families); a refit must not fall
+# behind these. "overall" is every engine and batch; "current" the one-user headline.
+REACHED = {"median": 14.4, "p90": 47.4, "inside": 0.83, "high_low": 1.68, "prefill_median": 27.9}
+REACHED_CURRENT = {"median": 11.3, "p90": 36.8, "inside": 0.83, "high_low": 1.83}
 NOT_YET = (
-    "the speed model v2 is open work: the serving rows mix engine versions a year apart "
-    "(SGLang 0.4.3 vs 0.5.7 on DeepSeek-R1: 3x per-user speed) and a held-out device "
-    "takes its version's term from other devices' rows; BF16 MoE models on Vulkan run at "
-    "0.35x of the bandwidth "
-    "bound; prefill on the Strix Halo iGPU (25 of 136 rows, one device) runs at a third "
-    "of what its listed TFLOPS and the other devices' efficiency predict"
+    "the one-user model v3 is open work: public rows of the same setup differ by a median "
+    "7 % and up to 27 % between builds (CUDA decode), 47 % on Vulkan; Intel Arc under "
+    "Vulkan and SYCL pays a per-token cost several times NVIDIA's; BF16 MoE models on "
+    "Vulkan and the Strix Halo iGPU's prefill (one device of its family) run at a third "
+    "of what other devices predict"
 )
+
+
+def _current(kind: str) -> dict:
+    return load_calibration()["hardware_holdout"]["current"][kind]
 
 
 def test_it_reproduces_the_committed_calibration_when_refitted():
@@ -42,7 +48,7 @@ def test_it_parses_the_test_names_of_throughput_csv():
 
 def test_it_keeps_the_held_out_decode_figures_it_reached():
     decode = load_calibration()["overall"]["decode"]
-    assert decode["n"] >= 250
+    assert decode["n"] >= 300
     assert decode["median_abs_pct_err"] <= REACHED["median"]
     assert decode["p90_abs_pct_err"] <= REACHED["p90"]
     assert decode["inside_bounds_share"] >= REACHED["inside"]
@@ -51,25 +57,53 @@ def test_it_keeps_the_held_out_decode_figures_it_reached():
     assert prefill["median_abs_pct_err"] <= REACHED["prefill_median"]
 
 
+def test_it_keeps_the_one_user_figures_it_reached_on_current_hardware():
+    decode = _current("decode")
+    assert decode["n"] >= 230 and decode["devices"] >= 60
+    assert decode["median_abs_pct_err"] <= REACHED_CURRENT["median"]
+    assert decode["p90_abs_pct_err"] <= REACHED_CURRENT["p90"]
+    assert decode["inside_range_share"] >= REACHED_CURRENT["inside"]
+    assert decode["median_high_over_low"] <= REACHED_CURRENT["high_low"]
+
+
+def test_every_backends_one_user_decode_bias_is_within_ten_percent():
+    # whole devices held out, current hardware: cuda -1.1, metal -2.0, rocm -3.2,
+    # sycl +7.3, vulkan -5.5 % (median signed error; before the families and corrections,
+    # on the same rows: vulkan -13.4, sycl +57.0)
+    for backend, figures in _current("decode")["by_backend"].items():
+        assert abs(figures["median_signed_pct_err"]) <= 10.0, backend
+
+
+def test_older_or_rare_hardware_ranges_cover_four_fifths_of_its_rows():
+    older = load_calibration()["hardware_holdout"]["older_or_rare"]
+    # V100, MI50 / MI60 and two Pascal cards, each held out: 92 % and 90 % inside
+    assert older["decode"]["inside_range_share"] >= 0.8
+    assert older["prefill"]["inside_range_share"] >= 0.8
+
+
 @pytest.mark.xfail(strict=True, reason=NOT_YET)
 def test_it_meets_the_decode_median_target():
-    assert load_calibration()["overall"]["decode"]["median_abs_pct_err"] <= TARGETS["median"]
+    assert _current("decode")["median_abs_pct_err"] <= TARGETS["median"]
 
 
 @pytest.mark.xfail(strict=True, reason=NOT_YET)
-def test_it_meets_the_decode_bound_width_target():
-    assert load_calibration()["overall"]["decode"]["median_high_low_ratio"] <= TARGETS["high_low"]
+def test_it_meets_the_decode_range_target():
+    decode = _current("decode")
+    assert decode["median_high_over_low"] <= TARGETS["high_low"]
+    assert decode["inside_range_share"] >= TARGETS["inside"]
 
 
 @pytest.mark.xfail(strict=True, reason=NOT_YET)
 def test_it_meets_the_decode_p90_target():
-    assert load_calibration()["overall"]["decode"]["p90_abs_pct_err"] <= TARGETS["p90"]
+    assert _current("decode")["p90_abs_pct_err"] <= TARGETS["p90"]
 
 
 @pytest.mark.xfail(strict=True, reason=NOT_YET)
-def test_it_meets_the_prefill_median_target():
-    prefill = load_calibration()["overall"]["prefill"]
+def test_it_meets_the_prefill_targets():
+    prefill = _current("prefill")
     assert prefill["median_abs_pct_err"] <= TARGETS["prefill_median"]
+    for backend, p90 in PREFILL_P90_TARGETS.items():
+        assert prefill["by_backend"][backend]["p90_abs_pct_err"] <= p90, backend
 
 
 def _decode_errors():
@@ -86,12 +120,12 @@ def test_it_predicts_throughput_csv_decode_rows_through_the_public_api():
     triples = _decode_errors()
     errors = [abs(p - m) / m * 100 for m, p, _, _ in triples]
     inside = sum(lo <= m <= hi for m, _, lo, hi in triples) / len(triples)
-    # in-sample through decode_speed: 9.5 % / 37.9 %, 88 % inside (calibration.json's
-    # in_sample, 9.4 % / 28.8 %, adds the old-build overhead to rows of old builds; the
+    # in-sample through decode_speed, 307 rows: 9.7 % / 42.1 %, 91 % inside
+    # (calibration.json's in_sample adds the old-build overhead to rows of old builds; the
     # product predicts today's builds)
-    assert statistics.median(errors) <= 9.6
-    assert quantile(errors, 0.9) <= 38
-    assert inside >= 0.87
+    assert statistics.median(errors) <= 9.8
+    assert quantile(errors, 0.9) <= 42.2
+    assert inside >= 0.9
 
 
 def test_it_predicts_throughput_csv_prefill_rows_through_the_public_api():

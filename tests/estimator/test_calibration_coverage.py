@@ -1,6 +1,8 @@
 """A speed is calibrated only where published measurements of its engine, on its backend,
 on its vendor's hardware back it (speed.measured_group, calibration.json
-"measured_vendors"): llama.cpp's Vulkan group holds AMD and NVIDIA rows, none of Intel."""
+"measured_vendors") and the device's hardware family has measurements of its own
+(speed.family_range): llama.cpp's Vulkan group holds AMD, Intel and NVIDIA rows, none of
+other vendors."""
 
 from __future__ import annotations
 
@@ -28,6 +30,9 @@ CONFIG = json.loads(
 # https://www.techpowerup.com/gpu-specs/arc-a770.c3914); no FP16 TFLOPS in the catalog.
 A770 = {"memory_gb": 16, "bandwidth_gbps": 560, "vendor": "intel", "name": "Arc A770 16GB"}
 # GeForce RTX 4090: 24 GB at 1008 GB/s (the same catalog).
+# A card of a vendor no published measurement covers (figures of a 16 GB GDDR6 card; only
+# the vendor matters here).
+OTHER = {"memory_gb": 16, "bandwidth_gbps": 448, "vendor": "other", "name": "Other GPU 16GB"}
 RTX_4090 = {"memory_gb": 24, "bandwidth_gbps": 1008, "vendor": "nvidia", "name": "RTX 4090"}
 
 
@@ -41,13 +46,16 @@ def request(device: dict[str, object], engine: str, backend: str) -> dict[str, o
     }
 
 
-def test_the_vulkan_group_backs_amd_and_nvidia_cards_but_not_intel_ones() -> None:
+def test_the_vulkan_group_backs_amd_intel_and_nvidia_cards_but_no_other_vendors() -> None:
     assert speed.measured_group("llama.cpp", "vulkan", "consumer", vendor="amd")
     assert speed.measured_group("llama.cpp", "vulkan", "consumer", vendor="nvidia")
-    assert not speed.measured_group("llama.cpp", "vulkan", "consumer", vendor="intel")
-    assert not speed.measured_group("ollama", "vulkan", "consumer", vendor="intel")
-    # No SYCL group at all: the pooled llama.cpp factors stand in, whatever the vendor.
-    assert not speed.measured_group("llama.cpp", "sycl", "consumer", vendor="intel")
+    # Intel Arc A770 / B580 / 140V rows from llama.cpp pull requests and public benches
+    assert speed.measured_group("llama.cpp", "vulkan", "consumer", vendor="intel")
+    assert speed.measured_group("ollama", "vulkan", "consumer", vendor="intel")
+    assert not speed.measured_group("llama.cpp", "vulkan", "consumer", vendor="other")
+    # SYCL has its own group now, measured on Intel cards only
+    assert speed.measured_group("llama.cpp", "sycl", "consumer", vendor="intel")
+    assert not speed.measured_group("llama.cpp", "sycl", "consumer", vendor="nvidia")
 
 
 def test_a_backend_group_backs_only_the_vendors_it_was_measured_on() -> None:
@@ -58,11 +66,20 @@ def test_a_backend_group_backs_only_the_vendors_it_was_measured_on() -> None:
     assert speed.measured_group("llama.cpp", "metal", "consumer", vendor="apple")
 
 
-def test_an_arc_a770_on_ollama_vulkan_is_uncalibrated_and_says_why() -> None:
+def test_an_arc_a770_on_ollama_vulkan_is_calibrated_and_names_its_family() -> None:
     result = run_estimate(parse_request(request(A770, "ollama", "vulkan")))
+    assert result.speed_calibrated is True
+    family = result.speed_family
+    assert family is not None and family["family"] == "intel-arc" and family["calibrated"]
+    assert family["decode_measurements"] >= 10 and family["current_hardware"]
+
+
+def test_another_vendors_card_on_vulkan_is_uncalibrated_and_says_why() -> None:
+    result = run_estimate(parse_request(request(OTHER, "llama.cpp", "vulkan")))
     assert result.speed_calibrated is False
     assert any(
-        "ollama on vulkan with intel hardware" in w and "amd, nvidia" in w for w in result.warnings
+        "llama.cpp on vulkan with other hardware" in w and "amd, intel, nvidia" in w
+        for w in result.warnings
     )
 
 
@@ -74,7 +91,7 @@ def test_an_rtx_4090_on_llama_cpp_cuda_stays_calibrated() -> None:
 
 def test_sweep_rows_carry_the_vendor_check_as_run_estimate_does() -> None:
     single = parse_request(request(RTX_4090, "llama.cpp", "vulkan"))
-    devices = [Device(**A770), Device(**RTX_4090)]  # type: ignore[arg-type]
+    devices = [Device(**OTHER), Device(**RTX_4090)]  # type: ignore[arg-type]
     rows = sweep(single, devices, ["Q4_K_M"])
     by_device = {row.device_index: row.speed_calibrated for row in rows}
     assert by_device == {0: False, 1: True}
@@ -110,5 +127,5 @@ def test_calibration_json_lists_the_vendors_of_each_backend_groups_own_rows() ->
     for key, entry in groups.items():
         if "/" in key:
             assert entry["measured_vendors"] == expected.get(key.removesuffix("+moe"), []), key
-    assert groups["llama.cpp/vulkan"]["measured_vendors"] == ["amd", "nvidia"]
-    assert "intel" not in {v for e in groups.values() for v in e.get("measured_vendors", [])}
+    assert groups["llama.cpp/vulkan"]["measured_vendors"] == ["amd", "intel", "nvidia"]
+    assert groups["llama.cpp/sycl"]["measured_vendors"] == ["intel"]

@@ -119,9 +119,14 @@ def test_it_has_a_tflops_figure_for_every_prefill_row_but_the_unsourced_ones():
     rows = [m for m in load_measurements() if m.kind == "prefill" and not m.excluded]
     without = {m.device_name for m in rows if not m.compute_tflops}
     # calibration_devices.csv leaves these blank: no source gives their tensor rate (the
-    # M2 Ultra row does not say which GPU bin ran); the prefill fit skips their rows.
-    assert without == {"NVIDIA GeForce RTX 2080 Ti", "Apple M2 Ultra (GPU cores not stated)"}
-    assert load_calibration()["rows"]["prefill_without_tflops"] == 3
+    # M2 Ultra row does not say which GPU bin ran, the Lunar Lake row which SKU); the
+    # prefill fit skips their rows.
+    assert without == {
+        "NVIDIA GeForce RTX 2080 Ti",
+        "Apple M2 Ultra (GPU cores not stated)",
+        "Intel Lunar Lake iGPU (Arc 130V/140V, SKU not stated)",
+    }
+    assert load_calibration()["rows"]["prefill_without_tflops"] == 4
 
 
 def test_it_keeps_dense_and_moe_prefill_leaves_apart_and_falls_back_by_kind():

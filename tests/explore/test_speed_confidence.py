@@ -1,11 +1,12 @@
 """Every surface that shows a speed says when no published measurement backs it, with the
 one badge (explore/_bits.html#uncalibrated), and no filtered view ranks such a speed.
 
-The real cases of the seed catalog: Llama 3.1 8B Q4_K_M on an Intel Arc A770 under Ollama
-(Vulkan, whose calibration rows are AMD and NVIDIA cards only) and on a Cambricon MLU590
-(vLLM on MLU: no rows at all) are uncalibrated; on a GeForce RTX 4090 under llama.cpp
-(CUDA, NVIDIA rows) it is calibrated. One file for all the surfaces: they share the
-seeded catalog and the cases, and the point is that none of them drifts."""
+The real cases of the seed catalog: Llama 3.1 8B Q4_K_M on a Moore Threads MTT S4000 under
+llama.cpp (MUSA: no rows at all) and on a Cambricon MLU590 (vLLM on MLU: no rows either) are
+uncalibrated; on a GeForce RTX 4090 under llama.cpp (CUDA, NVIDIA rows) and on an Intel Arc
+A770 under Ollama (Vulkan, with Intel Arc rows of its own) it is calibrated. One file for
+all the surfaces: they share the seeded catalog and the cases, and the point is that none
+of them drifts."""
 
 from __future__ import annotations
 
@@ -21,8 +22,10 @@ from tests.explore.seeded import SeededCase
 
 BADGE = 'data-calibration="uncalibrated"'
 MODEL = "llama-3-1-8b"
-ARC, RTX, MLU = "intel-arc-a770-16gb", "nvidia-geforce-rtx-4090", "cambricon-mlu590"
+MTT, RTX, MLU = "moore-threads-mtt-s4000", "nvidia-geforce-rtx-4090", "cambricon-mlu590"
+ARC = "intel-arc-a770-16gb"
 QUERY = {"quant": "Q4_K_M", "ctx": "8192"}
+MTT_QUERY = {**QUERY, "engine": "llama.cpp"}  # llama.cpp runs on MUSA on Moore Threads
 ARC_QUERY = {**QUERY, "engine": "ollama"}  # Ollama runs on Vulkan on Intel (its default)
 
 
@@ -40,7 +43,7 @@ class ConfiguratorCase(SeededCase):
         return response.content.decode()
 
     def test_the_answer_panel_badges_an_uncalibrated_decode_speed(self) -> None:
-        for card, query in ((ARC, ARC_QUERY), (MLU, {"ctx": "8192"})):
+        for card, query in ((MTT, MTT_QUERY), (MLU, {"ctx": "8192"})):
             tile = part(self.page(card, query), r'data-answer="decode">(.*?)</div>')
             assert BADGE in tile, card
 
@@ -50,9 +53,9 @@ class ConfiguratorCase(SeededCase):
         assert BADGE not in tile
 
     def test_the_sentence_badges_an_uncalibrated_speed_only(self) -> None:
-        arc = part(self.page(ARC, ARC_QUERY), r'data-answer="sentence">(.*?)</p>')
+        mtt = part(self.page(MTT, MTT_QUERY), r'data-answer="sentence">(.*?)</p>')
         rtx = part(self.page(RTX, QUERY), r'data-answer="sentence">(.*?)</p>')
-        assert "tokens per second" in arc and BADGE in arc
+        assert "tokens per second" in mtt and BADGE in mtt
         assert "tokens per second" in rtx and BADGE not in rtx
 
     def test_the_estimate_api_says_whether_the_speed_is_calibrated(self) -> None:
@@ -61,27 +64,43 @@ class ConfiguratorCase(SeededCase):
             card: self.client.post(
                 url, {"model": MODEL, "accelerator": card, **query}, content_type="application/json"
             ).json()
-            for card, query in ((ARC, ARC_QUERY), (RTX, QUERY), (MLU, {"ctx": "8192"}))
+            for card, query in (
+                (MTT, MTT_QUERY),
+                (RTX, QUERY),
+                (MLU, {"ctx": "8192"}),
+                (ARC, ARC_QUERY),
+            )
         }
-        assert answers[ARC]["speed_calibrated"] is False
+        assert answers[MTT]["speed_calibrated"] is False
         assert answers[MLU]["speed_calibrated"] is False
         assert answers[RTX]["speed_calibrated"] is True
-        assert answers[ARC]["setup"]["backend"] == "vulkan"
-        assert answers[ARC]["decode_tokens_per_s"]["estimate"] > 0
+        assert answers[MTT]["setup"]["backend"] == "musa"
+        assert answers[MTT]["decode_tokens_per_s"]["estimate"] > 0
+        # Intel Arc under Vulkan: backed by Intel Arc rows, its family named
+        assert answers[ARC]["speed_calibrated"] is True
+        assert answers[ARC]["speed_family"]["family"] == "intel-arc"
+        assert answers[RTX]["speed_family"]["label"].startswith("NVIDIA GeForce")
+
+    def test_the_speed_section_names_the_hardware_family_behind_the_range(self) -> None:
+        arc = part(self.page(ARC, ARC_QUERY), r'<section class="card" id="speed">(.*?)</section>')
+        assert 'data-speed-family="intel-arc"' in arc and "Hardware family: Intel Arc" in arc
+        assert 'data-speed="uncalibrated"' not in arc
+        mtt = part(self.page(MTT, MTT_QUERY), r'<section class="card" id="speed">(.*?)</section>')
+        assert 'data-speed="uncalibrated"' in mtt
 
 
 class CompareCase(SeededCase):
     def test_compare_badges_the_uncalibrated_column_and_never_stars_it(self) -> None:
         response = self.client.get(
             reverse("explore:compare"),
-            {"c1": f"{MODEL}:{ARC}:Q4_K_M:1:ollama", "c2": f"{MODEL}:{RTX}:Q4_K_M:1"},
+            {"c1": f"{MODEL}:{MTT}:Q4_K_M:1:llama.cpp", "c2": f"{MODEL}:{RTX}:Q4_K_M:1"},
         )
         assert response.status_code == 200
         row = part(
             response.content.decode(), r"<tr[^>]*><th scope=\"row\">Decode[^<]*</th>(.*?)</tr>"
         )
-        arc, rtx = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
-        assert BADGE in arc and "best-mark" not in arc
+        mtt, rtx = re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+        assert BADGE in mtt and "best-mark" not in mtt
         assert BADGE not in rtx
 
 
@@ -93,7 +112,7 @@ class ExploreFilterCase(SeededCase):
         return response.content.decode()
 
     def test_a_vendor_with_only_uncalibrated_cards_has_no_fastest_card(self) -> None:
-        for vendor in ("Intel", "Huawei"):
+        for vendor in ("Moore Threads", "Huawei"):
             body = self.page(vendor)
             fastest = part(body, r'data-summary="fastest">(.*?)</dd>')
             top = part(body, r'data-summary="top-speed">(.*?)</ol>')
@@ -108,8 +127,8 @@ class ExploreFilterCase(SeededCase):
 
     def test_the_sweep_api_has_no_fastest_for_a_filter_of_uncalibrated_cards(self) -> None:
         url = reverse("api:sweeps-model-accelerators", args=["qwen3-32b"])
-        data = self.client.get(url, {"vendor": "Intel"}).json()
-        assert data["results"], "Intel cards run it"
+        data = self.client.get(url, {"vendor": "Huawei"}).json()
+        assert data["results"], "Huawei cards run it"
         assert all(row["fit"]["calibrated"] is False for row in data["results"])
         assert data["summary"]["fastest"] is None
 
@@ -130,7 +149,7 @@ class ReportCase(SeededCase):
         return response.content.decode()
 
     def test_a_report_badges_an_uncalibrated_speed(self) -> None:
-        body = self.save(ARC, ARC_QUERY)
+        body = self.save(MTT, MTT_QUERY)
         assert BADGE in part(body, r'<strong class="decode">(.*?)</dd>')
         assert 'data-speed="uncalibrated"' in body
 

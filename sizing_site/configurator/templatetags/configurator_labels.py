@@ -69,3 +69,28 @@ def memory_basis_note(basis: str) -> str:
 def finetune_method_label(method: str) -> str:
     """A fine-tuning method's name (estimator FINETUNE_METHODS); "full" is a word."""
     return FINETUNE_METHODS.get(method) or str(_("Full"))
+
+
+# estimator.speed.families.FAMILIES in the page's words (the keys are the estimator's).
+SPEED_FAMILIES = {
+    "nvidia-gddr": _("NVIDIA GeForce / RTX (GDDR, Ampere and newer)"),
+    "nvidia-turing": _("NVIDIA Turing (RTX 20, T4)"),
+    "nvidia-hbm": _("NVIDIA datacenter (HBM)"),
+    "nvidia-lpddr": _("NVIDIA Grace / GB10 / Jetson (LPDDR)"),
+    "apple-m1": _("Apple M1 generation"),
+    "apple": _("Apple M2 and newer (Pro / Max)"),
+    "apple-ultra": _("Apple Ultra (two dies)"),
+    "amd-rdna": _("AMD Radeon (RDNA 2 and newer)"),
+    "amd-apu": _("AMD Ryzen AI (unified LPDDR5X)"),
+    "amd-cdna": _("AMD Instinct (CDNA, HBM)"),
+    "intel-arc": _("Intel Arc"),
+    "nvidia-pascal-or-older": _("NVIDIA Pascal and older"),
+    "nvidia-volta": _("NVIDIA Volta"),
+    "amd-gcn": _("AMD GCN (incl. MI50 / MI60)"),
+}
+
+
+@register.filter
+def speed_family_label(family: str) -> str:
+    """The hardware family of a speed's corrections and range ("Intel Arc")."""
+    return str(SPEED_FAMILIES.get(family, _("other or unknown hardware")))
