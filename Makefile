@@ -93,8 +93,9 @@ lint: setup
 typecheck: setup
 	$(VENV)/bin/mypy .
 
+# --durations=30: the slowest 30 tests, printed at the end of every run (docs/testing.md)
 pytest: setup compilemessages
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest --durations=30
 
 # The catalog's own rules (manage.py validate_catalog, docs/catalog.md) on a freshly loaded
 # catalog in a throwaway SQLite file, whatever DATABASE_URL the caller set: a few seconds.

@@ -15,6 +15,19 @@ from catalog.sizing.cache import bump_catalog_version
 from sizing_site.core.counters import COUNTERS
 from tests.fakehub import FakeHub, running
 
+# Tests hash passwords with MD5: the production PBKDF2 hasher costs ~0.23 s a hash on the
+# 2-core CI machine, and every test class creates its users afresh. Tests of the real
+# hasher (tests/sizing_site/test_login_throttle.py, test_shell.py) check passwords, not
+# the algorithm; production settings keep Django's default hashers.
+TEST_PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Suite-wide settings that hold before any test database or fixture exists."""
+    from django.conf import settings
+
+    settings.PASSWORD_HASHERS = TEST_PASSWORD_HASHERS
+
 
 @pytest.fixture(autouse=True)
 def _fresh_sizing_cache(settings: Settings) -> Iterator[None]:
