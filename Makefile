@@ -93,15 +93,9 @@ lint: setup
 typecheck: setup
 	$(VENV)/bin/mypy .
 
-# -n auto: one pytest-xdist worker per core, a test database each; --dist loadgroup keeps
-# a module's tests (and the browser tests) on one worker (tests/conftest.py). The tests
-# that start a real Celery worker on Redis (marker redis) run after, in one process: under
-# xdist such a worker missed its task. PYTEST_WORKERS=0 runs in one process.
-# --durations=30: the slowest 30 tests (docs/testing.md).
-PYTEST_WORKERS ?= auto
+# --durations=30: the slowest 30 tests, printed at the end of every run (docs/testing.md)
 pytest: setup compilemessages
-	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=30 -m "not redis"
-	$(VENV)/bin/pytest -m redis
+	$(VENV)/bin/pytest --durations=30
 
 # The catalog's own rules (manage.py validate_catalog, docs/catalog.md) on a freshly loaded
 # catalog in a throwaway SQLite file, whatever DATABASE_URL the caller set: a few seconds.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 
@@ -24,29 +23,10 @@ TEST_PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Suite-wide settings that hold before any test database or fixture exists. Under
-    pytest-xdist (`make test` runs `-n auto`) each worker has its own test database
-    (pytest-django) and, here, its own key prefix in a shared Redis cache, so one worker's
-    catalog-version bumps and cached sizings never reach another's tests."""
+    """Suite-wide settings that hold before any test database or fixture exists."""
     from django.conf import settings
 
     settings.PASSWORD_HASHERS = TEST_PASSWORD_HASHERS
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
-    if worker:
-        for cache in settings.CACHES.values():
-            cache["KEY_PREFIX"] = f"{cache.get('KEY_PREFIX') or 'rightsize'}-{worker}"
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Groups for pytest-xdist's `--dist loadgroup`: the browser tests are one group (they
-    share one server and its database), and every other test goes with its module, so a
-    test class's setUpTestData (often a catalog load) runs on one worker only. (`make
-    test` runs the tests that start a real Celery worker, marker redis, apart.)"""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            path = item.nodeid.split("::")[0]
-            group = "browser" if path.startswith("tests/browser/") else path
-            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True)
