@@ -70,8 +70,9 @@ def speed_multiplier(
     *,
     moe: bool = False,
 ) -> float:
-    """exp(family + weights-kind + vendor effects) of tokens/s (module docstring); 1 for
-    older or rare families, serving engines' kinds and groups without a fitted effect."""
+    """exp(family + weights-kind + vendor (+ prefill era) effects) of tokens/s (module
+    docstring); 1 for older or rare families and devices without a family; the serving
+    engines take the family effect only; a group without a fitted effect adds 0."""
     family = family_of(device)
     if not family or not is_current(family):
         return 1.0
