@@ -71,10 +71,11 @@ def speed_multiplier(
     moe: bool = False,
 ) -> float:
     """exp(family + weights-kind + vendor (+ prefill era) effects) of tokens/s (module
-    docstring); 1 for older or rare families and devices without a family; the serving
-    engines take the family effect only; a group without a fitted effect adds 0."""
+    docstring); 1 for the serving engines (the effects are fitted on the local engines'
+    rows only), older or rare families and devices without a family; a group without a
+    fitted effect adds 0."""
     family = family_of(device)
-    if not family or not is_current(family):
+    if not family or not is_current(family) or not is_local_engine(engine):
         return 1.0
     effects = speed_corrections(kind)
     log = effects.get("family", {}).get(family, 0.0)
