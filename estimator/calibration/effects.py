@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from estimator.calibration.fit import quantile, shrunk_bounds
-from estimator.calibration.rows import Measurement, device_vendor, prefill_era
-from estimator.speed.corrections import LOCAL_ENGINES
-from estimator.speed.families import OLDER_OR_RARE, device_family, is_current, weights_kind
+from estimator.calibration.rows import Measurement, prefill_era
+from estimator.speed.corrections import LOCAL_ENGINES, effect_keys, log_correction
+from estimator.speed.families import OLDER_OR_RARE, device_family, is_current
 
 EFFECT_SHRINK_ROWS = 3.0
 CLIP_LOG = 2.3  # |log residual| above this (a factor of ~10) counts as 10x
@@ -63,12 +63,13 @@ OLDER_WIDENING = 1.2
 
 @dataclass(frozen=True)
 class Effects:
-    """Log multipliers of predicted tokens/s by family and by "<backend>/<kind>"."""
+    """Log multipliers of predicted tokens/s per correction level and key
+    (speed.corrections.effect_keys)."""
 
     family: dict[str, float] = field(default_factory=dict)
     kind: dict[str, float] = field(default_factory=dict)
     vendor: dict[str, float] = field(default_factory=dict)
-    # "<backend>/<current|legacy>+<dense|moe>" (era_of); pages apply the "current" ones
+    # "<backend>/<current|legacy>+<dense|moe>" (keys_of); pages apply the "current" ones
     era: dict[str, float] = field(default_factory=dict)
 
 
@@ -77,24 +78,16 @@ def family_of(m: Measurement) -> str:
     return m.device.family or device_family(m.device_name, m.device.architecture)
 
 
-def vendor_of(m: Measurement) -> str:
-    """ "<vendor>/<backend>" of a llama.cpp row ("amd/vulkan"), "" for other engines."""
-    return f"{device_vendor(m.device_name)}/{m.backend}" if m.engine == "llama.cpp" else ""
-
-
-def era_of(m: Measurement) -> str:
-    """ "<backend>/<era>+<dense|moe>" of a llama.cpp prefill row (rows.prefill_era), ""
-    otherwise: dense and MoE prefill have their own group fits (grouping.prefill_key),
-    so each kind's rows of today's builds stand against that kind's older rows."""
-    if m.engine != "llama.cpp" or m.kind != "prefill":
-        return ""
-    kind = "moe" if m.work.is_moe else "dense"
-    return f"{m.backend}/{prefill_era(m.date, m.notes)}+{kind}"
-
-
-def kind_of(m: Measurement) -> str:
-    """ "<backend>/<weights kind>" of a llama.cpp row, "" for other engines."""
-    return f"{m.backend}/{weights_kind(m.quant)}" if m.engine == "llama.cpp" else ""
+def keys_of(m: Measurement) -> dict[str, str]:
+    """The correction keys of a measurement (speed.corrections.effect_keys, the same the
+    pages look up): its family, and for llama.cpp rows its weights kind, vendor and, for
+    prefill rows, its build era (rows.prefill_era). Dense and MoE prefill have their own
+    group fits (grouping.prefill_key), so each kind's rows of today's builds stand
+    against that kind's older rows."""
+    era = prefill_era(m.date, m.notes) if m.kind == "prefill" else ""
+    return effect_keys(
+        m.engine, m.backend, family_of(m), m.device.vendor, m.quant, moe=m.work.is_moe, era=era
+    )
 
 
 def _shrunk_means(
@@ -124,7 +117,8 @@ def fit_effects(items: Sequence[tuple[Measurement, float]]) -> Effects:
         family = family_of(m)
         if is_current(family) and predicted > 0 and m.engine in LOCAL_ENGINES:
             r = max(-CLIP_LOG, min(CLIP_LOG, math.log(m.measured_tps / predicted)))
-            keys = (family, kind_of(m), vendor_of(m), era_of(m))
+            k = keys_of(m)
+            keys = (family, k.get("kind", ""), k.get("vendor", ""), k.get("era", ""))
             data.append((keys, r, m.device_name))
     levels: list[dict[str, float]] = [{}, {}, {}, {}]  # family, kind, vendor, era
     limits = (
@@ -148,32 +142,22 @@ def fit_effects(items: Sequence[tuple[Measurement, float]]) -> Effects:
 
 
 def multiplier(m: Measurement, effects: Effects) -> float:
-    """exp(family effect + weights-kind effect) of one measurement (1 for older or rare
-    families and for groups without an effect)."""
-    family = family_of(m)
-    if not is_current(family) or m.engine not in LOCAL_ENGINES:
+    """exp(the effects of the measurement's keys, keys_of) (1 for older or rare families
+    and the serving engines; a key without an effect adds 0)."""
+    if not is_current(family_of(m)) or m.engine not in LOCAL_ENGINES:
         return 1.0
-    return math.exp(
-        effects.family.get(family, 0.0)
-        + effects.kind.get(kind_of(m), 0.0)
-        + effects.vendor.get(vendor_of(m), 0.0)
-        + effects.era.get(era_of(m), 0.0)
-    )
+    return math.exp(log_correction(effects_entry(effects), keys_of(m)))
 
 
-def _bounds(
-    family: str, ratios: Sequence[tuple[Measurement, float]], *, own_rows: bool = True
-) -> tuple[float, float]:
+def _bounds(family: str, ratios: Sequence[tuple[Measurement, float]]) -> tuple[float, float]:
     """(low, high) ratio bounds of `family` from hold-out ratios (module docstring):
     current families: their FAMILY_QUANTILES shrunk toward the current pool's by
     FAMILY_SHRINK_ROWS; older or rare ones: the current pool's bounds widened by
     OLDER_WIDENING each way (their few devices of several generations cannot set a
-    range of their own). own_rows=False: the pool's bounds alone (a family without rows)."""
-    current = [r for m, r in ratios if is_current(family_of(m))]
-    own = [r for m, r in ratios if own_rows and family_of(m) == family]
-    if not current:
-        current = [r for _, r in ratios]
+    range of their own)."""
+    current = [r for m, r in ratios if is_current(family_of(m))] or [r for _, r in ratios]
     if is_current(family):
+        own = [r for m, r in ratios if family_of(m) == family]
         return shrunk_bounds(own, current, FAMILY_SHRINK_ROWS, FAMILY_QUANTILES)
     low, high = shrunk_bounds(current, current, 0.0, FAMILY_QUANTILES)
     return low / OLDER_WIDENING, high * OLDER_WIDENING
@@ -209,7 +193,7 @@ def family_ranges(
             "ratio_high": round(high, 4),
         }
     older = len(ratios) - len(current)
-    low, high = _bounds(OLDER_OR_RARE[-1], ratios, own_rows=False)
+    low, high = _bounds(OLDER_OR_RARE[-1], ratios)  # the widened current pool
     out["older_or_rare"] = {"rows": older, "ratio_low": round(low, 4), "ratio_high": round(high, 4)}
     return out
 

@@ -21,6 +21,7 @@ the older pool's (already widened by the fit, calibration/effects.py).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from estimator.factors import family_ranges, speed_corrections
@@ -61,6 +62,35 @@ def family_of(device: Device) -> str:
     return ""
 
 
+def effect_keys(
+    engine: str,
+    backend: str,
+    family: str,
+    vendor: str,
+    weights_name: str,
+    *,
+    moe: bool = False,
+    era: str = "",
+) -> dict[str, str]:
+    """The key each correction level looks up (calibration.json "corrections"; the fit in
+    calibration/effects.py builds its keys here too): "family"; for llama.cpp-family
+    engines also "kind" "<backend>/<weights kind>", "vendor" "<vendor>/<backend>" and,
+    when `era` is given ("current" | "legacy"), "era" "<backend>/<era>+<dense | moe>"."""
+    keys = {"family": family}
+    if normalize_engine(engine) == "llama.cpp":
+        back = normalize_backend(backend)
+        keys["kind"] = f"{back}/{weights_kind(weights_name)}"
+        keys["vendor"] = f"{vendor}/{back}"
+        if era:
+            keys["era"] = f"{back}/{era}+{'moe' if moe else 'dense'}"
+    return keys
+
+
+def log_correction(effects: Mapping[str, Mapping[str, float]], keys: Mapping[str, str]) -> float:
+    """The sum of the effects `keys` (effect_keys) name; a key without an effect adds 0."""
+    return sum(effects.get(level, {}).get(key, 0.0) for level, key in keys.items())
+
+
 def speed_multiplier(
     kind: str,
     engine: str,
@@ -71,29 +101,22 @@ def speed_multiplier(
     moe: bool = False,
 ) -> float:
     """exp(family + weights-kind + vendor (+ prefill era) effects) of tokens/s (module
-    docstring); 1 for the serving engines (the effects are fitted on the local engines'
-    rows only), older or rare families and devices without a family; a group without a
-    fitted effect adds 0."""
+    docstring), at today's builds; 1 for the serving engines (the effects are fitted on
+    the local engines' rows only), older or rare families and devices without a family."""
     family = family_of(device)
     if not family or not is_current(family) or not is_local_engine(engine):
         return 1.0
-    effects = speed_corrections(kind)
-    log = effects.get("family", {}).get(family, 0.0)
-    eng, back = normalize_engine(engine), normalize_backend(backend)
-    if eng == "llama.cpp":
-        log += effects.get("kind", {}).get(f"{back}/{weights_kind(weights_name)}", 0.0)
-        log += effects.get("vendor", {}).get(f"{device.vendor}/{back}", 0.0)
-        era = f"{back}/current+{'moe' if moe else 'dense'}"  # today's builds
-        log += effects.get("era", {}).get(era, 0.0)
-    return math.exp(log)
+    keys = effect_keys(engine, backend, family, device.vendor, weights_name, moe=moe, era="current")
+    return math.exp(log_correction(speed_corrections(kind), keys))
 
 
-def family_range(kind: str, device: Device) -> FamilyRange | None:
-    """The range of `kind` ("decode" | "prefill") speeds on the device's family; None in
-    a calibration file without family ranges (the group's bounds apply then)."""
+def family_range(kind: str, device: Device, engine: str) -> FamilyRange | None:
+    """The range of `kind` ("decode" | "prefill") speeds on the device's family; None for
+    the serving engines, a device without a family, or a calibration file without family
+    ranges (the group's bounds apply then)."""
     ranges = family_ranges(kind)
     family = family_of(device)
-    if not ranges or not family:
+    if not ranges or not family or not is_local_engine(engine):
         return None
     label = FAMILIES.get(family, FAMILIES["other"])
     entry = ranges.get(family)

@@ -13,13 +13,12 @@ from dataclasses import dataclass
 
 from estimator.factors import SpeedFactors
 from estimator.speed.corrections import (
-    LOCAL_ENGINES,
     FamilyRange,
     family_range,
     speed_multiplier,
 )
 from estimator.speed.devices import TFLOP, Device, Parallelism, architecture_factor
-from estimator.speed.groups import normalize_engine, resolve_factors
+from estimator.speed.groups import resolve_factors
 from estimator.units import GB, Range
 
 # decode_overhead_s is fitted per step of a model with this many layers and scaled by
@@ -284,9 +283,7 @@ def decode_speed(
         host_share=host_share,
         correction=speed_multiplier("decode", engine, backend, device, weights_name),
     )
-    local = normalize_engine(engine) in LOCAL_ENGINES
-    rng = family_range("decode", device) if local else None
-    per_seq_range = decode_bounds(1.0 / step, fac, rng)
+    per_seq_range = decode_bounds(1.0 / step, fac, family_range("decode", device, engine))
     return DecodeSpeed(
         per_sequence_tokens_per_s=per_seq_range,
         aggregate_tokens_per_s=per_seq_range.scaled(batch),

@@ -21,6 +21,7 @@ own ranges; see docs/accuracy.md.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 # (family, human name); the names are shown on pages next to a speed's range.
 FAMILIES = {
@@ -74,6 +75,7 @@ def _apple(text: str) -> str:
     return "apple-m1" if re.search(r"\bm1\b", text) else "apple"
 
 
+@cache  # called for every card of a sweep: a few regex searches on the same names
 def device_family(
     name: str, architecture: str = "", memory_type: str = "", vendor: str = ""
 ) -> str:
@@ -102,6 +104,7 @@ def is_current(family: str) -> bool:
     return family not in OLDER_OR_RARE
 
 
+@cache  # called for every quant of a sweep
 def weights_kind(weights_name: str) -> str:
     """The decoding-work group of a weights type: "bf16", "f16", "q8" (Q8_0 and 8-bit
     K-quant mixes), "q4_0" (legacy Q4_0 / Q4_1 / Q5_0 / Q5_1, incl. ARM repacks),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from estimator.factors import SpeedFactors
-from estimator.speed.corrections import LOCAL_ENGINES, family_range, speed_multiplier
+from estimator.speed.corrections import family_range, speed_multiplier
 from estimator.speed.decode import overhead_scale
 from estimator.speed.devices import TFLOP, Device
 from estimator.speed.groups import normalize_engine, resolve_factors
@@ -146,7 +146,7 @@ def prefill_speed(
             offloaded_bytes, prompt_tokens, n_ubatch, host_link_gbps
         )
     tps = speed_multiplier("prefill", engine, backend, device, weights_name, moe=is_moe) / seconds
-    rng = family_range("prefill", device) if normalize_engine(engine) in LOCAL_ENGINES else None
+    rng = family_range("prefill", device, engine)
     low, high = (
         (rng.ratio_low, rng.ratio_high)
         if rng

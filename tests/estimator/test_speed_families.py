@@ -119,21 +119,23 @@ def test_the_multiplier_is_the_exponent_of_the_fitted_effects() -> None:
 
 def test_a_family_range_is_its_own_and_a_family_without_rows_is_wider() -> None:
     ranges = family_ranges("decode")
-    gddr = family_range("decode", Device(1008, family="nvidia-gddr"))
+    gddr = family_range("decode", Device(1008, family="nvidia-gddr"), "llama.cpp")
     assert gddr is not None and gddr.calibrated and gddr.rows == ranges["nvidia-gddr"]["rows"]
     assert (gddr.ratio_low, gddr.ratio_high) == (
         ranges["nvidia-gddr"]["ratio_low"],
         ranges["nvidia-gddr"]["ratio_high"],
     )
     # a current family without measurements: the current pool, 25 % further out each way
-    unknown = family_range("decode", Device(500, family="made-up-family"))
+    unknown = family_range("decode", Device(500, family="made-up-family"), "llama.cpp")
     pool = ranges["current"]
     assert unknown is not None and not unknown.calibrated and unknown.rows == 0
     assert unknown.ratio_low == pytest.approx(pool["ratio_low"] / UNCALIBRATED_WIDENING)
     assert unknown.ratio_high == pytest.approx(pool["ratio_high"] * UNCALIBRATED_WIDENING)
     # the dense NVIDIA family's range is narrower than the pooled one widened
     assert gddr.ratio_high / gddr.ratio_low < unknown.ratio_high / unknown.ratio_low
-    assert family_range("decode", Device(1008)) is None  # no family: the group's bounds
+    assert (
+        family_range("decode", Device(1008), "llama.cpp") is None
+    )  # no family: the group's bounds
 
 
 def test_calibration_json_carries_the_one_user_headline_for_both_hardware_groups() -> None:
