@@ -107,6 +107,13 @@ def speed_corrections(kind: str) -> dict[str, dict[str, float]]:
     return {level: dict(values) for level, values in entry.items()}
 
 
+def expert_stream_share() -> float:
+    """calibration.json's "prefill_expert_stream_share": the share of peak bandwidth at
+    which llama.cpp reads MoE experts (speed.expert_stream_seconds_per_token); 0 (no
+    expert streaming term) in a file that predates it."""
+    return float(load_calibration().get("prefill_expert_stream_share", 0.0))
+
+
 @cache
 def family_ranges(kind: str) -> dict[str, dict[str, float]]:
     """calibration.json's "family_ranges" of one kind: per hardware family (and the

@@ -240,6 +240,8 @@ def estimate_speeds(
         weights_name=weights_name(request),
         offloaded_bytes=offloaded_bytes,
         n_ubatch=engine.n_ubatch,
+        stream_bytes=speed.moe_stream_bytes(work, min(engine.n_ubatch, workload.prompt_tokens))
+        * (1 - offloaded_bytes / max(wb.total_bytes, 1)),
     ).tokens_per_s
     first = speed.decode_speed(
         work,

@@ -47,6 +47,7 @@ from estimator.calibration.prefill import (
     fit_model,
     predict_tps,
     prefill_row,
+    stream_share,
 )
 from estimator.calibration.prefill import owner as prefill_owner
 from estimator.calibration.rows import (
@@ -176,10 +177,11 @@ def prefill_effects(rows: Sequence[PrefillRow], model: PrefillModel) -> Effects:
     return fit_effects([(r.measurement, predict_tps(r, model, prefill_lineage)) for r in rows])
 
 
-def fit_prefill(rows: Sequence[Measurement]) -> tuple[PrefillModel, list[str]]:
-    """The prefill model on all rows and each row's owning group (calibration/prefill.py)."""
-    prows = [prefill_row(m, prefill_key(m)) for m in rows]
-    model = fit_model(prows, prefill_lineage)
+def fit_prefill(rows: Sequence[Measurement], share: float) -> tuple[PrefillModel, list[str]]:
+    """The prefill model on all rows, experts streamed at `share` (prefill.stream_share),
+    and each row's owning group (calibration/prefill.py)."""
+    prows = [prefill_row(m, prefill_key(m), share) for m in rows]
+    model = replace(fit_model(prows, prefill_lineage), stream_share=share)
     owners = [prefill_owner(r.key, model.groups, prefill_lineage) for r in prows]
     return model, owners
 
@@ -218,8 +220,9 @@ def holdout_predictions(
             if group_of(r.measurement) == group:
                 decode[i] = predicted_tps(r, fits, arch) * multiplier(r.measurement, effects)
     prefill = [0.0] * len(prefill_ms)
-    prows = [prefill_row(m, prefill_key(m)) for m in prefill_ms]
     for group in sorted({group_of(m) for m in prefill_ms}):
+        share = stream_share([r.measurement for r in rows if group_of(r.measurement) != group])
+        prows = [prefill_row(m, prefill_key(m), share) for m in prefill_ms]
         ptrain = [r for r in prows if group_of(r.measurement) != group]
         model = fit_model(ptrain, prefill_lineage)
         p_effects = prefill_effects(ptrain, model)
@@ -283,7 +286,11 @@ def ttft_floors(decode: dict[str, DecodeFit], prefill: PrefillModel) -> dict[str
         if engine_pool(group_key(m_step)) != "serving":
             continue
         step_s = predicted_step(decode_row(m_step), decode[_owner(group_key(m_step), decode)])
-        tps = predict_tps(prefill_row(m_prefill, prefill_key(m_prefill)), prefill, prefill_lineage)
+        tps = predict_tps(
+            prefill_row(m_prefill, prefill_key(m_prefill), prefill.stream_share),
+            prefill,
+            prefill_lineage,
+        )
         residual = ttft_s - m_prefill.prompt_tokens / tps - step_s
         scale = overhead_scale(m_step.work.n_layers)
         pool = engine_pool(group_key(m_step)) + ("+moe" if m_step.work.is_moe else "")
@@ -385,10 +392,12 @@ def build_calibration() -> dict[str, Any]:
     rows = [decode_row(m) for m in decode_ms]
     decode = fit_decode(rows)
     arch = fit_arch_factors(rows, decode)
-    prefill, p_owners = fit_prefill(prefill_ms)
+    prefill, p_owners = fit_prefill(prefill_ms, stream_share(decode_ms))
     by_device, grouped = _holdouts(rows, prefill_ms)
     d_effects = decode_effects(rows, decode, arch)
-    p_effects = prefill_effects([prefill_row(m, prefill_key(m)) for m in prefill_ms], prefill)
+    p_effects = prefill_effects(
+        [prefill_row(m, prefill_key(m), prefill.stream_share) for m in prefill_ms], prefill
+    )
     held_decode = list(zip([r.measurement for r in rows], by_device[0], strict=True))
     held_prefill = list(zip(prefill_ms, by_device[1], strict=True))
     d_triples, p_triples = _device_triples(rows, prefill_ms, decode, p_owners, by_device)
@@ -441,6 +450,9 @@ def build_calibration() -> dict[str, Any]:
         "architecture_factors": arch,
         "rows": _row_counts(measurements, decode_ms, prefill_ms, prefill_all),
         "approximations": list(APPROXIMATIONS),
+        # MoE experts read once per prefill ubatch at this share of the bandwidth
+        # (speed.expert_stream_seconds_per_token; prefill.stream_share).
+        "prefill_expert_stream_share": prefill.stream_share,
         "median_decode_share_all_groups": round(
             statistics.median(f.share for f in decode.values()), 4
         ),
@@ -554,7 +566,11 @@ def _in_sample_stats(
             [
                 (
                     m.measured_tps,
-                    predict_tps(prefill_row(m, prefill_key(m)), prefill, prefill_lineage)
+                    predict_tps(
+                        prefill_row(m, prefill_key(m), prefill.stream_share),
+                        prefill,
+                        prefill_lineage,
+                    )
                     * multiplier(m, p_effects),
                 )
                 for m in prefill_ms

@@ -2,7 +2,11 @@
 
 Model (estimator.speed.prefill_seconds_per_token), per group g and weights family:
 
-    seconds per token = FLOPs x f_family / (TFLOPS x mfu_g) + active params x c_g
+    seconds per token = FLOPs x f_family / (TFLOPS x mfu_g) + active params x c_g + stream
+
+- stream: for MoE rows of the llama.cpp family, the experts each ubatch reads beyond the
+  active ones at stream_share of the bandwidth (stream_seconds); not fitted here: the
+  share is the median bandwidth share of the MoE decode rows (stream_share).
 
 - mfu_g: peak matmul efficiency of the group. For a given c_g it is the median over the
   group's rows of the MFU each row implies, FLOPs x f / (TFLOPS x (t - params x c_g)),
@@ -25,13 +29,15 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from estimator.calibration.rows import Measurement
+from estimator.calibration.rows import Measurement, stream_bytes_of
 from estimator.speed import TFLOP, prefill_flops_per_token, weights_family
+from estimator.speed.prefill import expert_stream_seconds_per_token
 
 MIN_ROWS = 3
 MIN_ROWS_FOR_C = 8
 C_GRID = tuple(i * 1e-15 for i in range(0, 61))  # 0 .. 60e-15 s per parameter per token
 FAMILY_ITERATIONS = 2
+STREAM_ENGINES = ("llama.cpp", "mlx")  # the engines whose ubatches read every touched expert
 
 
 @dataclass(frozen=True)
@@ -45,16 +51,19 @@ class PrefillRow:
     tflops: float
     family: str  # "f16" | "bf16" | "quantized" (llama.cpp rows; "quantized" otherwise)
     seconds: float  # measured seconds per token
+    stream: float = 0.0  # expert streaming seconds per token (stream_seconds), not fitted
 
 
 @dataclass(frozen=True)
 class PrefillModel:
     groups: dict[str, tuple[float, float]]  # key -> (mfu, c)
     family: dict[str, float]  # "f16" / "bf16" / "quantized" -> factor
+    stream_share: float = 1.0  # the rows' expert stream share (stream_share)
 
 
-def prefill_row(m: Measurement, key: str) -> PrefillRow:
-    """The model's terms for one measurement (FLOPs from speed.prefill_flops_per_token)."""
+def prefill_row(m: Measurement, key: str, share: float) -> PrefillRow:
+    """The model's terms for one measurement (FLOPs from speed.prefill_flops_per_token;
+    expert streaming at `share` of the bandwidth, stream_seconds)."""
     flops = prefill_flops_per_token(
         m.work.params_active,
         n_layers=m.work.n_layers,
@@ -65,20 +74,60 @@ def prefill_row(m: Measurement, key: str) -> PrefillRow:
     if m.compute_tflops is None:
         raise ValueError(f"row {m.row} has no TFLOPS")
     return PrefillRow(
-        m, key, flops, m.work.params_active, m.compute_tflops, family, 1.0 / m.measured_tps
+        m,
+        key,
+        flops,
+        m.work.params_active,
+        m.compute_tflops,
+        family,
+        1.0 / m.measured_tps,
+        stream_seconds(m, share),
     )
 
 
+def stream_seconds(m: Measurement, share: float) -> float:
+    """Seconds per prompt token to read the experts a ubatch touches beyond the active
+    ones (rows.stream_bytes_of) at `share` of the device's bandwidth
+    (speed.expert_stream_seconds_per_token): 0 for dense models and engines outside
+    STREAM_ENGINES. Divided over tensor-parallel devices as the product does."""
+    if not m.work.is_moe or m.engine not in STREAM_ENGINES:
+        return 0.0
+    tp = m.parallelism.n_devices if m.parallelism.mode == "tensor" else 1
+    seconds = expert_stream_seconds_per_token(
+        stream_bytes_of(m), m.prompt_tokens, m.ubatch, m.device.bandwidth_gbps, share
+    )
+    return seconds / tp
+
+
+def stream_share(decode_rows: Sequence[Measurement]) -> float:
+    """The share of peak bandwidth at which the llama.cpp family reads experts: the
+    median over the MoE decode rows (not excluded) of STREAM_ENGINES at batch 1 on one device of
+    bytes read per token x tokens/s / bandwidth (1.0 without such rows). Fitted on decode
+    rows, so a prefill row's own measurement never sets it."""
+    shares = [
+        m.work.weight_bytes_per_token * m.measured_tps / (m.device.bandwidth_gbps * 1e9)
+        for m in decode_rows
+        if m.kind == "decode"
+        and not m.excluded
+        and m.work.is_moe
+        and m.engine in STREAM_ENGINES
+        and m.batch == 1
+        and m.parallelism.n_devices == 1
+        and m.device.bandwidth_gbps > 0
+    ]
+    return round(statistics.median(shares), 4) if shares else 1.0
+
+
 def predicted_seconds(row: PrefillRow, mfu: float, c: float, factor: float) -> float:
-    """FLOPs x factor / (TFLOPS x mfu) + params x c."""
-    return row.flops * factor / (row.tflops * TFLOP * mfu) + row.params * c
+    """FLOPs x factor / (TFLOPS x mfu) + params x c + the row's expert streaming."""
+    return row.flops * factor / (row.tflops * TFLOP * mfu) + row.params * c + row.stream
 
 
 def _mfu_for(rows: Sequence[PrefillRow], c: float, family: dict[str, float]) -> float | None:
     """Median implied MFU in log space at a given c; None when c alone exceeds a row."""
     logs = []
     for r in rows:
-        rest = r.seconds - r.params * c
+        rest = r.seconds - r.params * c - r.stream
         if rest <= 0:
             return None
         logs.append(math.log(r.flops * family[r.family] / (r.tflops * TFLOP * rest)))

@@ -4,7 +4,7 @@ figures with published ones (the calibration's own predictions use fit.predicted
 
 from __future__ import annotations
 
-from estimator.calibration.rows import Measurement
+from estimator.calibration.rows import Measurement, stream_bytes_of
 from estimator.speed import DecodeSpeed, PrefillSpeed, decode_speed, prefill_speed
 
 
@@ -40,4 +40,6 @@ def product_prefill(m: Measurement) -> PrefillSpeed:
         compute_tflops=m.compute_tflops,
         is_moe=m.work.is_moe,
         weights_name=m.quant if m.engine == "llama.cpp" else "",
+        n_ubatch=m.ubatch,
+        stream_bytes=stream_bytes_of(m),
     )

@@ -25,6 +25,7 @@ from estimator.speed import (
     Device,
     Parallelism,
     device_class_for,
+    moe_stream_bytes,
     normalize_backend,
     prefill_compute_tflops,
 )
@@ -172,6 +173,8 @@ class Measurement:
     date: str = ""  # YYYY-MM (or YYYY) of the measurement, throughput.csv date column
     legacy_build: bool = False  # an engine build before its current fast path (legacy_build())
     notes: str = ""  # throughput.csv notes column (flags such as -fa 1)
+    file_bytes: float = 0.0  # the weights file (file_bytes_for)
+    ubatch: int = 512  # llama.cpp's physical batch of a prompt run (ubatch_of)
 
 
 def _number(text: str | None) -> float | None:
@@ -309,6 +312,30 @@ def file_bytes_for(row: dict[str, str], rows: list[dict[str, str]]) -> float:
     quant = row["quant"].lower()
     bits = next(b for key, b in BITS_PER_WEIGHT if key in quant)
     return float(row["params_total_b"]) * 1e9 * bits / 8
+
+
+# "-ub 2048", "n_ubatch 2048", "ubatch=4096", "--ubatch-size 1024" in a row's notes.
+_UBATCH = re.compile(r"(?:-ub|--ubatch-size|n_ubatch|ubatch)\s*[= ]\s*(\d+)\b")
+DEFAULT_UBATCH = 512  # llama-bench's and llama-server's default n_ubatch
+
+
+def ubatch_of(notes: str) -> int:
+    """The physical batch (n_ubatch) a row's notes name, else llama.cpp's default 512.
+    "-ub 2048 / n_ubatch 2048 / ubatch=2048" all name one; the first such number counts."""
+    found = _UBATCH.search(notes.lower())
+    return int(found.group(1)) if found else DEFAULT_UBATCH
+
+
+def stream_bytes_of(m: Measurement) -> float:
+    """Expert bytes a prefill ubatch of the row reads beyond the active ones
+    (speed.moe_stream_bytes); a MoE row without expert shapes (no config): its file less
+    the bytes read per token."""
+    if not m.work.is_moe:
+        return 0.0
+    tokens = min(m.ubatch, m.prompt_tokens)
+    if m.work.n_experts:
+        return moe_stream_bytes(m.work, tokens)
+    return max(m.file_bytes - m.work.weight_bytes_per_token, 0.0)
 
 
 def active_bytes_for(row: dict[str, str], file_bytes: float) -> float:
@@ -451,6 +478,8 @@ def measurement_for(
         date=row.get("date", ""),
         legacy_build=legacy_build(engine, backend, row.get("date", ""), row["backend"]),
         notes=row.get("notes", ""),
+        file_bytes=file_bytes,
+        ubatch=ubatch_of(row["notes"]),
     )
 
 

@@ -28,6 +28,9 @@ Prefill model (prefill_seconds_per_token, one prompt token):
     FLOPs   = 2 x active params + 4 x layers x n_heads x head_dim x mean context
 
 format_factor is 1 for quantized weights and the fitted F16 / BF16 factor for llama.cpp.
+For MoE models under the llama.cpp family, every ubatch also reads the experts it touches
+beyond the active ones (moe_stream_bytes) at bandwidth x the expert stream share:
++ stream bytes / (bandwidth x share x min(n_ubatch, prompt)) (expert_stream_seconds_per_token).
 Bounds of both: estimate x the quantiles of the group's whole-device hold-out ratios
 measured / predicted (calibration.json).
 
@@ -92,6 +95,8 @@ from estimator.speed.prefill import (
     DEFAULT_HOST_LINK_GBPS,
     OP_OFFLOAD_MIN_BATCH,
     PrefillSpeed,
+    expert_stream_seconds_per_token,
+    moe_stream_bytes,
     offload_stream_seconds_per_token,
     prefill_compute_tflops,
     prefill_flops_per_token,
@@ -124,6 +129,7 @@ __all__ = [
     "device_class_for",
     "device_family",
     "expert_coverage",
+    "expert_stream_seconds_per_token",
     "family_range",
     "group_candidates",
     "is_current",
@@ -132,6 +138,7 @@ __all__ = [
     "mean_decode_depth",
     "measured_group",
     "memory_seconds_per_step",
+    "moe_stream_bytes",
     "normalize_backend",
     "normalize_engine",
     "offload_stream_seconds_per_token",

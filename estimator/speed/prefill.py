@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from estimator.factors import SpeedFactors
+from estimator.factors import SpeedFactors, expert_stream_share
 from estimator.speed.corrections import family_range, speed_multiplier
-from estimator.speed.decode import overhead_scale
+from estimator.speed.decode import DecodeWork, expert_coverage, overhead_scale
 from estimator.speed.devices import TFLOP, Device
 from estimator.speed.groups import normalize_engine, resolve_factors
 from estimator.units import GB, Range
@@ -110,6 +110,7 @@ def prefill_speed(
     offloaded_bytes: float = 0.0,
     n_ubatch: int = 512,
     host_link_gbps: float | None = None,
+    stream_bytes: float = 0.0,
 ) -> PrefillSpeed:
     """Prompt tokens/s = 1 / prefill_seconds_per_token(...), FLOPs from
     prefill_flops_per_token.
@@ -122,7 +123,9 @@ def prefill_speed(
     run in turn). Raises when no TFLOPS figure is known. The factors are fitted on
     llama-bench ppN rows, so they carry the engine's dequantisation and launch costs.
     offloaded_bytes (weights in host RAM, llama.cpp family) add the host-link streaming
-    time of offload_stream_seconds_per_token, which does not shrink with a faster GPU.
+    time of offload_stream_seconds_per_token, which does not shrink with a faster GPU;
+    stream_bytes (moe_stream_bytes: experts a ubatch reads beyond the active ones, same
+    engines) add expert_stream_seconds_per_token at the device's bandwidth.
     The result is multiplied by the family / weights-kind / vendor correction and
     bounded by the family's hold-out range for the local engines (speed.corrections).
     """
@@ -144,7 +147,9 @@ def prefill_speed(
     if normalize_engine(engine) in ("llama.cpp", "mlx"):
         seconds += offload_stream_seconds_per_token(
             offloaded_bytes, prompt_tokens, n_ubatch, host_link_gbps
-        )
+        ) + expert_stream_seconds_per_token(
+            stream_bytes, prompt_tokens, n_ubatch, device.bandwidth_gbps, expert_stream_share()
+        ) / max(tensor_parallel, 1)
     tps = speed_multiplier("prefill", engine, backend, device, weights_name, moe=is_moe) / seconds
     rng = family_range("prefill", device, engine)
     low, high = (
@@ -223,3 +228,47 @@ def offload_stream_seconds_per_token(
         return 0.0
     link = (host_link_gbps or DEFAULT_HOST_LINK_GBPS) * GB
     return offloaded_bytes / (link * min(n_ubatch, prompt_tokens))
+
+
+def moe_stream_bytes(work: DecodeWork, ubatch_tokens: int) -> float:
+    """Routed-expert bytes an MoE prefill ubatch reads beyond the active ones:
+    expert_bytes x (expert_coverage(ubatch, E, k) - k / E).
+
+    One ubatch of u tokens routes u x k expert slots over E experts and touches a share
+    1 - (1 - k/E)^u of them (decode.expert_coverage); the k/E share that a token reads
+    anyway is in the active parameters, so the rest is read only because of the batch.
+    Example: gpt-oss-120b (E 128, k 4, ~57 GB of MXFP4 experts), u 512: coverage
+    1 - (124/128)^512 = 1.0, so 57 x (1 - 4/128) = 55 GB per ubatch. 0 for dense models
+    and MoE models without expert shapes.
+    """
+    e, k = work.n_experts, work.n_experts_per_token
+    if not work.is_moe or not e or not k or work.expert_bytes <= 0:
+        return 0.0
+    return work.expert_bytes * max(expert_coverage(ubatch_tokens, e, k) - k / e, 0.0)
+
+
+def expert_stream_seconds_per_token(
+    stream_bytes: float,
+    prompt_tokens: int,
+    n_ubatch: int,
+    bandwidth_gbps: float,
+    share: float,
+) -> float:
+    """Prefill seconds per prompt token spent reading an MoE model's experts once per ubatch.
+
+    llama.cpp's MUL_MAT_ID runs each ubatch of min(n_ubatch, prompt) tokens expert by
+    expert, so every expert the ubatch touches is read once per ubatch however few tokens
+    it got: stream_bytes (moe_stream_bytes) at the device's bandwidth x share, shared by
+    the ubatch's tokens:
+
+        stream_bytes / (bandwidth x share x min(n_ubatch, prompt))
+
+    share is the rate llama.cpp reaches reading experts (calibration.json
+    "prefill_expert_stream_share": the median of bytes read x tokens/s / bandwidth over
+    throughput.csv's MoE decode rows at batch 1). Example: gpt-oss-120b, 55 GB per ubatch
+    of 512 on a 1,792 GB/s card at share 0.54: 55e9 / (1792e9 x 0.54 x 512) = 111 us per
+    token, a ceiling of ~9,000 tokens/s however fast the matmuls. Dense models: 0.
+    """
+    if stream_bytes <= 0 or bandwidth_gbps <= 0 or prompt_tokens <= 0 or share <= 0:
+        return 0.0
+    return stream_bytes / (bandwidth_gbps * GB * share * min(n_ubatch, prompt_tokens))

@@ -20,10 +20,10 @@ REACHED = {"median": 14.4, "p90": 47.4, "inside": 0.83, "high_low": 1.68, "prefi
 REACHED_CURRENT = {"median": 11.3, "p90": 36.8, "inside": 0.83, "high_low": 1.83}
 NOT_YET = (
     "the one-user model v3 is open work: public rows of the same setup differ by a median "
-    "7 % and up to 27 % between builds (CUDA decode), 47 % on Vulkan; Intel Arc under "
-    "Vulkan and SYCL pays a per-token cost several times NVIDIA's; BF16 MoE models on "
-    "Vulkan and the Strix Halo iGPU's prefill (one device of its family) run at a third "
-    "of what other devices predict"
+    "7 % and up to 27 % between builds (CUDA decode), 47 % on Vulkan; with a free factor "
+    "per device the in-sample fit still leaves decode p90 22 % and prefill p90 58 %; Intel "
+    "Arc under Vulkan and SYCL pays a per-token cost several times NVIDIA's; the Strix Halo "
+    "iGPU (one device of its family) prefills dense BF16 at half of what others predict"
 )
 
 
@@ -79,6 +79,17 @@ def test_older_or_rare_hardware_ranges_cover_four_fifths_of_its_rows():
     # V100, MI50 / MI60 and two Pascal cards, each held out: 92 % and 90 % inside
     assert older["decode"]["inside_range_share"] >= 0.8
     assert older["prefill"]["inside_range_share"] >= 0.8
+
+
+def test_it_keeps_the_one_user_prefill_figures_and_meets_the_rocm_target():
+    # whole devices held out, current hardware: 23.0 % / 88.2 % since MoE prefill reads
+    # its experts once per ubatch (26.8 % / 162 % before); ROCm p90 33.6 % <= 50 %
+    prefill = _current("prefill")
+    assert prefill["n"] >= 177 and prefill["devices"] >= 48
+    assert prefill["median_abs_pct_err"] <= 23.5
+    assert prefill["p90_abs_pct_err"] <= 90.0
+    assert prefill["median_high_over_low"] <= 3.4
+    assert prefill["by_backend"]["rocm"]["p90_abs_pct_err"] <= PREFILL_P90_TARGETS["rocm"]
 
 
 @pytest.mark.xfail(strict=True, reason=NOT_YET)
