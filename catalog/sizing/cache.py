@@ -14,7 +14,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -146,6 +148,45 @@ def remembered_many(
         except Exception:
             logger.warning("sizing cache unreachable: results not kept", exc_info=True)
     return values
+
+
+# --- this process's own copies -------------------------------------------------------
+# What every setup of a model (or every setup on the same cards) shares and is cheap to
+# keep but dear to fetch and unpickle for each request: the estimator Devices of the
+# curated cards grouped by engine, a model's parsed facts. Kept in this process's memory
+# under the catalog version, so an edit starts afresh here too; nothing is kept while the
+# cache (and so the version) cannot be reached.
+
+LOCAL_ENTRIES = 512  # a few hundred models and card lists; the oldest go first
+_local: OrderedDict[tuple[object, ...], object] = OrderedDict()
+_local_lock = threading.Lock()
+
+
+def remembered_here(namespace: str, parts: tuple[object, ...], compute: Callable[[], T]) -> T:
+    """The value for (catalog version, namespace, parts) kept in this process, computing
+    it on a miss. `parts` must be hashable and describe every input of `compute` that is
+    not catalog data, as for remembered(); the value is shared, so it must not be changed."""
+    version = catalog_version()
+    if version == UNREACHABLE:
+        return compute()
+    key = (namespace, version, parts)
+    with _local_lock:
+        value = _local.get(key, _MISSING)
+        if value is not _MISSING:
+            _local.move_to_end(key)
+            return value  # type: ignore[return-value]
+    value = compute()
+    with _local_lock:
+        _local[key] = value
+        while len(_local) > LOCAL_ENTRIES:
+            _local.popitem(last=False)
+    return value
+
+
+def forget_here() -> None:
+    """Drop this process's copies (tests; a catalog version change needs no call)."""
+    with _local_lock:
+        _local.clear()
 
 
 # --- content-keyed entries: one model on one card -------------------------------------

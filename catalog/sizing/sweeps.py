@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from catalog import hardware
 from catalog.models import Accelerator, LLMModel
 from catalog.sizing import deadline
-from catalog.sizing.cache import lookup_many, remembered, store_many
+from catalog.sizing.cache import lookup_many, remembered, remembered_here, store_many
 from catalog.sizing.requests import (
     MATRIX_GGUF_QUANTS,
     Setup,
@@ -36,7 +36,16 @@ from catalog.sizing.requests import (
     sizeable_quants,
     sizing_request,
 )
-from estimator.api import Offload, Request, RequestError, SweepRow, run_estimate, sweep
+from estimator.api import (
+    Device,
+    Offload,
+    Request,
+    RequestError,
+    SweepRow,
+    run_estimate,
+    sweep,
+)
+from estimator.api.sweep import fit_table
 from estimator.engines import runs_gguf
 from estimator.units import Range
 from estimator.weights import HF_FORMATS
@@ -285,9 +294,13 @@ def sweep_cards(
         )
         usable = sizeable_quants(request, ladder)
         targets = [device(accelerators[i]) for i in indices]
-        rows = sweep(request, targets, usable, measured_bytes=sizes) if usable else []
+        # One row per card, the first quant down the ladder that fits (else the last):
+        # all _best_fit reads, without the decode speeds of the quants it skips.
+        rows = (
+            sweep(request, targets, usable, measured_bytes=sizes, first_fit=True) if usable else []
+        )
         for position, index in enumerate(indices):
-            own = rows[position * len(usable) : (position + 1) * len(usable)]
+            own = rows[position : position + 1]
             fits[index] = replace(_best_fit(own), engine=choice.engine, backend=choice.backend)
     return [fits[index] for index in range(len(accelerators))]
 
@@ -389,18 +402,28 @@ def smallest_cards(
     of by_quant; `usable` holds every card that has an engine. `sizes`: measured GGUF file
     sizes by quant (requests.measured_bytes). Cached per catalog version; the GPU count,
     offload and tensor parallelism, which every card's request overrides (_single), are
-    left out of the key, so one answer serves every GPU count of a setup."""
+    left out of the key, so one answer serves every GPU count of a setup. The cache keeps
+    positions in `accelerators`, not the rows: unpickling 70 cards cost more than the
+    sweep."""
     base = replace(
         request,
         device=replace(request.device, count=1),
         workload=replace(request.workload, offload=Offload(), tensor_parallel=1),
     )
     cards = tuple(card.pk for card in accelerators)
-    return remembered(
+    by_quant, usable = remembered(
         "smallest-cards",
         (base, cards, tuple(sorted(sizes.items()))),
         lambda: _smallest_cards(base, accelerators, sizes, matrix),
     )
+    return CardChoice(
+        {quant: accelerators[i] for quant, i in by_quant},
+        [(accelerators[i], bytes_) for i, bytes_ in usable],
+    )
+
+
+# (quant, card position) per quant; (card position, usable bytes) by ascending memory.
+_Chosen = tuple[tuple[tuple[str, int], ...], tuple[tuple[int, int], ...]]
 
 
 def _smallest_cards(
@@ -408,43 +431,79 @@ def _smallest_cards(
     accelerators: Sequence[Accelerator],
     sizes: Mapping[str, int],
     matrix: hardware.SupportMatrix,
-) -> CardChoice:
+) -> _Chosen:
     gguf = request.weights.format == "gguf"
     files = dict(sizes) if gguf else {}
-    by_quant: dict[str, Accelerator] = {}
-    usable: list[tuple[Accelerator, int]] = []
-    for choice, cards in _by_engine(accelerators, matrix).items():
-        single = _single(request, choice)
-        same_family = runs_gguf(choice.engine) == gguf
+    by_quant: dict[str, int] = {}
+    usable: list[tuple[int, int]] = []
+    order = [_order(card) for card in accelerators]
+    for group in _card_groups(accelerators, matrix):
+        single = _single(request, group.choice)
+        same_family = runs_gguf(group.choice.engine) == gguf
         # A card of the other family only reports its usable bytes: one quant sizes that.
         quants = (
             sizeable_quants(single, MATRIX_GGUF_QUANTS if gguf else HF_FORMATS)
             if same_family
-            else sizeable_quants(single, family_ladder(choice.engine))[:1]
+            else sizeable_quants(single, family_ladder(group.choice.engine))[:1]
         )
         if not quants:
             continue
-        rows = sweep(single, [device(c) for c in cards], quants, measured_bytes=files)
-        for row in rows:
-            card = cards[row.device_index]
-            if row.quant == quants[0]:
-                usable.append((card, row.usable_bytes_per_device))
-            best = by_quant.get(row.quant)
-            fits = row.verdict != "does_not_fit"
-            if same_family and fits and (best is None or _order(card) < _order(best)):
-                by_quant[row.quant] = card
-    return CardChoice(by_quant, sorted(usable, key=lambda pair: _order(pair[0])))
+        # Only whether each cell fits and each card's usable bytes are read: the sweep's
+        # memory half (fit_table), without its decode speeds.
+        table = fit_table(single, group.devices, quants, measured_bytes=files)
+        for i, card_usable, card_fits in zip(
+            group.positions, table.usable_bytes, table.fits, strict=True
+        ):
+            usable.append((i, card_usable))
+            if not same_family:
+                continue
+            for quant, fits in zip(quants, card_fits, strict=True):
+                best = by_quant.get(quant)
+                if fits and (best is None or order[i] < order[best]):
+                    by_quant[quant] = i
+    usable.sort(key=lambda pair: order[pair[0]])
+    return tuple(by_quant.items()), tuple(usable)
+
+
+@dataclass(frozen=True)
+class _CardGroup:
+    """Single-device cards the estimator can size under one default engine: their
+    positions in the caller's list and their estimator Devices."""
+
+    choice: hardware.EngineChoice
+    positions: tuple[int, ...]
+    devices: tuple[Device, ...]
+
+
+def _card_groups(
+    accelerators: Sequence[Accelerator], matrix: hardware.SupportMatrix
+) -> tuple[_CardGroup, ...]:
+    """_by_engine's groups with each card's Device, kept in this process per catalog
+    version and card list: every setup sized against the same cards shares them."""
+
+    def build() -> tuple[_CardGroup, ...]:
+        return tuple(
+            _CardGroup(
+                choice,
+                tuple(positions),
+                tuple(device(accelerators[i]) for i in positions),
+            )
+            for choice, positions in _by_engine(accelerators, matrix).items()
+        )
+
+    return remembered_here("card-groups", tuple(card.pk for card in accelerators), build)
 
 
 def _by_engine(
     accelerators: Sequence[Accelerator], matrix: hardware.SupportMatrix
-) -> dict[hardware.EngineChoice, list[Accelerator]]:
-    """Single-device cards the estimator can size, grouped by their default engine."""
-    groups: dict[hardware.EngineChoice, list[Accelerator]] = {}
-    for card in accelerators:
+) -> dict[hardware.EngineChoice, list[int]]:
+    """Positions of the single-device cards the estimator can size, grouped by their
+    default engine."""
+    groups: dict[hardware.EngineChoice, list[int]] = {}
+    for i, card in enumerate(accelerators):
         choice = matrix.default_for(card)
         if choice is not None and can_size_accelerator(card) and hardware.chips(card) == 1:
-            groups.setdefault(choice, []).append(card)
+            groups.setdefault(choice, []).append(i)
     return groups
 
 

@@ -28,6 +28,22 @@ def paged_need_bytes(request: Request, fixed_bytes: int, paged_bytes_per_token: 
     return fixed_bytes + math.ceil(blocks * block * paged_bytes_per_token)
 
 
+def judged_need_bytes(
+    per_device_bytes: int, start_need_bytes: int, starts_at_default: bool, usable_bytes: int
+) -> int:
+    """The need judge_fit judges: max(per-device bytes, start need), and above the default
+    budget (usable + 1) when the paged pool cannot hold one sequence there."""
+    need = max(per_device_bytes, start_need_bytes)
+    return need if starts_at_default else max(need, usable_bytes + 1)
+
+
+def fits_within(need_bytes: int, usable_bytes: int, max_usable_bytes: int) -> bool:
+    """Whether memory.fit_verdict's verdict of `need_bytes` is anything but does_not_fit:
+    the need is within its limit, max(max_usable, usable). judge_fit's verdict without
+    building the Fit, for a sweep that only asks whether a cell fits (sweep.fit_table)."""
+    return need_bytes <= max(max_usable_bytes, usable_bytes)
+
+
 def judge_fit(
     request: Request,
     device: Device,
@@ -57,9 +73,7 @@ def judge_fit(
         unified_memory=apple,
         gpu_memory_utilization=engine.gpu_memory_utilization,
     )
-    need = max(per_device_bytes, start_need_bytes)
-    if not starts_at_default:
-        need = max(need, usable + 1)
+    need = judged_need_bytes(per_device_bytes, start_need_bytes, starts_at_default, usable)
     plain = memory.fit_verdict(per_device_bytes, usable, top)
     judged = memory.fit_verdict(need, usable, top)
     settings = memory.start_settings(

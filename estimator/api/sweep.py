@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from estimator import memory, serving, speed
 from estimator.api import cache
-from estimator.api.fit import judge_fit, paged_need_bytes
+from estimator.api.fit import fits_within, judge_fit, judged_need_bytes, paged_need_bytes
 from estimator.api.run import (
     block_pool_tokens,
     check_model,
@@ -67,6 +67,7 @@ def sweep(
     quants: Sequence[str],
     *,
     measured_bytes: Mapping[str, int] | None = None,
+    first_fit: bool = False,
 ) -> list[SweepRow]:
     """Evaluate `request` on every single device (count 1, no offload, no tensor parallelism)
     for every quant: per_device = weights + KV + engine overhead; verdict by
@@ -75,6 +76,9 @@ def sweep(
 
     measured_bytes: quant -> measured file size; those quants are sized from the measured
     file (as a request with weights.file_bytes is), the others are computed.
+    first_fit: one row per device, for a ladder (quants least compressed first): the first
+    quant whose verdict is not does_not_fit, else the last quant; the same row sweep gives
+    that cell, without the decode speeds of the rows a ladder skips.
     """
     single = replace(request, workload=replace(request.workload, tensor_parallel=1))
     model = cache.model_spec(request.model.hf_config_json)
@@ -84,8 +88,106 @@ def sweep(
     return [
         row
         for index, device in enumerate(devices)
-        for row in _device_rows(single, model, shared, per_quant, index, device)
+        for row in _device_rows(
+            single,
+            model,
+            shared,
+            [_first_fitting(single, shared, per_quant, device)] if first_fit else per_quant,
+            index,
+            device,
+        )
     ]
+
+
+def _first_fitting(
+    single: Request, shared: _Shared, per_quant: Sequence[_Quant], device: Device
+) -> _Quant:
+    """The first quant that fits the device (_fits), else the last."""
+    usable, top = _budgets(single, device)
+    return next(
+        (q for q in per_quant if _fits(single, shared, q.weights_bytes, usable, top)),
+        per_quant[-1],
+    )
+
+
+@dataclass(frozen=True)
+class FitTable:
+    """What a card chooser reads of a sweep: per quant its weights and per-device need
+    (weights + KV + engine overhead, as SweepRow.per_device_bytes), per device the bytes
+    it gives the engine, and per device and quant whether it fits (fit[d][q]: the
+    verdict sweep and run_estimate give is not does_not_fit)."""
+
+    quants: tuple[str, ...]
+    weights_bytes: tuple[int, ...]
+    need_bytes: tuple[int, ...]
+    usable_bytes: tuple[int, ...]
+    fits: tuple[tuple[bool, ...], ...]
+
+
+def fit_table(
+    request: Request,
+    devices: Sequence[Device],
+    quants: Sequence[str],
+    *,
+    measured_bytes: Mapping[str, int] | None = None,
+) -> FitTable:
+    """sweep's memory half: the same needs and fit verdicts without the decode speeds.
+    The need of a quant is the same on every device, and a device's default budget and
+    most it can give (usable_bytes_per_device, max_usable_bytes_per_device) the same for
+    every quant, so a cell costs one comparison (fit.fits_within of fit.judged_need_bytes;
+    the paged engines add their start rule, as _verdict). Raises RequestError as sweep."""
+    single = replace(request, workload=replace(request.workload, tensor_parallel=1))
+    model = cache.model_spec(request.model.hf_config_json)
+    check_model(single, model)
+    shared = _shared(single, model)
+    measured = measured_bytes or {}
+    weights = tuple(
+        cache.weights(
+            single.model.hf_config_json, _weights_spec(single, q, measured.get(q))
+        ).total_bytes
+        for q in quants
+    )
+    needs = tuple(w + shared.kv_bytes + shared.overhead_bytes for w in weights)
+    usable_list: list[int] = []
+    fits: list[tuple[bool, ...]] = []
+    for device in devices:
+        usable, top = _budgets(single, device)
+        usable_list.append(usable)
+        if not shared.paged_per_token:  # the llama family: the need is what is judged
+            fits.append(tuple(fits_within(need, usable, top) for need in needs))
+            continue
+        fits.append(tuple(_fits(single, shared, w, usable, top) for w in weights))
+    return FitTable(tuple(quants), weights, needs, tuple(usable_list), tuple(fits))
+
+
+def _fits(single: Request, shared: _Shared, weights_bytes: int, usable: int, top: int) -> bool:
+    """Whether a cell's verdict (_verdict) is anything but does_not_fit, without building
+    the Fit: the need judge_fit judges (fit.judged_need_bytes, the paged start rule
+    included) within fit.fits_within's limit."""
+    need = weights_bytes + shared.kv_bytes + shared.overhead_bytes
+    start_need, starts = _paged_start(single, shared, weights_bytes, usable)
+    return fits_within(judged_need_bytes(need, start_need, starts, usable), usable, top)
+
+
+def _budgets(single: Request, device: Device) -> tuple[int, int]:
+    """(usable, most it can give) of one device under the request's engine, as judge_fit
+    computes them."""
+    engine = single.engine
+    total = round(device.memory_gb * GB)
+    apple = metal_working_set(device)
+    usable = memory.usable_bytes_per_device(
+        engine=engine.name,
+        total_bytes=total,
+        unified_memory=apple,
+        gpu_memory_utilization=engine.gpu_memory_utilization,
+    )
+    top = memory.max_usable_bytes_per_device(
+        engine=engine.name,
+        total_bytes=total,
+        unified_memory=apple,
+        gpu_memory_utilization=engine.gpu_memory_utilization,
+    )
+    return usable, top
 
 
 @dataclass(frozen=True)
@@ -203,20 +305,30 @@ def _verdict(
     """fit.judge_fit's verdict of the need (weights + KV + overhead). vLLM-like engines:
     the KV block pool must also hold one max_model_len sequence (run.paged_start_fails,
     fit.paged_need_bytes), sized as run.kv_capacity_tokens sizes it."""
-    fixed = weights_bytes + shared.overhead_bytes
-    starts = True
-    if shared.paged_per_token:
-        capacity = block_pool_tokens(
-            usable - fixed, shared.paged_per_token, single.engine.block_size
-        )
-        starts = not paged_start_fails(single, capacity)
+    start_need, starts = _paged_start(single, shared, weights_bytes, usable)
     return judge_fit(
         single,
         device,
         per_device_bytes=need,
-        start_need_bytes=paged_need_bytes(single, fixed, shared.paged_per_token),
+        start_need_bytes=start_need,
         starts_at_default=starts,
     ).verdict
+
+
+def _paged_start(
+    single: Request, shared: _Shared, weights_bytes: int, usable: int
+) -> tuple[int, bool]:
+    """(start need, whether the pool holds one sequence at the default budget) of a cell:
+    fit.paged_need_bytes of weights + overhead, and run.paged_start_fails of the block
+    pool left in the usable bytes (run.block_pool_tokens); (0, True) for the llama family."""
+    if not shared.paged_per_token:
+        return 0, True
+    fixed = weights_bytes + shared.overhead_bytes
+    capacity = block_pool_tokens(usable - fixed, shared.paged_per_token, single.engine.block_size)
+    return (
+        paged_need_bytes(single, fixed, shared.paged_per_token),
+        not paged_start_fails(single, capacity),
+    )
 
 
 @lru_cache(maxsize=64)
