@@ -6,3 +6,8 @@ class PricingConfig(AppConfig):
     name = "pricing"
     verbose_name = _("Cloud prices")
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from pricing import signals
+
+        signals.connect()

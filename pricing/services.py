@@ -42,6 +42,7 @@ from pricing.models import (
     RunStatus,
     SourceKind,
 )
+from pricing.versions import price_changes, prices_changed
 
 logger = logging.getLogger(__name__)
 
@@ -285,6 +286,18 @@ def offers_upsert(
         offer.checked_at = item.checked_at or now
         touched[key] = offer
         observations.append((offer, item))
+    with price_changes():  # one price version bump for the whole upsert
+        _offers_save(touched, before, counts)
+    counts.snapshots = _snapshots_add(observations, run)
+    return counts
+
+
+def _offers_save(
+    touched: dict[tuple[int, str, str], CloudOffer],
+    before: dict[tuple[int, str, str], dict[str, Any]],
+    counts: UpsertCounts,
+) -> None:
+    """Save the touched offers, counting the new, changed and unchanged ones."""
     for key, offer in touched.items():
         offer.save()
         if key not in before:
@@ -294,8 +307,6 @@ def offers_upsert(
         else:
             counts.unchanged += 1
         counts.unmatched += offer.accelerator_id is None
-    counts.snapshots = _snapshots_add(observations, run)
-    return counts
 
 
 def _provider_ids(
@@ -476,4 +487,6 @@ def offers_rematch(*, offers: Any) -> int:
             offer.accelerator_id = accelerator_id
             changed.append(offer)
     CloudOffer.all_orgs.bulk_update(changed, ["accelerator"])
+    if changed:  # bulk_update sends no signal
+        prices_changed()
     return sum(1 for o in changed if o.accelerator_id is not None)

@@ -1,11 +1,13 @@
 """Who the clients act as besides the bench user: its API token, its admin membership of
-seed_demo's organization, and the abuse run's viewer with a read-only token. Each made by
-the project's own services in `manage.py shell`, as the portal's pages make them."""
+seed_demo's organization (with the organization's own offers and saved configurations, for
+the pages run), and the abuse run's viewer with a read-only token. Each made by the
+project's own services in `manage.py shell`, as the portal's pages make them."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from .scenarios import POPULAR
 from .server import USER, manage, shell_output
 
 PLANNER_ORG = "demo"  # seed_demo's organization
@@ -38,6 +40,61 @@ def join_demo_org(root: Path, env: dict[str, str]) -> None:
         "defaults={'role': Role.ADMIN})"
     )
     manage(root, env, "shell", "-c", code)
+
+
+# The demo organization's negotiated offers, as its price feed would bring them: (sku, card
+# name as a feed writes it, GPUs, USD per hour of the instance).
+ORG_OFFERS = (
+    ("demo-h100-sxm-1x", "H100 SXM", 1, "1.90"),
+    ("demo-h100-sxm-8x", "H100 SXM", 8, "15.20"),
+    ("demo-rtx-4090-1x", "RTX 4090", 1, "0.30"),
+    ("demo-rtx-4090-2x", "RTX 4090", 2, "0.60"),
+)
+
+
+def demo_org_work(root: Path, env: dict[str, str]) -> str:
+    """join_demo_org, then the organization's own offers (its price feed through
+    org_feed_save and offers_upsert, as a feed refresh stores them) and a saved
+    configuration of each POPULAR pair (saved_configuration_create, as the Save form does);
+    returns what it made, counted."""
+    join_demo_org(root, env)
+    saves = [
+        (label, model, card, {k: str(v) for k, v in q.items()}) for label, model, card, q in POPULAR
+    ]
+    code = f"""
+from datetime import datetime, timezone
+from decimal import Decimal
+from django.contrib.auth.models import User
+from pricing.fetchers.base import FetchedOffer
+from pricing.models import CloudOffer, CloudProvider
+from pricing.services import offers_upsert, org_feed_save
+from sizing_site.configurator.state import configuration_size_by_slugs
+from sizing_site.reports.models import SavedConfiguration
+from sizing_site.reports.services import saved_configuration_create
+from sizing_site.tenancy.access import Tenant
+from sizing_site.tenancy.models import Membership, Organization
+org = Organization.objects.get(slug={PLANNER_ORG!r})
+user = User.objects.get(username={USER!r})
+provider = CloudProvider.objects.order_by("name").first()
+source = org_feed_save(organization=org, provider=provider, content="sku,gpu,count,price")
+now = datetime.now(timezone.utc)
+fetched = [
+    FetchedOffer(sku=s, region="eu", gpu_name=g, gpu_count=n, on_demand_per_hour=Decimal(p),
+                 observed_at=now)
+    for s, g, n, p in {ORG_OFFERS!r}
+]
+offers_upsert(fetched=fetched, source=source, organization=org)
+tenant = Tenant(org, Membership.all_tenants.get(user=user, organization=org))
+for name, model, card, query in {saves!r}:
+    state = configuration_size_by_slugs(model_slug=model, accelerator_slug=card, data=query)
+    saved_configuration_create(
+        tenant=tenant, user=user, name=name, notes="", tags=["bench"], state=state, data=query
+    )
+matched = CloudOffer.all_orgs.filter(organization=org, accelerator__isnull=False).count()
+saved = SavedConfiguration.all_tenants.filter(organization=org).count()
+print(f"{{matched}} own offers matched to a card, {{saved}} saved configurations")
+"""
+    return shell_output(root, env, code)
 
 
 def abuser_token(root: Path, env: dict[str, str]) -> str:

@@ -11,6 +11,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from .accounts import PLANNER_ORG, demo_org_work
 from .client import Client, describe_failures, drive, exit_status, logged_in_client, measure
 from .scenarios import (
     CARD,
@@ -18,10 +19,12 @@ from .scenarios import (
     HTMX,
     LOGIN,
     MODEL,
+    POPULAR,
     TRIVIAL,
     Page,
     Target,
     configurator_variants,
+    popular_url,
     print_targets,
 )
 from .server import (
@@ -38,7 +41,7 @@ from .server import (
 from .worker import CeleryWorker, warm_up, warmed_worker
 
 # The page targets.
-CONFIGURATOR_PCT, HTMX_PCT, EXPLORE_PCT = 25.0, 50.0, 30.0
+CONFIGURATOR_PCT, VARIED_PCT, HTMX_PCT, EXPLORE_PCT = 25.0, 15.0, 50.0, 30.0
 CARD_AFTER_EDIT_MS = 300.0
 WORKER_RSS_MB = 200.0  # decimal megabytes
 EDIT_VISITS = 5  # card pages timed right after the edit, and again after the warm-up
@@ -60,7 +63,11 @@ def pages() -> list[Page]:
         LOGIN,
         Page("home", ("/en/",)),
         Page("configurator, full page", (CONFIGURE,), min_pct_of_login=CONFIGURATOR_PCT),
-        Page(f"configurator, full, varied ({len(full)} URLs)", full, {}, CONFIGURATOR_PCT),
+        *(
+            Page(f"configurator, full, {label}", (popular_url(m, c, q),), {}, CONFIGURATOR_PCT)
+            for label, m, c, q in POPULAR
+        ),
+        Page(f"configurator, full, varied ({len(full)} URLs)", full, {}, VARIED_PCT),
         Page("configurator, HTMX results part", (CONFIGURE,), HTMX, HTMX_PCT),
         Page(f"configurator, HTMX, varied ({len(part)} URLs)", part, HTMX, HTMX_PCT),
         Page("model on every card", (f"/en/models/{MODEL}/gpus/",), {}, EXPLORE_PCT),
@@ -230,6 +237,8 @@ def pages_mode(args: argparse.Namespace, env: dict[str, str], port: int, server:
         f"--concurrency {env.get('CELERY_CONCURRENCY', '2')}; logs {server.log}, "
         f"{server.celery_log}"
     )
+    # The bench user signs in as an admin of an organization with offers and saved work.
+    print(f"organization {PLANNER_ORG}: {demo_org_work(args.root, env)}")
     with warmed_worker(args.root, env, server, args.warm_wait_s, banner) as worker:
         clients = [logged_in_client(port) for _ in range(args.clients)]
         slugs = card_slugs()

@@ -17,6 +17,11 @@ VARIED_CARDS = (CARD, "nvidia-h100-pcie-80gb", "nvidia-geforce-rtx-4090", "amd-i
 VARIED_CTX = (2048, 4096, 8192, 16384, 32768, 65536)
 VARIED_QUANTS = ("Q4_K_M", "Q5_K_M", "Q6_K", "Q8_0", "")
 VARIED_GPUS = (1, 2, 4, 8)
+# The pairs users open most, as the configurator's full page: (label, model, card, query).
+POPULAR: tuple[tuple[str, str, str, dict[str, str | int]], ...] = (
+    ("GLM-4.5-Air on H100 SXM", "glm-4-5-air", CARD, {"quant": "Q4_K_M", "ctx": 8192}),
+    ("Qwen3-30B-A3B on RTX 4090", "qwen3-30b-a3b", "nvidia-geforce-rtx-4090", {}),
+)
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,11 @@ def varied_setups() -> list[tuple[str, dict[str, str | int]]]:
 def configurator_variants() -> list[str]:
     """The varied setups as configurator URLs."""
     return [f"/en/models/{MODEL}/on/{card}/?" + urlencode(q) for card, q in varied_setups()]
+
+
+def popular_url(model: str, card: str, query: dict[str, str | int]) -> str:
+    """A popular pair's configurator address (no query: the page's defaults)."""
+    return f"/en/models/{model}/on/{card}/" + (f"?{urlencode(query)}" if query else "")
 
 
 def api_items() -> list[str]:

@@ -1,7 +1,9 @@
 """Reads for the configurator: the two catalog rows, then every figure from the sizing
 service (catalog.sizing). The query count is fixed (model + its weights, accelerator,
-curated accelerators, offers), whatever the catalog's size: the results part reads one
-offer (the cheapest, for the answer panel), the analysis part every fitting offer."""
+curated accelerators, offers), whatever the catalog's size. The public offers of a card
+with at least a GPU count are one query, kept in the shared cache under the catalog and
+price versions (offer_rows): the results part reads the cheapest of them (the answer
+panel), the analysis part every one."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from catalog import hardware, sizing
 from catalog import selectors as catalog_selectors
 from catalog.models import Accelerator, LLMModel, ModelWeights, Segment
 from catalog.scoping import Owner
-from catalog.sizing.cache import remembered
+from catalog.sizing.cache import UNREACHABLE, remembered
 from catalog.sizing.candidates import default_floor, ladder_down_to, quant_ladder
 from catalog.sizing.requests import family_ladder, native_format
 from estimator import cost
@@ -26,13 +28,14 @@ from estimator.recommend import PlanStep
 from pricing import costs
 from pricing import selectors as pricing_selectors
 from pricing.models import CloudOffer
+from pricing.versions import price_version
 from sizing_site.configurator import commands
 
 FAQ_CONTEXT_TOKENS = 32768
 # Board counts the FAQ tries for "how many GPUs" (the form allows up to 64).
 GPU_STEPS = (1, 2, 4, 8)
 # Bumped when a cached value's shape changes, so a deploy never reads an old pickle.
-CACHE_SHAPE = 2
+CACHE_SHAPE = 3
 
 
 def configuration_rows(
@@ -217,7 +220,7 @@ def configuration_costs(
     if not sized.fits:
         return ConfigurationCosts([], None, None)
     offers = costs.offer_costs(
-        pricing_selectors.offers_for(accelerator=accelerator, gpu_count=sized.setup.gpus),
+        offer_rows(accelerator=accelerator, gpu_count=sized.setup.gpus),
         one_sequence_tokens_per_s=sized.result.decode_tokens_per_s.estimate,
         all_sequences_tokens_per_s=sized.result.aggregate_decode_tokens_per_s.estimate,
         hours_per_day=hours_per_day,
@@ -231,14 +234,21 @@ def configuration_costs(
     return ConfigurationCosts(offers, cloud, compared)
 
 
-ANSWER_OFFER_FIELDS = (
+# What the offers table and the answer panel read of an offer (and its provider's row):
+# no accelerator or organization rows, whose JSON columns cost more to load and keep than
+# the rest of the offer.
+OFFER_FIELDS = (
     "id",
     "sku",
+    "region",
     "gpu_count",
     "on_demand_per_hour",
+    "spot_per_hour",
     "currency",
+    "billing_granularity",
     "checked_at",
-    "source",  # is_stale: only a live feed's price goes stale
+    "source",  # is_live, is_stale: only a live feed's price goes stale
+    "source_note",  # source_url
     "provider__name",
     "provider__slug",
     "provider__website",
@@ -246,9 +256,30 @@ ANSWER_OFFER_FIELDS = (
 )
 
 
+def offer_rows(*, accelerator: Accelerator, gpu_count: int) -> list[CloudOffer]:
+    """The public offers of `accelerator` with at least `gpu_count` GPUs, cheapest GPU-hour
+    first (pricing.selectors.offers_for): one query, kept in the shared cache under the
+    catalog version (key_for) and the price version (pricing.versions), so a price change
+    or a catalog edit is seen on the next request. Public offers only: an organisation's
+    negotiated offers are never read here, so no entry holds an organisation's prices (the
+    key still names the card's owner, as every key names the rows it was read for).
+    Without a reachable cache the query runs every time."""
+    version = price_version()
+    if version == UNREACHABLE:
+        return _offer_rows(accelerator, gpu_count)
+    parts = (accelerator.pk, accelerator.organization_id, gpu_count, version, CACHE_SHAPE)
+    return remembered("configurator-offers", parts, lambda: _offer_rows(accelerator, gpu_count))
+
+
+def _offer_rows(accelerator: Accelerator, gpu_count: int) -> list[CloudOffer]:
+    # Built only on a miss: building the query costs more than reading the entry.
+    query = pricing_selectors.offers_for(accelerator=accelerator, gpu_count=gpu_count)
+    return list(query.select_related(None).select_related("provider").only(*OFFER_FIELDS))
+
+
 def cheapest_offer(*, accelerator: Accelerator, sized: sizing.Sizing) -> costs.OfferCost | None:
     """The answer panel's cloud offer: the cheapest public USD offer with at least the
-    configured GPUs (one query), priced like configuration_costs' rows. Every offer runs
+    configured GPUs (offer_rows), priced like configuration_costs' rows. Every offer runs
     the same setup at the same speed, so the cheapest hour is the cheapest 1M tokens, and
     the offer is configuration_costs' `cloud`. None when nothing fits or nothing is offered."""
     if not sized.fits:
@@ -261,17 +292,9 @@ def cheapest_offer(*, accelerator: Accelerator, sized: sizing.Sizing) -> costs.O
 
 def cheapest_offer_row(*, accelerator: Accelerator, gpu_count: int) -> CloudOffer | None:
     """The cheapest public USD offer per GPU-hour with at least `gpu_count` of the card
-    (one query; the setup pays its GPUs' share, costs.offer_costs). The
-    panel reads the offer's price, date and provider only: no accelerator or organization
-    rows (their JSON columns cost more to load than the query itself)."""
-    return (
-        pricing_selectors.offers_for(accelerator=accelerator, gpu_count=gpu_count)
-        .filter(currency="USD")
-        .select_related(None)
-        .select_related("provider")
-        .only(*ANSWER_OFFER_FIELDS)
-        .first()
-    )
+    (the first USD row of offer_rows; the setup pays its GPUs' share, costs.offer_costs)."""
+    rows = offer_rows(accelerator=accelerator, gpu_count=gpu_count)
+    return next((row for row in rows if row.currency == "USD"), None)
 
 
 def offer_cost(*, offer: CloudOffer, sized: sizing.Sizing) -> costs.OfferCost:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
@@ -10,9 +11,10 @@ from django.shortcuts import render
 from catalog.models import Accelerator, LLMModel
 from catalog.sizing.cache import TIMEOUT_S, key_for
 from pricing import costs
+from pricing.versions import price_version
 from sizing_site.configurator import selectors
 from sizing_site.configurator.fit_options import fit_options
-from sizing_site.configurator.forms import ConfigureForm
+from sizing_site.configurator.forms import OFFLOAD_SECTION, ConfigureForm
 from sizing_site.configurator.rent_forms import RentBuyForm
 from sizing_site.configurator.state import (
     ConfiguratorState,
@@ -21,9 +23,17 @@ from sizing_site.configurator.state import (
     configuration_size,
     state_answer,
 )
+from sizing_site.tenancy.selectors import membership_list_for_user
 from sizing_site.tenancy.viewer import public_first
 
 TEMPLATE = "configurator/configure.html"
+# The fields whose values the out-of-band form part shows (form.html#oob): the engine's
+# quant and KV fields and the offload section.
+OOB_FIELDS = ("engine", "quant", "kv", *OFFLOAD_SECTION)
+# The price sections' fragments (answer panel, recommendations, offers, rent or buy, FAQ)
+# are keyed by the hour too: a live price turns stale by the clock, with no write to bump
+# the price version, so a fragment shows it stale at most this late.
+PRICES_TIMEOUT_S = 3600
 
 
 @login_required
@@ -42,7 +52,13 @@ def configure(request: HttpRequest, model_slug: str, accelerator_slug: str) -> H
         )
     except (LLMModel.DoesNotExist, Accelerator.DoesNotExist):
         raise Http404 from None
-    context: dict[str, object] = {"model": model, "accelerator": accelerator}
+    # The visitor's memberships, read once for the org switcher and the save form (the
+    # context processor's callable would read them again for each).
+    context: dict[str, object] = {
+        "model": model,
+        "accelerator": accelerator,
+        "user_memberships": membership_list_for_user(user=request.user),
+    }
     try:
         state = configuration_size(model=model, accelerator=accelerator, data=request.GET)
         rent = RentBuyForm.for_card(request.GET, accelerator=accelerator, gpus=state.setup.gpus)
@@ -61,11 +77,13 @@ def configure(request: HttpRequest, model_slug: str, accelerator_slug: str) -> H
     context.update(_Sized(state, answered).context())
     # The sections that show only catalog figures are rendered once per catalog version,
     # setup and language ({% cache %} in configure.html); the answer panel, offers,
-    # rent-or-buy and the FAQ read prices and are rendered per request.
+    # rent-or-buy and the FAQ read prices too, and are rendered once per price version as
+    # well (prices_key). Only the save form and the page around it are per visitor.
     context["sections_key"] = key_for(
         "configurator-sections",
         (model.pk, accelerator.pk, state.setup, state.max_context_tokens, selectors.CACHE_SHAPE),
     )
+    context.update(prices_key=_prices_key(request, model, accelerator))
     bad = answered.analysis is not None and answered.rent.errors
     return render(request, _template(request), context, status=400 if bad else 200)
 
@@ -90,7 +108,9 @@ def _form_context(
         "max_context_tokens": form.max_context_tokens,
         **_urls(request, form),
         "sections_timeout": TIMEOUT_S,
+        "prices_timeout": PRICES_TIMEOUT_S,
         "form_key": _form_key(request, form, model, accelerator),
+        "oob_key": _oob_key(request, form, model, accelerator),
     }
 
 
@@ -116,6 +136,36 @@ def _form_key(
     return key_for(
         "configurator-form", (model.pk, accelerator.pk, request.path, query, form.sized_quant)
     )
+
+
+def _oob_key(
+    request: HttpRequest, form: ConfigureForm, model: LLMModel, accelerator: Accelerator
+) -> str:
+    """The out-of-band form part's cache key (an HTMX answer's, with the language). It
+    shows every field's error, the quant and KV fields (their options follow the engine,
+    the best-that-fits label the quant sized, their notes what was sent and the engine) and
+    the offload section (its fields' values, the engine's settings, the model's layers);
+    not the context, GPUs, sequences or tokens, so setups that differ only there share
+    it."""
+    sent = sorted((name, str(form.data.get(name, ""))) for name in OOB_FIELDS)
+    errors = sorted((name, [str(e) for e in messages]) for name, messages in form.errors.items())
+    notes = (str(form.quant_note), str(form.kv_note))  # a dropped format leaves data ""
+    parts = (model.pk, accelerator.pk, request.path, sent, form.sized_quant, notes, errors)
+    return key_for("configurator-form-oob", parts)
+
+
+def _prices_key(request: HttpRequest, model: LLMModel, accelerator: Accelerator) -> str:
+    """The price sections' cache key ({% cache %} in configure.html, with the language):
+    what they show is a function of the address, the whole query (the setup and the
+    rent-or-buy figures), the catalog version (key_for), the public offers (the price
+    version) and the hour (a live price's staleness, PRICES_TIMEOUT_S). Nothing in them
+    is the visitor's own; the rows' owners are in the key all the same, so an
+    organisation's rows are never answered from an entry keyed without the organisation."""
+    owners = (model.pk, model.organization_id, accelerator.pk, accelerator.organization_id)
+    query = sorted(request.GET.lists())
+    hour = int(time.time() // PRICES_TIMEOUT_S)
+    parts = (owners, request.path, query, price_version(), hour, selectors.CACHE_SHAPE)
+    return key_for("configurator-prices", parts)
 
 
 def _wants_analysis(request: HttpRequest) -> bool:

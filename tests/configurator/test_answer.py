@@ -293,16 +293,21 @@ class ResultsQueries(PanelCase):
             assert self.results(**params).status_code == 200
         return ctx
 
-    def test_the_results_part_reads_one_offer_row_and_stays_flat(self) -> None:
+    def test_the_results_part_reads_the_offers_once_per_price_version_and_stays_flat(
+        self,
+    ) -> None:
         self.offer("acme-0", "1.00")
-        self.results()  # warm the sizing cache
+        self.results()  # warm the sizing cache and the card's offer rows
         few = self._queries()
-        offers = [q["sql"] for q in few.captured_queries if "pricing_cloudoffer" in q["sql"]]
-        assert len(offers) == 1 and "LIMIT 1" in offers[0]  # the cheapest, one row
-        # session, user, the model, its weights, the card, the cheapest offer, memberships
-        assert len(few) == 7, [q["sql"][:80] for q in few.captured_queries]
-        for i in range(1, 40):
+        # session, user, the model, its weights, the card, memberships: the offers are cached
+        assert len(few) == 6, [q["sql"][:80] for q in few.captured_queries]
+        assert not [q for q in few.captured_queries if "pricing_cloudoffer" in q["sql"]]
+        for i in range(1, 40):  # each save starts a new price version
             self.offer(f"acme-{i}", f"{1 + i / 10:.2f}", gpus=1 + i % 8)
+        cold = self._queries()
+        offers = [q["sql"] for q in cold.captured_queries if "pricing_cloudoffer" in q["sql"]]
+        assert len(offers) == 1 and len(cold) == len(few) + 1  # the rows, read once
+        assert len(self._queries()) == len(few)
         add_cards(30)  # a catalog write too: a new catalog version, the sizing cache cold
         self.results()
         assert len(self._queries()) == len(few)

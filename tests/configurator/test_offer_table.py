@@ -117,12 +117,13 @@ class OfferTable(PanelCase):
                 assert response.status_code == 200
             return len(ctx.captured_queries)
 
-        queries()  # warm the sizing cache
+        queries()  # warm the sizing cache and the card's offer rows
         few = queries()
-        for i in range(1, 30):
+        for i in range(1, 30):  # each save starts a new price version
             self.offer(
                 f"acme-{i}", f"{1 + i / 10:.2f}", gpus=1 + i % 8, spot_per_hour=Decimal("0.5")
             )
+        assert queries() == few + 1  # the 30 offers, one query, then kept
         assert queries() == few
 
     def query(self) -> dict[str, str]:
