@@ -70,14 +70,18 @@ def variants(count: int, limit: int) -> list[Variant]:
     return out
 
 
-def main() -> int:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--db", default="/tmp/newsetup_cat.sqlite3")
     parser.add_argument("--card", default="nvidia-geforce-rtx-4090")
     parser.add_argument("--setups", type=int, default=20)
     parser.add_argument("--models", nargs="*", default=list(MODELS))
     parser.add_argument("--profile", action="store_true")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = arguments()
     os.environ["DATABASE_URL"] = f"sqlite:///{args.db}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "sizing_site.settings")
     import django

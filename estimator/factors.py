@@ -114,6 +114,13 @@ def expert_stream_share() -> float:
     return float(load_calibration().get("prefill_expert_stream_share", 0.0))
 
 
+def prefill_tflops_per_watt() -> float:
+    """calibration.json's "prefill_tflops_per_watt": the fitted cap of an NVIDIA board's
+    llama.cpp prefill rate per W of board power (speed.power_capped_tflops); 0 (no cap)
+    in a file that predates it."""
+    return float(load_calibration().get("prefill_tflops_per_watt", 0.0))
+
+
 @cache
 def family_ranges(kind: str) -> dict[str, dict[str, float]]:
     """calibration.json's "family_ranges" of one kind: per hardware family (and the

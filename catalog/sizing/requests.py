@@ -152,6 +152,7 @@ def device(
         fp8_tflops=_figure(hardware.per_device(accelerator.fp8_tflops, accelerator)),
         int8_tops=_figure(hardware.per_device(accelerator.int8_tops, accelerator)),
         fp4_tflops=_figure(hardware.per_device(accelerator.fp4_tflops, accelerator)),
+        tdp_w=_figure(hardware.per_device(accelerator.tdp_w, accelerator)),
         count=count * hardware.chips(accelerator),
         memory_kind=accelerator.memory_kind,
         vendor=estimator_vendor(accelerator),

@@ -16,7 +16,7 @@ from estimator.units import GB, GIB
 
 # Device fields that do not enter a memory figure.
 SPEED_ONLY_DEVICE_FIELDS = frozenset(
-    {"bandwidth_gbps", "fp16_tflops", "fp8_tflops", "fp4_tflops", "int8_tops"}
+    {"bandwidth_gbps", "fp16_tflops", "fp8_tflops", "fp4_tflops", "int8_tops", "tdp_w"}
     | {"interconnect_gbps"}
     | {"vendor", "device_class", "host_bandwidth_gbps"}
 )

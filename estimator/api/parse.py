@@ -147,6 +147,7 @@ def _parse_device(data: Mapping[str, Any]) -> Device:
         "fp8_tflops",
         "fp4_tflops",
         "int8_tops",
+        "tdp_w",
         "count",
         "memory_kind",
         "vendor",
@@ -170,6 +171,7 @@ def _parse_device(data: Mapping[str, Any]) -> Device:
         fp8_tflops=read_number(s, "device.fp8_tflops"),
         int8_tops=read_number(s, "device.int8_tops"),
         fp4_tflops=read_number(s, "device.fp4_tflops"),
+        tdp_w=read_number(s, "device.tdp_w"),
         count=read_integer(s, "device.count", default=1) or 1,
         memory_kind=read_choice(s, "device.memory_kind", MEMORY_KINDS, default=default_kind)
         or default_kind,
@@ -489,6 +491,7 @@ def _check_ranges(request: Request) -> None:
         "fp8_tflops",
         "fp4_tflops",
         "int8_tops",
+        "tdp_w",
         "interconnect_gbps",
         "host_memory_gb",
     )

@@ -61,6 +61,7 @@ class Device:
     fp8_tflops: float | None = None
     int8_tops: float | None = None  # dense INT8 tensor rate (llama.cpp's quantized matmuls)
     fp4_tflops: float | None = None  # dense FP4 tensor rate (Blackwell, MI355X): serving GEMMs
+    tdp_w: float | None = None  # board power per device, W: llama.cpp prefill's power cap
     count: int = 1
     memory_kind: str = "discrete"
     vendor: str = "nvidia"

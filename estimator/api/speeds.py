@@ -8,6 +8,7 @@ from estimator import kv as kvmod
 from estimator import serving, speed
 from estimator.api.schema import Device, Request
 from estimator.engines import llama_family
+from estimator.factors import prefill_tflops_per_watt
 from estimator.model import ModelSpec
 from estimator.units import Range
 from estimator.weights import WeightsBreakdown
@@ -104,6 +105,7 @@ def device_for_speed(device: Device) -> speed.Device:
         fp8_tflops=device.fp8_tflops,
         fp4_tflops=device.fp4_tflops,
         int8_tops=device.int8_tops,
+        tdp_w=device.tdp_w,
         family=speed.device_family(
             device.name or "", device.architecture or "", device.memory_type or "", device.vendor
         ),
@@ -130,7 +132,11 @@ def compute_tflops(request: Request) -> float | None:
     the FP8 rate for FP8 checkpoints, else the FP16 rate."""
     device = request.device
     if llama_family(request.engine.name):
-        return speed.prefill_compute_tflops(device.fp16_tflops, device.int8_tops)
+        rate = speed.prefill_compute_tflops(device.fp16_tflops, device.int8_tops)
+        vendor = (device.vendor or "").strip().lower()
+        if rate is None:
+            return None
+        return speed.power_capped_tflops(rate, device.tdp_w, vendor, prefill_tflops_per_watt())
     if request.weights.dtype in FP8_WEIGHTS and device.fp8_tflops:
         return device.fp8_tflops
     return device.fp16_tflops

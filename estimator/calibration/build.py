@@ -44,7 +44,7 @@ from estimator.calibration.notes import APPROXIMATIONS, FORMULAS, STATISTICS
 from estimator.calibration.prefill import (
     PrefillModel,
     PrefillRow,
-    fit_model,
+    fit_with_power,
     predict_tps,
     prefill_row,
     stream_share,
@@ -180,8 +180,7 @@ def prefill_effects(rows: Sequence[PrefillRow], model: PrefillModel) -> Effects:
 def fit_prefill(rows: Sequence[Measurement], share: float) -> tuple[PrefillModel, list[str]]:
     """The prefill model on all rows, experts streamed at `share` (prefill.stream_share),
     and each row's owning group (calibration/prefill.py)."""
-    prows = [prefill_row(m, prefill_key(m), share) for m in rows]
-    model = replace(fit_model(prows, prefill_lineage), stream_share=share)
+    model, prows = fit_with_power(rows, prefill_key, prefill_lineage, share)
     owners = [prefill_owner(r.key, model.groups, prefill_lineage) for r in prows]
     return model, owners
 
@@ -222,15 +221,13 @@ def holdout_predictions(
     prefill = [0.0] * len(prefill_ms)
     for group in sorted({group_of(m) for m in prefill_ms}):
         share = stream_share([r.measurement for r in rows if group_of(r.measurement) != group])
-        prows = [prefill_row(m, prefill_key(m), share) for m in prefill_ms]
-        ptrain = [r for r in prows if group_of(r.measurement) != group]
-        model = fit_model(ptrain, prefill_lineage)
+        kept = [m for m in prefill_ms if group_of(m) != group]
+        model, ptrain = fit_with_power(kept, prefill_key, prefill_lineage, share)
         p_effects = prefill_effects(ptrain, model)
-        for i, p in enumerate(prows):
-            if group_of(p.measurement) == group:
-                prefill[i] = predict_tps(p, model, prefill_lineage) * multiplier(
-                    p.measurement, p_effects
-                )
+        for i, m in enumerate(prefill_ms):
+            if group_of(m) == group:
+                p = prefill_row(m, prefill_key(m), share, model.tflops_per_watt)
+                prefill[i] = predict_tps(p, model, prefill_lineage) * multiplier(m, p_effects)
     return decode, prefill
 
 
@@ -287,7 +284,9 @@ def ttft_floors(decode: dict[str, DecodeFit], prefill: PrefillModel) -> dict[str
             continue
         step_s = predicted_step(decode_row(m_step), decode[_owner(group_key(m_step), decode)])
         tps = predict_tps(
-            prefill_row(m_prefill, prefill_key(m_prefill), prefill.stream_share),
+            prefill_row(
+                m_prefill, prefill_key(m_prefill), prefill.stream_share, prefill.tflops_per_watt
+            ),
             prefill,
             prefill_lineage,
         )
@@ -395,9 +394,7 @@ def build_calibration() -> dict[str, Any]:
     prefill, p_owners = fit_prefill(prefill_ms, stream_share(decode_ms))
     by_device, grouped = _holdouts(rows, prefill_ms)
     d_effects = decode_effects(rows, decode, arch)
-    p_effects = prefill_effects(
-        [prefill_row(m, prefill_key(m), prefill.stream_share) for m in prefill_ms], prefill
-    )
+    p_effects = prefill_effects(_prefill_rows(prefill_ms, prefill), prefill)
     held_decode = list(zip([r.measurement for r in rows], by_device[0], strict=True))
     held_prefill = list(zip(prefill_ms, by_device[1], strict=True))
     d_triples, p_triples = _device_triples(rows, prefill_ms, decode, p_owners, by_device)
@@ -450,13 +447,18 @@ def build_calibration() -> dict[str, Any]:
         "architecture_factors": arch,
         "rows": _row_counts(measurements, decode_ms, prefill_ms, prefill_all),
         "approximations": list(APPROXIMATIONS),
-        # MoE experts read once per prefill ubatch at this share of the bandwidth
-        # (speed.expert_stream_seconds_per_token; prefill.stream_share).
+        # speed.expert_stream_seconds_per_token's share, speed.power_capped_tflops' cap
         "prefill_expert_stream_share": prefill.stream_share,
+        "prefill_tflops_per_watt": prefill.tflops_per_watt,
         "median_decode_share_all_groups": round(
             statistics.median(f.share for f in decode.values()), 4
         ),
     }
+
+
+def _prefill_rows(ms: Sequence[Measurement], model: PrefillModel) -> list[PrefillRow]:
+    """The rows of `ms` at the model's expert stream share and power cap."""
+    return [prefill_row(m, prefill_key(m), model.stream_share, model.tflops_per_watt) for m in ms]
 
 
 def _holdouts(
@@ -567,7 +569,9 @@ def _in_sample_stats(
                 (
                     m.measured_tps,
                     predict_tps(
-                        prefill_row(m, prefill_key(m), prefill.stream_share),
+                        prefill_row(
+                            m, prefill_key(m), prefill.stream_share, prefill.tflops_per_watt
+                        ),
                         prefill,
                         prefill_lineage,
                     )

@@ -31,12 +31,15 @@ from dataclasses import dataclass
 
 from estimator.calibration.rows import Measurement, stream_bytes_of
 from estimator.speed import TFLOP, prefill_flops_per_token, weights_family
-from estimator.speed.prefill import expert_stream_seconds_per_token
+from estimator.speed.prefill import expert_stream_seconds_per_token, power_capped_tflops
 
 MIN_ROWS = 3
 MIN_ROWS_FOR_C = 8
 C_GRID = tuple(i * 1e-15 for i in range(0, 61))  # 0 .. 60e-15 s per parameter per token
 FAMILY_ITERATIONS = 2
+# Candidate power caps of NVIDIA boards under llama.cpp, TFLOPS per W of board power
+# (fit_with_power); 0 = no cap.
+POWER_GRID = (0.0, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2)
 STREAM_ENGINES = ("llama.cpp", "mlx")  # the engines whose ubatches read every touched expert
 
 
@@ -59,11 +62,13 @@ class PrefillModel:
     groups: dict[str, tuple[float, float]]  # key -> (mfu, c)
     family: dict[str, float]  # "f16" / "bf16" / "quantized" -> factor
     stream_share: float = 1.0  # the rows' expert stream share (stream_share)
+    tflops_per_watt: float = 0.0  # the power cap of NVIDIA boards (fit_with_power); 0 = none
 
 
-def prefill_row(m: Measurement, key: str, share: float) -> PrefillRow:
+def prefill_row(m: Measurement, key: str, share: float, per_watt: float = 0.0) -> PrefillRow:
     """The model's terms for one measurement (FLOPs from speed.prefill_flops_per_token;
-    expert streaming at `share` of the bandwidth, stream_seconds)."""
+    expert streaming at `share` of the bandwidth, stream_seconds; llama.cpp rows' compute
+    rate capped at `per_watt` x board power, speed.power_capped_tflops)."""
     flops = prefill_flops_per_token(
         m.work.params_active,
         n_layers=m.work.n_layers,
@@ -73,12 +78,15 @@ def prefill_row(m: Measurement, key: str, share: float) -> PrefillRow:
     family = weights_family(m.quant) if m.engine == "llama.cpp" else "quantized"
     if m.compute_tflops is None:
         raise ValueError(f"row {m.row} has no TFLOPS")
+    tflops = m.compute_tflops
+    if m.engine == "llama.cpp":
+        tflops = power_capped_tflops(tflops, m.device.tdp_w, m.device.vendor, per_watt)
     return PrefillRow(
         m,
         key,
         flops,
         m.work.params_active,
-        m.compute_tflops,
+        tflops,
         family,
         1.0 / m.measured_tps,
         stream_seconds(m, share),
@@ -220,3 +228,25 @@ def predict_tps(
 ) -> float:
     mfu, c = model.groups[owner(row.key, model.groups, lineage)]
     return 1.0 / predicted_seconds(row, mfu, c, model.family[row.family])
+
+
+def fit_with_power(
+    measurements: Sequence[Measurement],
+    key_of: Callable[[Measurement], str],
+    lineage: Callable[[str], tuple[str, ...]],
+    share: float,
+) -> tuple[PrefillModel, list[PrefillRow]]:
+    """The prefill model at each POWER_GRID cap (prefill_row's per_watt), keeping the one
+    whose group fits leave the least log loss sum(log(predicted / measured time)^2) over
+    the rows; with its rows. The cap is fitted like the groups, so a hold-out refits it
+    without the held-out rows."""
+    best: tuple[float, PrefillModel, list[PrefillRow]] | None = None
+    for per_watt in POWER_GRID:
+        rows = [prefill_row(m, key_of(m), share, per_watt) for m in measurements]
+        model = fit_model(rows, lineage)
+        model = PrefillModel(model.groups, model.family, share, per_watt)
+        loss = sum(math.log(predict_tps(r, model, lineage) * r.seconds) ** 2 for r in rows)
+        if best is None or loss < best[0]:
+            best = (loss, model, rows)
+    assert best is not None
+    return best[1], best[2]

@@ -5,7 +5,14 @@ figures with published ones (the calibration's own predictions use fit.predicted
 from __future__ import annotations
 
 from estimator.calibration.rows import Measurement, stream_bytes_of
-from estimator.speed import DecodeSpeed, PrefillSpeed, decode_speed, prefill_speed
+from estimator.factors import prefill_tflops_per_watt
+from estimator.speed import (
+    DecodeSpeed,
+    PrefillSpeed,
+    decode_speed,
+    power_capped_tflops,
+    prefill_speed,
+)
 
 
 def product_decode(m: Measurement, *, output_tokens: int | None = None) -> DecodeSpeed:
@@ -37,7 +44,11 @@ def product_prefill(m: Measurement) -> PrefillSpeed:
         n_layers=m.work.n_layers,
         attention_width=m.attention_width,
         tensor_parallel=tp,
-        compute_tflops=m.compute_tflops,
+        compute_tflops=power_capped_tflops(
+            m.compute_tflops, m.device.tdp_w, m.device.vendor, prefill_tflops_per_watt()
+        )
+        if m.engine == "llama.cpp" and m.compute_tflops
+        else m.compute_tflops,
         is_moe=m.work.is_moe,
         weights_name=m.quant if m.engine == "llama.cpp" else "",
         n_ubatch=m.ubatch,

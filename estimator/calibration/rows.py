@@ -134,6 +134,7 @@ class Accelerator:
     int8_tops: float | None
     link_gbps: float | None = None  # one-direction NVLink / Infinity Fabric GB/s
     architecture: str = ""  # calibration_devices.csv architecture ("Pascal", "Volta" ...)
+    tdp_w: float | None = None  # board power (accelerators.csv tdp_w; speed.power_capped_tflops)
 
 
 def link_gbps(interconnect: str) -> float | None:
@@ -196,6 +197,7 @@ def load_accelerators(path: Path = ACCELERATORS_CSV) -> dict[str, Accelerator]:
                     _number(row.get("int8_tops")),
                     link_gbps(row.get("interconnect") or ""),
                     row.get("architecture") or "",
+                    _number(row.get("tdp_w")),
                 )
     return out
 
@@ -385,6 +387,7 @@ def device_for(
         architecture,
         family=device_family(name, architecture),
         vendor=device_vendor(name),
+        tdp_w=spec.tdp_w if spec else None,
     )
     return device, spec
 

@@ -28,6 +28,8 @@ Prefill model (prefill_seconds_per_token, one prompt token):
     FLOPs   = 2 x active params + 4 x layers x n_heads x head_dim x mean context
 
 format_factor is 1 for quantized weights and the fitted F16 / BF16 factor for llama.cpp.
+TFLOPS for llama.cpp on an NVIDIA board with a known power is min(listed, k x board W)
+(power_capped_tflops, k fitted: "prefill_tflops_per_watt").
 For MoE models under the llama.cpp family, every ubatch also reads the experts it touches
 beyond the active ones (moe_stream_bytes) at bandwidth x the expert stream share:
 + stream bytes / (bandwidth x share x min(n_ubatch, prompt)) (expert_stream_seconds_per_token).
@@ -98,6 +100,7 @@ from estimator.speed.prefill import (
     expert_stream_seconds_per_token,
     moe_stream_bytes,
     offload_stream_seconds_per_token,
+    power_capped_tflops,
     prefill_compute_tflops,
     prefill_flops_per_token,
     prefill_format_factor,
@@ -143,6 +146,7 @@ __all__ = [
     "normalize_engine",
     "offload_stream_seconds_per_token",
     "overhead_scale",
+    "power_capped_tflops",
     "prefill_compute_tflops",
     "prefill_flops_per_token",
     "prefill_format_factor",

@@ -27,6 +27,7 @@ class Device:
     # hardware family (speed.families.device_family): picks the fitted correction and range
     family: str = ""
     vendor: str = ""  # "nvidia" | "amd" | "apple" | "intel" | ...: the vendor correction
+    tdp_w: float | None = None  # board power of one device, W (speed.power_capped_tflops)
 
 
 @dataclass(frozen=True)

@@ -175,6 +175,26 @@ def prefill_compute_tflops(fp16_tflops: float | None, int8_tops: float | None) -
     return max(rates) if rates else None
 
 
+def power_capped_tflops(
+    tflops: float, tdp_w: float | None, vendor: str, tflops_per_watt: float
+) -> float:
+    """The compute rate an NVIDIA board sustains in llama.cpp's prefill matmuls:
+    min(tflops, tflops_per_watt x board power).
+
+    A tensor-core GEMM at the listed rate draws more than some boards may: the RTX 6000
+    Ada (300 W) and L40S (350 W) list 364 TFLOPS (int8 / 2) but prefill slower than the
+    450 W RTX 4090 listed at 330 (throughput.csv: 5,792 and 6,035 against 7,139 tokens/s,
+    Llama 3 8B Q4_K_M), and the 350 W H100 PCIe gains 1.36x over the A100 PCIe where its
+    listing promises 2.4x. tflops_per_watt is fitted on the llama.cpp NVIDIA prefill rows
+    with a board power (calibration.json "prefill_tflops_per_watt"; 0 = no cap). Example at
+    0.9 TFLOPS per W: RTX 6000 Ada min(364, 0.9 x 300) = 270; RTX 4090 min(330, 405) = 330.
+    Other vendors, boards without a power figure: the listed rate.
+    """
+    if tflops_per_watt <= 0 or not tdp_w or vendor != "nvidia":
+        return tflops
+    return min(tflops, tflops_per_watt * tdp_w)
+
+
 def ttft_seconds(
     prompt_tokens: int, prefill: Range, first_step_s: Range, floor_s: float = 0.0
 ) -> Range:

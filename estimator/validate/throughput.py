@@ -93,6 +93,8 @@ def throughput_device(row: dict[str, str]) -> dict[str, Any]:
         device["fp8_tflops"] = spec.fp8_tflops
     if spec is not None and spec.int8_tops:
         device["int8_tops"] = spec.int8_tops
+    if spec is not None and spec.tdp_w:
+        device["tdp_w"] = spec.tdp_w
     return device
 
 

@@ -21,7 +21,7 @@ REACHED_CURRENT = {"median": 11.3, "p90": 36.8, "inside": 0.83, "high_low": 1.83
 NOT_YET = (
     "the one-user model v3 is open work: public rows of the same setup differ by a median "
     "7 % and up to 27 % between builds (CUDA decode), 47 % on Vulkan; with a free factor "
-    "per device the in-sample fit still leaves decode p90 22 % and prefill p90 58 %; Intel "
+    "per device the in-sample fit still leaves decode p90 22 % and prefill p90 57 %; Intel "
     "Arc under Vulkan and SYCL pays a per-token cost several times NVIDIA's; the Strix Halo "
     "iGPU (one device of its family) prefills dense BF16 at half of what others predict"
 )
@@ -31,6 +31,7 @@ def _current(kind: str) -> dict:
     return load_calibration()["hardware_holdout"]["current"][kind]
 
 
+@pytest.mark.slow
 def test_it_reproduces_the_committed_calibration_when_refitted():
     refit = json.loads(json.dumps(build_calibration(), sort_keys=True))
     assert refit == load_calibration()
@@ -81,15 +82,17 @@ def test_older_or_rare_hardware_ranges_cover_four_fifths_of_its_rows():
     assert older["prefill"]["inside_range_share"] >= 0.8
 
 
-def test_it_keeps_the_one_user_prefill_figures_and_meets_the_rocm_target():
-    # whole devices held out, current hardware: 23.0 % / 88.2 % since MoE prefill reads
-    # its experts once per ubatch (26.8 % / 162 % before); ROCm p90 33.6 % <= 50 %
+def test_it_keeps_the_one_user_prefill_figures_and_meets_the_rocm_and_cuda_targets():
+    # whole devices held out, current hardware: 21.8 % / 86.6 % since MoE prefill reads
+    # its experts once per ubatch and NVIDIA boards' power caps llama.cpp's prefill rate
+    # (26.8 % / 162 % before); ROCm p90 33.0 % <= 50 %; CUDA median 13.9 % <= 15 %
     prefill = _current("prefill")
     assert prefill["n"] >= 177 and prefill["devices"] >= 48
-    assert prefill["median_abs_pct_err"] <= 23.5
+    assert prefill["median_abs_pct_err"] <= 22.5
     assert prefill["p90_abs_pct_err"] <= 90.0
-    assert prefill["median_high_over_low"] <= 3.4
+    assert prefill["median_high_over_low"] <= 3.3
     assert prefill["by_backend"]["rocm"]["p90_abs_pct_err"] <= PREFILL_P90_TARGETS["rocm"]
+    assert prefill["by_backend"]["cuda"]["median_abs_pct_err"] <= TARGETS["prefill_median"]
 
 
 @pytest.mark.xfail(strict=True, reason=NOT_YET)

@@ -66,26 +66,26 @@ def test_the_long_case_rules_out_llama_cpp_and_its_ttft_is_the_hand_calculation(
     result = plan(load=LONG, service=EXAMPLE_SLO, candidates=_long_example())
     best = result.cheapest
     assert best is not None
-    # llama.cpp Q4_K_M on one RTX PRO 6000 prefills 6,000 tokens in 2.00 s > 1.5 s: out.
+    # llama.cpp Q4_K_M on one RTX PRO 6000 prefills 6,000 tokens in 1.95 s > 1.5 s: out.
     q4 = _long_example()[-1].curve
-    assert q4.long_ttft_s == pytest.approx(2.001, abs=1e-3)
+    assert q4.long_ttft_s == pytest.approx(1.950, abs=1e-3)
     assert all(p.quant != "Q4_K_M" for p in result.plans)
     # The pick stays vLLM FP8 on one RTX PRO 6000 a replica: its long first token takes
-    # 0.949 s (the 6,000-token prompt in one 8,192-token step next to the batch).
+    # 0.904 s (the 6,000-token prompt in one 8,192-token step next to the batch).
     assert (best.label, best.engine, best.tensor_parallel) == ("RTX PRO 6000 (buy)", "vllm", 1)
     curve = _long_example()[6].curve
     assert curve.long_ttft_s is not None
     assert (curve.ttft_s, curve.long_ttft_s) == (
-        pytest.approx(0.23768, abs=1e-5), pytest.approx(0.94890, abs=1e-5))  # fmt: skip
-    # 1. Mean no-load TTFT = 0.9 x 0.23768 + 0.1 x 0.94890 = 0.30880 s; the mean service
-    #    S = 0.30880 + 400 / v(16) (30.28 tok/s) = 13.519 s; the curve carries the prefill.
+        pytest.approx(0.22919, abs=1e-5), pytest.approx(0.90400, abs=1e-5))  # fmt: skip
+    # 1. Mean no-load TTFT = 0.9 x 0.22919 + 0.1 x 0.90400 = 0.29667 s; the mean service
+    #    S = 0.29667 + 400 / v(16) (30.28 tok/s) = 13.507 s; the curve carries the prefill.
     mean_ttft = 0.9 * curve.ttft_s + 0.1 * curve.long_ttft_s
     assert best.slots_per_replica == 16 and best.prefill_busy_share == 0
     service_s = mean_ttft + 400 / best.tokens_per_s_per_user
-    assert best.service_time_s == pytest.approx(service_s) == pytest.approx(13.519, rel=1e-4)
+    assert best.service_time_s == pytest.approx(service_s) == pytest.approx(13.507, rel=1e-4)
     # 2. The exact queue, 200 users, 30 s think, c = 5 x 16 = 80: 1.9 % wait at most (the
     #    M/M/c bound; the exact queue gives less), so no wait at p95: TTFT p95 typical =
-    #    0.2377 s, long = 0.9489 s <= 1.5 s.
+    #    0.2292 s, long = 0.9040 s <= 1.5 s.
     exact = finite_source_queue(users=200, servers=80, think_s=30, service_s=service_s)
     assert exact.wait_quantile_s(0.95) == 0.0
     assert best.wait_probability < 0.05

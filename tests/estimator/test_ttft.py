@@ -58,12 +58,14 @@ def test_ttft_on_the_published_rows():
     errors = _errors()
     assert len(errors) == 18  # 26 rows: 4 batched, 2 without a bandwidth, 2 excluded (A100 TP)
     absolute = [abs(e) for _, e in errors]
-    # in-sample for the serving floors: median 46 % at this commit (43 % before MoE prefill
-    # read its experts once per ubatch: gpt-oss on the V100 and in MLX came out faster).
+    # in-sample for the serving floors: median 48 % at this commit (43 % before MoE prefill
+    # read its experts once per ubatch and NVIDIA boards' power capped llama.cpp prefill:
+    # gpt-oss on the V100 and in MLX came out faster, and the serving floors, fitted on
+    # what the pooled prefill groups leave, moved).
     # The big MoE models in SGLang on 8 x B200 wait far longer than prefill and one step
     # explain (DeepSeek-R1:
     # 153 ms at 610 prompt tokens, 166 ms at 4,194: ~150 ms fixed; predicted 50 / 93 ms);
     # MLX's prompt rate is off by 0.6-1.7x
-    assert statistics.median(absolute) <= 0.47
+    assert statistics.median(absolute) <= 0.48
     r1 = [e for m, e in errors if m.model == "DeepSeek R1"]
     assert all(-0.7 < e < -0.4 for e in r1)
