@@ -93,9 +93,13 @@ lint: setup
 typecheck: setup
 	$(VENV)/bin/mypy .
 
-# --durations=30: the slowest 30 tests, printed at the end of every run (docs/testing.md)
+# --durations=30: the slowest 30 tests, printed at the end of every run (docs/testing.md).
+# In parallel (pytest-xdist): one worker per core, at most 8 (each takes a Redis database of
+# its own, tests/conftest.py); --dist loadfile hands out whole test modules, and the browser
+# tests as one unit. PYTEST_WORKERS=0 runs it in one process.
+PYTEST_WORKERS ?= auto
 pytest: setup compilemessages
-	$(VENV)/bin/pytest --durations=30
+	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --maxprocesses 8 --dist loadfile --durations=30
 
 # The catalog's own rules (manage.py validate_catalog, docs/catalog.md) on a freshly loaded
 # catalog in a throwaway SQLite file, whatever DATABASE_URL the caller set: a few seconds.

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.core.cache.backends.locmem import LocMemCache
@@ -27,6 +30,104 @@ def pytest_configure(config: pytest.Config) -> None:
     from django.conf import settings
 
     settings.PASSWORD_HASHERS = TEST_PASSWORD_HASHERS
+
+
+# --- Parallel runs (pytest-xdist: `make pytest` runs `-n auto --dist loadfile`) ----------
+# Each worker is a process with its own test database (pytest-django names it
+# test_<name>_gw0, test_<name>_gw1, ...) and its own Redis database: the cache's
+# `clear()` is a FLUSHDB and every test bumps the sizing cache's catalog version, so on a
+# shared one a worker would wipe another's warmed entries and catalog version, and the
+# task a test queued for the Celery worker process it is still starting (which then never
+# receives it).
+REDIS_DATABASES = 16  # Redis's default `databases`
+
+
+def worker_redis_url(url: str, index: int) -> str:
+    """REDIS_URL for xdist worker number `index` (gw0 is 0): the database after the
+    caller's, one per worker, so a parallel run leaves the caller's own database alone.
+    redis://127.0.0.1:6379/0 gives gw0 .../1 and gw1 .../2."""
+    parts = urlsplit(url)
+    base = int(parts.path.strip("/") or 0)
+    number = base + 1 + index
+    if number >= REDIS_DATABASES:
+        raise pytest.UsageError(
+            f"REDIS_URL {url}: worker gw{index} would need Redis database {number}, past the "
+            f"{REDIS_DATABASES} a Redis server has; run fewer workers (-n)"
+        )
+    return urlunsplit(parts._replace(path=f"/{number}"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config: pytest.Config, specs: Sequence[Any]) -> None:
+    """Give each worker its own REDIS_URL before it starts (execnet sets a spec's `env` in
+    the new process before pytest, and so Django's settings, load there): its cache,
+    its Celery broker and the Celery worker processes its tests start all use it."""
+    url = os.environ.get("REDIS_URL")
+    if url:
+        for index, spec in enumerate(specs):
+            spec.env["REDIS_URL"] = worker_redis_url(url, index)
+
+
+# The browser tests' node ids start with this: their package-scoped server (with its
+# freshly prepared database), browser and saved reports are built once, on one worker.
+BROWSER_TESTS = "tests/browser/"
+# Work units holding a test with one of these marks go out first: the longest ones
+# (browser ~4 min, the schema fuzz, the hostile walks, the calibration refits, about a
+# minute or two each), so no worker is left alone with one of them at the end.
+SLOW_MARKS = ("browser", "fuzz", "slow")
+
+
+def work_unit(nodeid: str) -> str:
+    """The unit a worker takes whole: the test module, or the whole browser package."""
+    module = nodeid.split("::", 1)[0]
+    return BROWSER_TESTS if module.startswith(BROWSER_TESTS) else module
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadfile` (what `make pytest` runs), with the browser tests as one unit:
+    each worker takes whole test modules (a class's setUpTestData, a module's fixtures and
+    the order of its tests stay as in a serial run). xdist's own `loadgroup` cannot group
+    them on pytest 9.2: it renames an item through `_nodeid`, which pytest 9 no longer
+    reads. The units go out in the order the workers collected them (slowest first, see
+    pytest_collection_modifyitems), not xdist's largest-count first. tryfirst: the first
+    scheduler a hook returns is the one used."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class ModuleScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    config.option.loadscopereorder = False
+    return ModuleScheduling(config, log)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Tell the workers of a `--dist loadfile` run to collect the slowest units first."""
+    if node.config.getvalue("dist") == "loadfile":
+        node.workerinput["slowest_units_first"] = True
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On a worker of a parallel run, the collection is reordered unit by unit (the tests
+    of a unit keep their order): units with a SLOW_MARKS test first, then the larger ones
+    first (xdist's own order). trylast: after pytest-django and the browser package's
+    conftest (which marks its tests `browser`) have ordered and marked them."""
+    if not getattr(config, "workerinput", {}).get("slowest_units_first"):
+        return
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        units.setdefault(work_unit(item.nodeid), []).append(item)
+
+    def slowest_first(unit: list[pytest.Item]) -> tuple[bool, int]:
+        slow = any(item.get_closest_marker(mark) for item in unit for mark in SLOW_MARKS)
+        return (not slow, -len(unit))
+
+    items[:] = [item for unit in sorted(units.values(), key=slowest_first) for item in unit]
 
 
 @pytest.fixture(autouse=True)

@@ -4,9 +4,11 @@ real server process.
 The package starts one server (`manage.py runserver --noreload` on a free loopback port)
 on its own freshly prepared database: `migrate`, `load_catalog`, `seed_demo` (which writes
 the staff password to a file the staff pages' tests read). With DATABASE_URL on
-PostgreSQL that is a separate database (<name>_browser, dropped afterwards), otherwise a
-temporary SQLite file. The server runs without REDIS_URL, so Celery tasks run in-process
-and the cache is local to it.
+PostgreSQL that is a separate database (<name>_browser, or <name>_browser_gw0 on the
+pytest-xdist worker that runs them, dropped afterwards), otherwise a temporary SQLite file.
+In a parallel run (`make pytest`) one worker takes the whole package (tests/conftest.py
+groups it), so the server is prepared once. The server runs without REDIS_URL, so Celery
+tasks run in-process and the cache is local to it.
 
 Chromium is /usr/bin/chromium (`make setup` installs it with apt-get); Playwright's own
 browser download is never used. The tests are skipped only when that Chromium is missing
@@ -145,6 +147,11 @@ def _own_database(tmp: Path) -> tuple[str, Callable[[], None]]:
 
     parts = urlsplit(url)
     name = (parts.path.lstrip("/") or "rightsize") + "_browser"
+    # Under pytest-xdist, the worker's name too (<name>_browser_gw0), as pytest-django
+    # names the test databases: two runs' workers never share one.
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        name += f"_{worker}"
     maintenance = urlunsplit(parts._replace(path="/postgres", query=""))
     drop = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
 

@@ -228,6 +228,7 @@ def test_cycle_properties(batch: int, prompt: int, output: int) -> None:
     assert math.isfinite(more.aggregate_tokens_per_s)
 
 
+@pytest.mark.slow
 def test_the_committed_serving_calibration_is_what_the_fit_gives() -> None:
     # `python -m estimator.calibration.serving` is deterministic: refitting on serving.csv
     # reproduces serving_calibration.json, so the factors, bounds and the held-out figures

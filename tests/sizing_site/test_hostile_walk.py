@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from urllib.parse import quote
 
+import pytest
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.http import HttpResponse
@@ -129,6 +130,7 @@ CONVERTER = re.compile(r"<(?:(\w+):)?(\w+)>")
 REGEX_GROUP = re.compile(r"\(\?P<(\w+)>[^)]*\)|\([^)]*\)")
 
 
+@pytest.mark.slow
 class HostileWalk(ReportsTestCase):
     staff: User
     real: dict[str, list[str]]
