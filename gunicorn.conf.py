@@ -93,3 +93,26 @@ worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 # X-Forwarded-* are trusted from these proxy addresses only.
 forwarded_allow_ips = os.environ.get("GUNICORN_FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
 proc_name = "rightsize"
+
+# glibc gives each thread that allocates under contention a malloc arena of its own (up to
+# 8 per core), and memory freed into one arena is kept for that arena: with gthread
+# workers a process grows with its thread count, not with what it holds. Each worker
+# allows GUNICORN_MALLOC_ARENA_MAX arenas (default 2; 0 leaves glibc's default), set
+# right after the fork, before its threads start. Python's own small-object allocator
+# is unaffected; what the arenas serve is larger buffers (query results, pickles,
+# rendered pages).
+malloc_arena_max = _int("GUNICORN_MALLOC_ARENA_MAX", 2)
+
+
+def post_fork(server: object, worker: object) -> None:
+    """Cap the worker's malloc arenas (mallopt M_ARENA_MAX); a libc without mallopt
+    (musl, macOS) is left as it is."""
+    if not malloc_arena_max:
+        return
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-8, malloc_arena_max)  # M_ARENA_MAX in glibc's malloc.h
+    except (OSError, AttributeError):
+        return

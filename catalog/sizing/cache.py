@@ -222,6 +222,19 @@ def _content_key(namespace: str, parts: tuple[object, ...]) -> str:
     return f"sizing:{namespace}:c:{digest.hexdigest()}"
 
 
+def remembered_content(namespace: str, parts: tuple[object, ...], compute: Callable[[], T]) -> T:
+    """The content-keyed entry for `parts` (which must be everything `compute` reads, as
+    reprs of plain values and frozen dataclasses: an estimator request, say), computing
+    and keeping it on a miss. No catalog version in the key: an edit that changes an
+    input changes the key, and one that does not leaves the entry good."""
+    found = lookup_many(namespace, [parts])
+    if 0 in found:
+        return found[0]  # type: ignore[return-value]
+    value = compute()
+    store_many(namespace, [(parts, value)])
+    return value
+
+
 def lookup_many(namespace: str, parts: list[tuple[object, ...]]) -> dict[int, object]:
     """The content-keyed entries found, by position in `parts` (one cache round trip)."""
     keys = [_content_key(namespace, p) for p in parts]

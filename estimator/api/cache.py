@@ -9,6 +9,7 @@ inventory once and for each quant once.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from functools import lru_cache
 
 from estimator.api.fields import RequestError
@@ -69,9 +70,26 @@ def weights(hf_config_json: str, spec: WeightsSpec) -> WeightsBreakdown:
     """weights_breakdown for one model and one weights spec; bad quants name their field."""
     model = model_spec(hf_config_json)
     try:
-        return weights_breakdown(model, weights_format(resolved(hf_config_json, spec)))
+        return _compact(
+            model, weights_breakdown(model, weights_format(resolved(hf_config_json, spec)))
+        )
     except (KeyError, ValueError) as exc:
         field = "weights.quant" if spec.format == "gguf" else "weights.dtype"
         if spec.file_bytes is not None and spec.quant is None:
             field = "weights.file_bytes"
         raise RequestError(field, str(exc).strip("'\"")) from exc
+
+
+def _compact(model: ModelSpec, wb: WeightsBreakdown) -> WeightsBreakdown:
+    """The breakdown as estimates read it, for keeping thousands of them: no per-tensor
+    types (nothing past weights_breakdown reads them) and the per-tensor bytes of only
+    the tensors an estimate looks up, the routed experts (run.first_layers_expert_bytes,
+    --n-cpu-moe) and token_embd (run.pipeline_stage_bytes). A whole breakdown holds two
+    entries per tensor, some 60 KB for an 8B model: a card page sizes every model in every
+    format, and 4,096 whole ones kept a gunicorn worker at over 250 MB. Every total is
+    the whole breakdown's."""
+    if wb.tensor_bytes is None:
+        return replace(wb, tensor_types={})
+    kept = {t.name for t in model.text_tensors if t.kind == "expert"} | {"token_embd"}
+    sizes = {name: size for name, size in wb.tensor_bytes.items() if name in kept}
+    return replace(wb, tensor_types={}, tensor_bytes=sizes)

@@ -18,7 +18,7 @@ from catalog import hardware, sizing
 from catalog import selectors as catalog_selectors
 from catalog.models import Accelerator, LLMModel, ModelWeights, Segment
 from catalog.scoping import Owner
-from catalog.sizing.cache import UNREACHABLE, remembered
+from catalog.sizing.cache import UNREACHABLE, remembered, remembered_here
 from catalog.sizing.candidates import default_floor, ladder_down_to, quant_ladder
 from catalog.sizing.requests import family_ladder, native_format
 from estimator import cost
@@ -54,9 +54,11 @@ def configuration_rows(
 
 
 def curated_accelerators() -> list[Accelerator]:
-    """The curated cards, kept in the shared sizing cache (catalog rows only): every setup
-    the cache has not seen yet sizes against them."""
-    return remembered(
+    """The curated cards (catalog rows only): every setup the cache has not seen yet sizes
+    against them. Kept in this process under the catalog version (remembered_here), as is
+    the support matrix: some fifty rows that every new setup would otherwise fetch and
+    unpickle from the shared cache. Nothing changes them."""
+    return remembered_here(
         "configurator-curated",
         (),
         lambda: list(Accelerator.objects.filter(curated=True).order_by("vendor", "name")),
@@ -64,8 +66,8 @@ def curated_accelerators() -> list[Accelerator]:
 
 
 def support_matrix() -> hardware.SupportMatrix:
-    """hardware.support_matrix() (two queries), kept in the shared sizing cache."""
-    return remembered("configurator-matrix", (), hardware.support_matrix)
+    """hardware.support_matrix() (two queries), kept in this process (remembered_here)."""
+    return remembered_here("configurator-matrix", (), hardware.support_matrix)
 
 
 @dataclass(frozen=True)
@@ -456,12 +458,26 @@ class FaqFigures:
 def _gpus_needed(
     *, model: LLMModel, accelerator: Accelerator, setup: sizing.Setup, quant: str, context: int
 ) -> GpusNeeded:
+    """Kept in the shared sizing cache per model, card and the setup the trials start
+    from (the quant and context asked, no offload; the GPU count is the trials' own), so
+    setups that differ only in GPUs, offload or (for the longest context) context share
+    it."""
     # every offload setting at its default (a percentage, layers, MoE experts): all on the GPUs
     no_offload: dict[str, Any] = {
         f.name: f.default for f in fields(sizing.Setup) if f.name.startswith("offload")
     }
+    base = replace(setup, quant=quant, context_tokens=context, gpus=1, **no_offload)
+    return remembered(
+        "configurator-gpus-needed",
+        (model.pk, accelerator.pk, base),
+        lambda: _gpus_trials(model=model, accelerator=accelerator, base=base),
+    )
+
+
+def _gpus_trials(*, model: LLMModel, accelerator: Accelerator, base: sizing.Setup) -> GpusNeeded:
+    quant, context = base.quant, base.context_tokens
     for gpus in GPU_STEPS:
-        trial = replace(setup, quant=quant, context_tokens=context, gpus=gpus, **no_offload)
+        trial = replace(base, gpus=gpus)
         try:
             if sizing.size_setup(model=model, accelerator=accelerator, setup=trial).fits:
                 return GpusNeeded(quant, context, gpus)

@@ -8,11 +8,11 @@ from typing import Any
 from urllib.parse import urlencode as urlencode_safe
 
 from django import template
-from django.urls import NoReverseMatch, reverse
-from django.utils.http import urlencode
+from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from estimator import quality
+from sizing_site.configurator import links
 from sizing_site.configurator.fields import tier_label
 
 register = template.Library()
@@ -60,14 +60,9 @@ def configure_url(
     """The configurator's address for this pair with a saved `query` and then `params` as
     its query string, in that order; a param without a value (None, or "" for a missing
     template variable) is left out, and so is the "?" of an empty query. "" while the
-    configurator is not installed. Every page builds its configurator links here."""
-    try:
-        url = reverse("configurator:configure", args=[model_slug, accelerator_slug])
-    except NoReverseMatch:
-        return ""
-    given = {k: v for k, v in params.items() if v is not None and v != ""}
-    encoded = urlencode({**(query or {}), **given})
-    return f"{url}?{encoded}" if encoded else url
+    configurator is not installed. Every page builds its configurator links here
+    (configurator.links, which reverses each pair's path once)."""
+    return links.configure_url(model_slug, accelerator_slug, query, **params)
 
 
 # A row's confidence in its speed (explore.tables.confidence).
