@@ -13,18 +13,13 @@ cache that cannot be reached gives UNREACHABLE: nothing is kept under it.
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from django.core.cache import cache
 from django.db import transaction
 
-from catalog.sizing.cache import UNREACHABLE
-
-logger = logging.getLogger(__name__)
+from catalog.sizing.cache import bump_counter, counter_version
 
 VERSION_KEY = "pricing:price-version"
 # Inside price_changes(): whether a change was seen (bumped once at its end).
@@ -33,26 +28,12 @@ _deferred: ContextVar[list[bool] | None] = ContextVar("price_changes", default=N
 
 def price_version() -> int:
     """The current price version (one cache read); UNREACHABLE without a cache."""
-    try:
-        version = cache.get(VERSION_KEY)
-        if version is None:
-            cache.add(VERSION_KEY, time.time_ns() // 1000, timeout=None)
-            version = cache.get(VERSION_KEY)
-        return int(version)
-    except Exception:  # any backend's connection error: the page goes on uncached
-        logger.warning("price version unreachable: computing without a cache", exc_info=True)
-        return UNREACHABLE
+    return counter_version(VERSION_KEY, "price version")
 
 
 def bump_price_version() -> int:
     """Start a new price version: every value keyed by an older one is never read again."""
-    try:
-        return int(cache.incr(VERSION_KEY))
-    except ValueError:  # no version yet: any fresh one is new
-        return price_version()
-    except Exception:
-        logger.warning("price version unreachable: not bumped", exc_info=True)
-        return UNREACHABLE
+    return bump_counter(VERSION_KEY, "price version")
 
 
 def prices_changed() -> None:

@@ -58,14 +58,33 @@ def catalog_version() -> int:
 
 
 def _current() -> int:
+    return counter_version(VERSION_KEY, "sizing cache")
+
+
+def counter_version(key: str, what: str) -> int:
+    """A version counter in the shared cache (one read): started from the clock when
+    missing (first start, Redis restarted or evicted), so an old entry never comes back;
+    UNREACHABLE when the cache cannot be reached. The catalog version and the price
+    version (pricing.versions) are such counters."""
     try:
-        version = cache.get(VERSION_KEY)
+        version = cache.get(key)
         if version is None:
-            cache.add(VERSION_KEY, time.time_ns() // 1000, timeout=None)
-            version = cache.get(VERSION_KEY)
+            cache.add(key, time.time_ns() // 1000, timeout=None)
+            version = cache.get(key)
         return int(version)
     except Exception:  # any backend's connection error: the page goes on uncached
-        logger.warning("sizing cache unreachable: computing without it", exc_info=True)
+        logger.warning("%s unreachable: computing without it", what, exc_info=True)
+        return UNREACHABLE
+
+
+def bump_counter(key: str, what: str) -> int:
+    """Start a new version of a counter_version counter."""
+    try:
+        return int(cache.incr(key))
+    except ValueError:  # no version yet: any fresh one is new
+        return counter_version(key, what)
+    except Exception:
+        logger.warning("%s unreachable: version not bumped", what, exc_info=True)
         return UNREACHABLE
 
 
@@ -73,13 +92,7 @@ def bump_catalog_version() -> int:
     """Start a new catalog version: every cached sizing result becomes unreachable.
     (With the cache unreachable there is nothing to invalidate; a restarted Redis starts
     a fresh version from the clock.)"""
-    try:
-        return int(cache.incr(VERSION_KEY))
-    except ValueError:  # no version yet: any fresh one is new
-        return _current()
-    except Exception:
-        logger.warning("sizing cache unreachable: version not bumped", exc_info=True)
-        return UNREACHABLE
+    return bump_counter(VERSION_KEY, "sizing cache")
 
 
 def key_for(namespace: str, parts: tuple[object, ...]) -> str:

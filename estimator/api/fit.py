@@ -44,6 +44,28 @@ def fits_within(need_bytes: int, usable_bytes: int, max_usable_bytes: int) -> bo
     return need_bytes <= max(max_usable_bytes, usable_bytes)
 
 
+def device_budgets(request: Request, device: Device) -> tuple[int, int]:
+    """(usable, the most it can give) bytes of one device under the request's engine:
+    memory.usable_bytes_per_device and memory.max_usable_bytes_per_device of its memory
+    (Metal's working set on Apple devices)."""
+    engine = request.engine
+    total = round(device.memory_gb * GB)
+    apple = metal_working_set(device)
+    usable = memory.usable_bytes_per_device(
+        engine=engine.name,
+        total_bytes=total,
+        unified_memory=apple,
+        gpu_memory_utilization=engine.gpu_memory_utilization,
+    )
+    top = memory.max_usable_bytes_per_device(
+        engine=engine.name,
+        total_bytes=total,
+        unified_memory=apple,
+        gpu_memory_utilization=engine.gpu_memory_utilization,
+    )
+    return usable, top
+
+
 def judge_fit(
     request: Request,
     device: Device,
@@ -61,18 +83,7 @@ def judge_fit(
     engine = request.engine
     total = round(device.memory_gb * GB)
     apple = metal_working_set(device)
-    usable = memory.usable_bytes_per_device(
-        engine=engine.name,
-        total_bytes=total,
-        unified_memory=apple,
-        gpu_memory_utilization=engine.gpu_memory_utilization,
-    )
-    top = memory.max_usable_bytes_per_device(
-        engine=engine.name,
-        total_bytes=total,
-        unified_memory=apple,
-        gpu_memory_utilization=engine.gpu_memory_utilization,
-    )
+    usable, top = device_budgets(request, device)
     need = judged_need_bytes(per_device_bytes, start_need_bytes, starts_at_default, usable)
     plain = memory.fit_verdict(per_device_bytes, usable, top)
     judged = memory.fit_verdict(need, usable, top)

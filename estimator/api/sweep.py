@@ -15,7 +15,13 @@ from functools import lru_cache
 
 from estimator import memory, serving, speed
 from estimator.api import cache
-from estimator.api.fit import fits_within, judge_fit, judged_need_bytes, paged_need_bytes
+from estimator.api.fit import (
+    device_budgets,
+    fits_within,
+    judge_fit,
+    judged_need_bytes,
+    paged_need_bytes,
+)
 from estimator.api.run import (
     block_pool_tokens,
     check_model,
@@ -103,7 +109,7 @@ def _first_fitting(
     single: Request, shared: _Shared, per_quant: Sequence[_Quant], device: Device
 ) -> _Quant:
     """The first quant that fits the device (_fits), else the last."""
-    usable, top = _budgets(single, device)
+    usable, top = device_budgets(single, device)
     return next(
         (q for q in per_quant if _fits(single, shared, q.weights_bytes, usable, top)),
         per_quant[-1],
@@ -151,7 +157,7 @@ def fit_table(
     usable_list: list[int] = []
     fits: list[tuple[bool, ...]] = []
     for device in devices:
-        usable, top = _budgets(single, device)
+        usable, top = device_budgets(single, device)
         usable_list.append(usable)
         if not shared.paged_per_token:  # the llama family: the need is what is judged
             fits.append(tuple(fits_within(need, usable, top) for need in needs))
@@ -167,27 +173,6 @@ def _fits(single: Request, shared: _Shared, weights_bytes: int, usable: int, top
     need = weights_bytes + shared.kv_bytes + shared.overhead_bytes
     start_need, starts = _paged_start(single, shared, weights_bytes, usable)
     return fits_within(judged_need_bytes(need, start_need, starts, usable), usable, top)
-
-
-def _budgets(single: Request, device: Device) -> tuple[int, int]:
-    """(usable, most it can give) of one device under the request's engine, as judge_fit
-    computes them."""
-    engine = single.engine
-    total = round(device.memory_gb * GB)
-    apple = metal_working_set(device)
-    usable = memory.usable_bytes_per_device(
-        engine=engine.name,
-        total_bytes=total,
-        unified_memory=apple,
-        gpu_memory_utilization=engine.gpu_memory_utilization,
-    )
-    top = memory.max_usable_bytes_per_device(
-        engine=engine.name,
-        total_bytes=total,
-        unified_memory=apple,
-        gpu_memory_utilization=engine.gpu_memory_utilization,
-    )
-    return usable, top
 
 
 @dataclass(frozen=True)
