@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
+from estimator.calibration.decode_groups import Memo, fit_decode, old_class
 from estimator.calibration.effects import (
     Effects,
     effects_entry,
@@ -19,17 +19,11 @@ from estimator.calibration.effects import (
 )
 from estimator.calibration.fit import (
     BOUND_QUANTILES,
-    DEFAULT_DECODE_MFU,
-    MIN_ROWS,
     SHRINK_ROWS,
     DecodeFit,
     DecodeRow,
     decode_row,
     error_stats,
-    fit_legacy_extra,
-    fit_mfu,
-    fit_moe_overhead,
-    fit_share_overhead,
     predicted_step,
     shrunk_bounds,
 )
@@ -56,75 +50,9 @@ from estimator.calibration.rows import (
     load_ttft_measurements,
     measured_vendors,
 )
-from estimator.speed import arch_class, overhead_scale
+from estimator.speed import overhead_scale
 
 _Triples = dict[str, list[tuple[float, float, float, float]]]
-
-
-def _members(items: Sequence[Any], key_of: Any) -> dict[str, list[Any]]:
-    groups: dict[str, list[Any]] = {}
-    for item in items:
-        for key in lineage(key_of(item)):
-            groups.setdefault(key, []).append(item)
-    return groups
-
-
-def _fit_decode_group(
-    rows: Sequence[DecodeRow],
-    parent_mfu: float,
-    start: DecodeFit | None = None,
-    parent_legacy: float = 0.0,
-) -> DecodeFit:
-    """(share, overhead) on batch-1 rows; moe_overhead_s when the group has >= 3 dense and
-    >= 3 MoE batch-1 rows; decode_mfu on batched rows (>= 3), else the parent's;
-    legacy_extra_s on all rows of old builds when the group has >= 3 of them and >= 3
-    current batch-1 rows (else the parent's, held fixed), then share, overhead and MFU
-    again with it."""
-    single = [r for r in rows if r.measurement.batch == 1]
-    batched = [r for r in rows if r.measurement.batch > 1]
-    n_legacy = sum(r.measurement.legacy_build for r in rows)
-    current = [r for r in single if not r.measurement.legacy_build]
-    if len(current) >= MIN_ROWS:  # today's level from today's builds only
-        single = current
-    n_moe = sum(r.measurement.work.is_moe for r in single)
-    n_current = len(current)
-    if start is None and n_legacy and len(single) > n_current:
-        start = replace(fit_share_overhead(single, parent_mfu), legacy_extra_s=parent_legacy)
-        start = fit_share_overhead(single, parent_mfu, start)
-    fit = fit_share_overhead(single, parent_mfu, start)
-    if n_moe >= 3 and len(single) - n_moe >= 3:
-        moe = fit_moe_overhead(single, fit)
-        fit = fit_share_overhead(single, parent_mfu, replace(fit, moe_overhead_s=moe))
-    if len(batched) >= 3:
-        fit = fit_share_overhead(single, fit_mfu(batched, fit), fit)
-    if n_legacy >= 3 and n_current >= 3:
-        fit = replace(fit, legacy_extra_s=fit_legacy_extra(rows, fit))
-        if len(batched) >= 3:
-            fit = replace(fit, mfu=fit_mfu(batched, fit))
-        fit = fit_share_overhead(single, fit.mfu, fit)
-    return fit
-
-
-def old_class(r: DecodeRow) -> str:
-    """The row's old-GPU class (speed.arch_class), "" for current generations."""
-    return arch_class(r.measurement.device.architecture)
-
-
-def fit_decode(rows: Sequence[DecodeRow]) -> dict[str, DecodeFit]:
-    """Every group with >= MIN_ROWS batch-1 rows and its fit, pools first so leaves can
-    inherit their MFU and their pre-CUDA-graphs overhead. Rows of old GPU generations
-    (old_class) are left out: their shortfall is fit_arch_factors' to measure."""
-    groups = _members([r for r in rows if not old_class(r)], lambda r: group_key(r.measurement))
-    out: dict[str, DecodeFit] = {}
-    for key in sorted(groups, key=lambda k: (k != "default", k.count("/"), k)):
-        members = groups[key]
-        if sum(r.measurement.batch == 1 for r in members) < MIN_ROWS:
-            continue
-        parent_fit = next((out[k] for k in lineage(key)[1:] if k in out), None)
-        parent = parent_fit.mfu if parent_fit else DEFAULT_DECODE_MFU
-        legacy = parent_fit.legacy_extra_s if parent_fit else 0.0
-        out[key] = _fit_decode_group(members, parent, parent_legacy=legacy)
-    return out
 
 
 def fit_arch_factors(
@@ -205,14 +133,16 @@ def holdout_predictions(
     rows: Sequence[DecodeRow],
     prefill_ms: Sequence[Measurement],
     group_of: Callable[[Measurement], str],
+    memo: Memo | None = None,
 ) -> tuple[list[float], list[float]]:
     """Grouped K-fold: every decode row's and every prefill row's predicted tokens/s from
     fits on the other groups only (a device, a model, a source held out at a time), in
-    the order of `rows` and `prefill_ms`."""
+    the order of `rows` and `prefill_ms`. `memo`: fit_decode's, shared by hold-outs of
+    the same rows."""
     decode = [0.0] * len(rows)
     for group in sorted({group_of(r.measurement) for r in rows}):
         train = [r for r in rows if group_of(r.measurement) != group]
-        fits = fit_decode(train)
+        fits = fit_decode(train, memo)
         arch = fit_arch_factors(train, fits)
         effects = decode_effects(train, fits, arch)
         for i, r in enumerate(rows):
@@ -466,8 +396,9 @@ def _holdouts(
 ) -> tuple[tuple[list[float], list[float]], dict[str, dict[str, dict[str, Any]]]]:
     """The whole-device hold-out's predictions (holdout_predictions) and the statistics
     (grouped_holdout) of the hold-outs by device, by model and by source."""
+    memo: Memo = {}
     predictions = {
-        name: holdout_predictions(rows, prefill_ms, group_of)
+        name: holdout_predictions(rows, prefill_ms, group_of, memo)
         for name, group_of in (
             ("by_device", device_of),
             ("by_model", model_of),
