@@ -14,6 +14,7 @@ from estimator import speed
 from estimator.api.placement import Budget, KVPlacement, Placement
 from estimator.api.schema import Explanation, Request, Result
 from estimator.api.speeds import weights_name
+from estimator.factors import prefill_tflops_per_watt
 from estimator.model import ModelSpec
 from estimator.weights import WeightsBreakdown
 
@@ -189,12 +190,17 @@ def _speed_entries(request: Request, speeds: Speeds, result: Result) -> list[Exp
         out.append(
             Explanation(
                 "prefill_tokens_per_s",
-                "TFLOPS x MFU x TP / FLOPs per prompt token x family / weights-kind / era "
-                "correction",
+                "TP / (FLOPs per prompt token / (TFLOPS x MFU) + expert bytes per ubatch / "
+                "(bandwidth x stream share x ubatch)) x family / weights-kind / era "
+                "correction; llama.cpp on NVIDIA: TFLOPS at most board W x tflops_per_watt",
                 {
                     "tflops": speeds.compute_tflops,
                     "params_active": work.params_active,
                     "prompt_tokens": request.workload.prompt_tokens,
+                    "expert_bytes_per_ubatch": speeds.stream_bytes,
+                    "ubatch_tokens": min(request.engine.n_ubatch, request.workload.prompt_tokens),
+                    "tdp_w": request.device.tdp_w,
+                    "tflops_per_watt": prefill_tflops_per_watt(),
                     "family_correction": _correction("prefill", request, speeds),
                 },
                 result.prefill_tokens_per_s.estimate,

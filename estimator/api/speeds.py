@@ -34,6 +34,9 @@ class Speeds:
     # the GPUs alone); None for the llama.cpp family, offload and devices without TFLOPS
     serving_inputs: serving.StepInputs | None = None
     serving_point: serving.ServingPoint | None = None
+    # expert bytes a prefill ubatch reads beyond the active ones (speed.moe_stream_bytes,
+    # the GPU-resident share; the llama.cpp family and MLX read them, others 0)
+    stream_bytes: float = 0.0
 
 
 def kv_read_bytes_per_token(model: ModelSpec, request: Request) -> tuple[int, int, int]:
@@ -232,6 +235,11 @@ def estimate_speeds(
     tflops = compute_tflops(request)
     if not tflops or workload.prompt_tokens == 0:
         return Speeds(decode, None, None, work, device, tflops, host_bw, inputs, point)
+    stream = 0.0
+    if speed.normalize_engine(engine.name) in ("llama.cpp", "mlx"):
+        ubatch = min(engine.n_ubatch, workload.prompt_tokens)
+        resident = 1 - offloaded_bytes / max(wb.total_bytes, 1)
+        stream = speed.moe_stream_bytes(work, ubatch) * resident
     prefill = speed.prefill_speed(
         work.params_active,  # model.params_active, summed once (it walks every tensor)
         device,
@@ -246,8 +254,7 @@ def estimate_speeds(
         weights_name=weights_name(request),
         offloaded_bytes=offloaded_bytes,
         n_ubatch=engine.n_ubatch,
-        stream_bytes=speed.moe_stream_bytes(work, min(engine.n_ubatch, workload.prompt_tokens))
-        * (1 - offloaded_bytes / max(wb.total_bytes, 1)),
+        stream_bytes=stream,
     ).tokens_per_s
     first = speed.decode_speed(
         work,
@@ -263,4 +270,4 @@ def estimate_speeds(
     )
     floor = speed.ttft_floor_seconds(factors, model.n_layers, work.is_moe)
     ttft = speed.ttft_seconds(workload.prompt_tokens, prefill, speed.step_range(first), floor)
-    return Speeds(decode, prefill, ttft, work, device, tflops, host_bw, inputs, point)
+    return Speeds(decode, prefill, ttft, work, device, tflops, host_bw, inputs, point, stream)

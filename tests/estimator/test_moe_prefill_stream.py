@@ -4,10 +4,14 @@ property, the ubatch parsed from a row's notes, and published gpt-oss runs of
 throughput.csv where the 120B model, with four times the experts of the 20B one at the
 same active size, prefills at half its speed."""
 
+import json
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from estimator.api import parse_request, result_to_dict, run_estimate
 from estimator.calibration.prefill import stream_share
 from estimator.calibration.product import product_prefill
 from estimator.calibration.rows import load_measurements, ubatch_of
@@ -118,3 +122,23 @@ def test_the_120b_model_prefills_as_much_slower_than_the_20b_as_published(device
     assert 0.65 < small < 1.35
     assert 0.65 < large < 1.35
     assert large / small == pytest.approx(1.0, abs=0.25)
+
+
+def test_the_explanation_names_the_experts_a_ubatch_reads():
+    configs = Path(__file__).resolve().parents[2] / "estimator/data/validation/configs"
+    config = json.loads((configs / "Qwen__Qwen3-30B-A3B.json").read_text())
+    request = {
+        "model": {"hf_config": config},
+        "weights": {"format": "gguf", "quant": "Q4_K_M"},
+        "device": {"memory_gb": 24, "bandwidth_gbps": 1008, "fp16_tflops": 165.2,
+                   "int8_tops": 660.6, "tdp_w": 450, "vendor": "nvidia"},
+        "engine": {"name": "llama.cpp", "backend": "cuda"},
+        "workload": {"context_tokens": 4096, "prompt_tokens": 2048},
+    }  # fmt: skip
+    result = result_to_dict(run_estimate(parse_request(request)))
+    step = next(e for e in result["explanation"] if e["figure"] == "prefill_tokens_per_s")
+    # 128 experts, 8 a token, ubatch 512: 1 - (120/128)^512 - 8/128 = 0.9375 of the experts
+    # beyond the active ones, ~15 GB of Q4_K_M experts: over 10 GB a ubatch
+    assert step["inputs"]["ubatch_tokens"] == 512
+    assert step["inputs"]["expert_bytes_per_ubatch"] > 10e9
+    assert step["inputs"]["tdp_w"] == 450
