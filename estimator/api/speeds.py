@@ -236,7 +236,7 @@ def estimate_speeds(
     if not tflops or workload.prompt_tokens == 0:
         return Speeds(decode, None, None, work, device, tflops, host_bw, inputs, point)
     stream = 0.0
-    if speed.normalize_engine(engine.name) in ("llama.cpp", "mlx"):
+    if speed.streams_per_ubatch(engine.name):
         ubatch = min(engine.n_ubatch, workload.prompt_tokens)
         resident = 1 - offloaded_bytes / max(wb.total_bytes, 1)
         stream = speed.moe_stream_bytes(work, ubatch) * resident

@@ -31,7 +31,11 @@ from dataclasses import dataclass
 
 from estimator.calibration.rows import Measurement, stream_bytes_of
 from estimator.speed import TFLOP, prefill_flops_per_token, weights_family
-from estimator.speed.prefill import expert_stream_seconds_per_token, power_capped_tflops
+from estimator.speed.prefill import (
+    UBATCH_ENGINES,
+    expert_stream_seconds_per_token,
+    power_capped_tflops,
+)
 
 MIN_ROWS = 3
 MIN_ROWS_FOR_C = 8
@@ -40,7 +44,7 @@ FAMILY_ITERATIONS = 2
 # Candidate power caps of NVIDIA boards under llama.cpp, TFLOPS per W of board power
 # (fit_with_power); 0 = no cap.
 POWER_GRID = (0.0, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2)
-STREAM_ENGINES = ("llama.cpp", "mlx")  # the engines whose ubatches read every touched expert
+STREAM_ENGINES = UBATCH_ENGINES  # the engines whose ubatches read every touched expert
 
 
 @dataclass(frozen=True)

@@ -144,7 +144,7 @@ def prefill_speed(
     seconds = prefill_seconds_per_token(
         flops, params_active, tflops, fac, format_factor=factor, tensor_parallel=tensor_parallel
     )
-    if normalize_engine(engine) in ("llama.cpp", "mlx"):
+    if streams_per_ubatch(engine):
         seconds += offload_stream_seconds_per_token(
             offloaded_bytes, prompt_tokens, n_ubatch, host_link_gbps
         ) + expert_stream_seconds_per_token(
@@ -248,6 +248,17 @@ def offload_stream_seconds_per_token(
         return 0.0
     link = (host_link_gbps or DEFAULT_HOST_LINK_GBPS) * GB
     return offloaded_bytes / (link * min(n_ubatch, prompt_tokens))
+
+
+# The engines that run a prompt in ubatches, each reading the weights it uses once: the
+# llama.cpp family (and its wrappers) and MLX. Their prefill adds the host-RAM and expert
+# streaming terms; the serving engines' batched model has its own.
+UBATCH_ENGINES = ("llama.cpp", "mlx")
+
+
+def streams_per_ubatch(engine: str) -> bool:
+    """Whether `engine` (any spelling normalize_engine knows) is one of UBATCH_ENGINES."""
+    return normalize_engine(engine) in UBATCH_ENGINES
 
 
 def moe_stream_bytes(work: DecodeWork, ubatch_tokens: int) -> float:
