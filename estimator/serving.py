@@ -369,8 +369,8 @@ def step_work(
     )
 
 
-def step_seconds(sw: StepWork, fac: ServingFactors) -> StepTime:
-    """The step's time from its StepWork and the engine's factors (module docstring)."""
+def _step_parts(sw: StepWork, fac: ServingFactors) -> tuple[float, float, float, float, float]:
+    """(step, weights, GEMM, attention, overhead) seconds of a step (step_seconds)."""
     bandwidth = sw.bandwidth_bytes_per_s * fac.bandwidth_share * sw.compute_factor
     weights_s = sw.weight_bytes / bandwidth
     base = fac.moe_compute_share if sw.is_moe and fac.moe_compute_share else fac.compute_share
@@ -381,6 +381,13 @@ def step_seconds(sw: StepWork, fac: ServingFactors) -> StepTime:
     fixed = fac.step_overhead_s + (fac.moe_step_overhead_s if sw.is_moe else 0.0)
     overhead_s = fixed * sw.layer_scale + fac.sequence_overhead_s * sw.batch
     step = max(weights_s, gemm_s) + attention_s + sw.comm_s + overhead_s
+    return step, weights_s, gemm_s, attention_s, overhead_s
+
+
+def step_seconds(sw: StepWork, fac: ServingFactors) -> StepTime:
+    """The step's time from its StepWork and the engine's factors (module docstring):
+    max(weights, GEMM) + attention + communication + overhead."""
+    step, weights_s, gemm_s, attention_s, overhead_s = _step_parts(sw, fac)
     return StepTime(
         step,
         weights_s,
@@ -487,15 +494,28 @@ def cycle_work(
     return CycleWork(batch, output, s, n, k, heavy, light)
 
 
-def cycle_point(cw: CycleWork, factors: ServingFactors) -> ServingPoint:
-    """The ServingPoint of a CycleWork with the engine's factors."""
-    heavy = step_seconds(cw.heavy, factors)
-    light = step_seconds(cw.light, factors)
+def cycle_seconds(cw: CycleWork, factors: ServingFactors) -> tuple[float, float, float]:
+    """(TPOT, TTFT, cycle) seconds of a CycleWork with the engine's factors:
+
+        cycle = k x heavy step + (n - k) x light step      TTFT = s x heavy step
+        TPOT  = (cycle - TTFT) / (output - 1)  (the heavy step for a one-token output)
+
+    cycle_point's figures as plain numbers (the serving calibration's grid search asks for
+    millions of them)."""
+    heavy = _step_parts(cw.heavy, factors)[0]
+    light = _step_parts(cw.light, factors)[0]
     k, n, output = cw.heavy_steps, cw.steps, cw.output_tokens
-    cycle = k * heavy.step_s + (n - k) * light.step_s
-    ttft = cw.prefill_steps * heavy.step_s
-    tpot = (cycle - ttft) / (output - 1) if output > 1 else heavy.step_s
-    return ServingPoint(cw.batch, tpot, ttft, cycle, output, light)
+    cycle = k * heavy + (n - k) * light
+    ttft = cw.prefill_steps * heavy
+    tpot = (cycle - ttft) / (output - 1) if output > 1 else heavy
+    return tpot, ttft, cycle
+
+
+def cycle_point(cw: CycleWork, factors: ServingFactors) -> ServingPoint:
+    """The ServingPoint of a CycleWork with the engine's factors (cycle_seconds)."""
+    tpot, ttft, cycle = cycle_seconds(cw, factors)
+    light = step_seconds(cw.light, factors)
+    return ServingPoint(cw.batch, tpot, ttft, cycle, cw.output_tokens, light)
 
 
 def closed_loop_point(

@@ -27,9 +27,10 @@ from estimator.calibration.serving_rows import ServingRow, load_rows
 from estimator.serving import (
     MEASURED_CLASSES,
     SERVING_CALIBRATION_JSON,
+    CycleWork,
     ServingFactors,
-    closed_loop_point,
-    cycle_point,
+    cycle_seconds,
+    cycle_work,
 )
 
 CLASS_MIN_ROWS = 15  # a hardware class gets its own compute factor from this many rows
@@ -49,33 +50,44 @@ MOE_ONLY = ("moe_step_overhead_s", "moe_compute_share")
 
 def predicted(row: ServingRow, factors: ServingFactors) -> float:
     """The row's metric as the model predicts it with `factors`."""
-    if row.cycle is not None:
-        point = cycle_point(row.cycle, factors)
-        return point.per_user_tokens_per_s if row.metric == "tpot" else point.aggregate_tokens_per_s
-    inputs = replace(row.inputs, factors=factors)
-    batch = row.batch
-    if row.arrival_rate_per_s:  # Little's law: in flight = rate x (TTFT + (out - 1) TPOT)
-        guess = 1.0
-        for _ in range(30):
-            point = closed_loop_point(
-                inputs,
-                batch=max(1, round(guess)),
-                prompt_tokens=row.prompt_tokens,
-                output_tokens=row.output_tokens,
-                chunk_tokens=row.chunk_tokens,
-            )
-            guess = min(float(row.batch), row.arrival_rate_per_s * point.cycle_s)
-        batch = max(1, round(guess))
-    point = closed_loop_point(
-        inputs,
-        batch=batch,
-        prompt_tokens=row.prompt_tokens,
-        output_tokens=row.output_tokens,
-        chunk_tokens=row.chunk_tokens,
-    )
-    if row.metric == "tpot":
-        return point.per_user_tokens_per_s
-    return point.aggregate_tokens_per_s
+    cw = row.cycle
+    if cw is None:
+        cw = _work_at(row, _open_loop_batch(row, factors) if row.arrival_rate_per_s else row.batch)
+    # ServingPoint.per_user_tokens_per_s / aggregate_tokens_per_s, from cycle_seconds
+    tpot, _, cycle = cycle_seconds(cw, factors)
+    return 1.0 / tpot if row.metric == "tpot" else cw.batch * cw.output_tokens / cycle
+
+
+def _open_loop_batch(row: ServingRow, factors: ServingFactors) -> int:
+    """The users in flight at the row's arrival rate, by Little's law: in flight = rate x
+    (TTFT + (output - 1) TPOT), iterated from one user (at most the row's batch)."""
+    guess = 1.0
+    for _ in range(30):
+        cycle_s = cycle_seconds(_work_at(row, max(1, round(guess))), factors)[2]
+        following = min(float(row.batch), row.arrival_rate_per_s * cycle_s)
+        # the same batch again gives the same guess ever after: a fixed point
+        done = max(1, round(following)) == max(1, round(guess))
+        guess = following
+        if done:
+            break
+    return max(1, round(guess))
+
+
+def _work_at(row: ServingRow, batch: int) -> CycleWork:
+    """closed_loop_point's cycle work for the row at `batch` users, built once per batch and
+    hardware class factor (the work does not depend on the engine factors being fitted)."""
+    key = (row.inputs.compute_factor, batch)
+    work = row.batch_work.get(key)
+    if work is None:
+        work = cycle_work(
+            row.inputs,
+            batch=batch,
+            prompt_tokens=row.prompt_tokens,
+            output_tokens=row.output_tokens,
+            chunk_tokens=row.chunk_tokens,
+        )
+        row.batch_work[key] = work
+    return work
 
 
 def _row_loss(row: ServingRow, factors: ServingFactors) -> float:

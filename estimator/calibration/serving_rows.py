@@ -10,7 +10,7 @@ import csv
 import json
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -153,6 +153,12 @@ class ServingRow:
     hardware: str = ""  # serving.hardware_class of the device
     cycle: CycleWork | None = None  # closed-loop rows: the cycle's work, built once
     chunk_tokens: int = 8192  # the engine's prefill chunk (max_num_batched_tokens)
+    # open-loop rows: the cycle's work at each (hardware class factor, batch) the fit has
+    # asked for; the work does not depend on the engine factors, so a grid search builds it
+    # once per batch (shared with the row's with_class copies, hence the factor in the key)
+    batch_work: dict[tuple[float, int], CycleWork] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
 
 def _float(text: str | None) -> float | None:
