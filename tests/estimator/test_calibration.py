@@ -19,10 +19,11 @@ PREFILL_P90_TARGETS = {"cuda": 35.0, "vulkan": 35.0, "metal": 35.0, "rocm": 50.0
 REACHED = {"median": 14.4, "p90": 47.4, "inside": 0.83, "high_low": 1.68, "prefill_median": 27.9}
 REACHED_CURRENT = {"median": 11.3, "p90": 36.8, "inside": 0.83, "high_low": 1.83}
 NOT_YET = (
-    "the one-user model v3 is open work: public rows of the same setup differ by a median "
-    "7 % and up to 27 % between builds (CUDA decode), 47 % on Vulkan; with a free factor "
-    "per device the in-sample fit still leaves decode p90 22 % and prefill p90 57 %; Intel "
-    "Arc under Vulkan and SYCL pays a per-token cost several times NVIDIA's; the Strix Halo "
+    "the one-user model v3 is out of reach on this data (python -m "
+    "estimator.calibration.oracle): same-setup CUDA decode rows differ by a median 12 % "
+    "and up to 46 % between builds, 47 % on Vulkan; with a free factor per device the "
+    "in-sample fit still leaves decode p90 22 % and Vulkan prefill p90 83 %; Intel Arc "
+    "under Vulkan and SYCL pays a per-token cost several times NVIDIA's; the Strix Halo "
     "iGPU (one device of its family) prefills dense BF16 at half of what others predict"
 )
 
