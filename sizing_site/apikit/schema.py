@@ -11,8 +11,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+from django.utils import translation
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from rest_framework.request import Request
+from rest_framework.response import Response
 
 EXAMPLES_FILE = Path(__file__).with_name("schema_examples.json")
 
@@ -24,9 +28,32 @@ def recorded() -> dict[str, Any]:
     return data
 
 
+# The generated schema per language, kept for the process's life: it depends only on the
+# code (its enums are the models' fixed choices, no catalog rows), and generating it takes
+# about half a second a request (the Swagger UI asks for it on every visit).
+_SCHEMAS: dict[str, dict[str, Any]] = {}
+
+
 class SchemaView(SpectacularAPIView):
     """The OpenAPI 3 schema: YAML by default, JSON for Accept: application/json or
-    ?format=json."""
+    ?format=json. Generated once per language and process (_SCHEMAS); a request naming a
+    version, or a language the site does not offer, gets a fresh one."""
+
+    def _get_schema_response(self, request: Request) -> Response:
+        language = translation.get_language()
+        offered = {code for code, _ in settings.LANGUAGES}
+        version = self.api_version or request.version or self._get_version_parameter(request)
+        # a schema for the caller's permissions (not public) would differ by user
+        if version or language not in offered or not self.serve_public:
+            return super()._get_schema_response(request)
+        schema = _SCHEMAS.get(language)
+        if schema is None:
+            generator = self.generator_class(urlconf=self.urlconf, patterns=self.patterns)
+            schema = _SCHEMAS[language] = generator.get_schema(request=request, public=True)
+        filename = self._get_filename(request, version)
+        return Response(
+            data=schema, headers={"Content-Disposition": f'inline; filename="{filename}"'}
+        )
 
 
 class DocsView(SpectacularSwaggerSplitView):

@@ -9,14 +9,16 @@ import re
 from io import StringIO
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 from django.core.management import call_command
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import translation
+from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.validation import validate_schema
 
 from catalog.services.seed import catalog_load
-from sizing_site.apikit.schema import recorded
+from sizing_site.apikit.schema import _SCHEMAS, SchemaView, recorded
 from tests.cast import CastTestCase
 
 SCHEMA = "/api/v1/schema/"
@@ -65,6 +67,28 @@ class SchemaTest(CastTestCase):
         yaml = self.client.get(SCHEMA)
         assert yaml.status_code == 200
         assert yaml.content.startswith(b"openapi: 3.")
+
+    def test_the_schema_is_generated_once_per_language_and_the_same_each_time(self) -> None:
+        generated: list[str] = []
+
+        class Counting(SchemaGenerator):
+            def get_schema(self, *args: Any, **kwargs: Any) -> Any:
+                generated.append(translation.get_language())
+                return super().get_schema(*args, **kwargs)
+
+        _SCHEMAS.clear()
+        self.addCleanup(_SCHEMAS.clear)
+        with patch.object(SchemaView, "generator_class", Counting):
+            first = self.client.get(SCHEMA, {"format": "json"}).content
+            second = self.client.get(SCHEMA, {"format": "json"}).content
+            german = self.client.get(SCHEMA, {"format": "json", "lang": "de"}).json()
+            # a language the site does not offer, or a version: generated, never kept
+            self.client.get(SCHEMA, {"format": "json", "lang": "xx"})
+            self.client.get(SCHEMA, {"format": "json", "version": "2"})
+        assert first == second
+        assert generated == ["en", "de", "xx", "en"]
+        assert sorted(_SCHEMAS) == ["de", "en"]
+        assert german["info"]["title"] == "Rightsize API"
 
     def test_the_schema_is_for_logged_in_callers_only(self) -> None:
         self.client.logout()
