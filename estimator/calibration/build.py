@@ -324,7 +324,7 @@ def build_calibration() -> dict[str, Any]:
     prefill, p_owners = fit_prefill(prefill_ms, stream_share(decode_ms))
     by_device, grouped = _holdouts(rows, prefill_ms)
     d_effects = decode_effects(rows, decode, arch)
-    p_effects = prefill_effects(_prefill_rows(prefill_ms, prefill), prefill)
+    p_effects = prefill_effects(prefill_rows(prefill_ms, prefill), prefill)
     held_decode = list(zip([r.measurement for r in rows], by_device[0], strict=True))
     held_prefill = list(zip(prefill_ms, by_device[1], strict=True))
     d_triples, p_triples = _device_triples(rows, prefill_ms, decode, p_owners, by_device)
@@ -386,7 +386,7 @@ def build_calibration() -> dict[str, Any]:
     }
 
 
-def _prefill_rows(ms: Sequence[Measurement], model: PrefillModel) -> list[PrefillRow]:
+def prefill_rows(ms: Sequence[Measurement], model: PrefillModel) -> list[PrefillRow]:
     """The rows of `ms` at the model's expert stream share and power cap."""
     return [prefill_row(m, prefill_key(m), model.stream_share, model.tflops_per_watt) for m in ms]
 

@@ -217,7 +217,7 @@ def single_stream(
     ]
 
 
-def _pool_of(m: Measurement) -> str:
+def pool_of(m: Measurement) -> str:
     return "current" if is_current(family_of(m)) else "older_or_rare"
 
 
@@ -288,7 +288,7 @@ def hardware_holdout(
     for kind, pairs in (("decode", decode), ("prefill", prefill)):
         rows = single_stream(pairs, kind)
         for pool in ("current", "older_or_rare"):
-            items = [(m, p) for m, p in rows if _pool_of(m) == pool]
+            items = [(m, p) for m, p in rows if pool_of(m) == pool]
             if items:
                 out.setdefault(pool, {})[kind] = _summary(items)
     return out

@@ -32,7 +32,6 @@ from typing import Any
 
 from estimator.calibration import CALIBRATION_JSON
 from estimator.calibration.build import (
-    _prefill_rows,
     decode_effects,
     device_of,
     fit_arch_factors,
@@ -40,9 +39,10 @@ from estimator.calibration.build import (
     holdout_predictions,
     predicted_tps,
     prefill_effects,
+    prefill_rows,
 )
 from estimator.calibration.decode_groups import fit_decode
-from estimator.calibration.effects import _pool_of, multiplier, single_stream
+from estimator.calibration.effects import multiplier, pool_of, single_stream
 from estimator.calibration.fit import decode_row, quantile
 from estimator.calibration.grouping import prefill_lineage
 from estimator.calibration.prefill import predict_tps, stream_share
@@ -91,7 +91,7 @@ def collect() -> list[Row]:
     arch = fit_arch_factors(rows, decode)
     d_eff = decode_effects(rows, decode, arch)
     prefill, _ = fit_prefill(prefill_ms, stream_share(decode_ms))
-    prows = _prefill_rows(prefill_ms, prefill)
+    prows = prefill_rows(prefill_ms, prefill)
     p_eff = prefill_effects(prows, prefill)
     ins_d = [predicted_tps(r, decode, arch) * multiplier(r.measurement, d_eff) for r in rows]
     ins_p = [
@@ -105,7 +105,7 @@ def collect() -> list[Row]:
     ):
         in_sample = {id(m): p for m, p in zip(mlist, ins, strict=True)}
         for m, p in single_stream(list(zip(mlist, held, strict=True)), kind):
-            if _pool_of(m) == "current":
+            if pool_of(m) == "current":
                 test = (m.prompt_tokens, m.output_tokens, m.batch)
                 out.append(Row(kind, m.device_name, m.backend, m.model, m.quant, test,
                                m.measured_tps, p, in_sample[id(m)]))  # fmt: skip
