@@ -21,7 +21,6 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from itertools import repeat
 
 from estimator.calibration.rows import Measurement
 from estimator.speed import (
@@ -112,22 +111,9 @@ def _terms(rows: Sequence[DecodeRow], fit: DecodeFit) -> list[tuple[float, float
     return out
 
 
-def _grid_losses(
-    terms: Sequence[tuple[float, float, float, float]], share: float, overheads: Sequence[float]
-) -> list[float]:
-    """_log_loss of DecodeFit(share, o, ...) for each o of `overheads`, on precomputed
-    _terms: sum over rows of (log(memory_1 / share + rest + o x scale) - log measured)^2.
-    The same arithmetic in the same order as _log_loss, run by map over the rows (the grid
-    search's millions of terms)."""
-    base = [m / share + c for m, c, _, _ in terms]
-    scales = [k for _, _, k, _ in terms]
-    measured = [lm for _, _, _, lm in terms]
-    out: list[float] = []
-    for o in overheads:
-        step = map(float.__add__, base, map(o.__mul__, scales))
-        errors = map(float.__sub__, map(math.log, step), measured)
-        out.append(sum(map(pow, errors, repeat(2))))
-    return out
+def _grid_loss(terms: Sequence[tuple[float, float, float, float]], share: float, o: float) -> float:
+    """_log_loss of DecodeFit(share, o, ...) on precomputed _terms."""
+    return sum((math.log(m / share + c + o * k) - lm) ** 2 for m, c, k, lm in terms)
 
 
 def fit_share_overhead(
@@ -143,13 +129,9 @@ def fit_share_overhead(
     terms = _terms(rows, base)
 
     def best_of(shares: list[float], overheads: list[float]) -> tuple[float, float]:
-        best: tuple[float, float, float] | None = None  # the first least loss, as min()
-        for s in shares:
-            for loss, o in zip(_grid_losses(terms, s, overheads), overheads, strict=True):
-                if best is None or loss < best[0]:
-                    best = (loss, s, o)
-        assert best is not None, "an empty grid"
-        return best[1], best[2]
+        return min(
+            ((s, o) for s in shares for o in overheads), key=lambda so: _grid_loss(terms, *so)
+        )
 
     if start is None:
         s, o = best_of(_grid(0.55, 0.45, 0.05, 0.1, 1.0), _grid(7.5e-3, 7.5e-3, 5e-4, 0.0, 15e-3))
@@ -229,7 +211,7 @@ def shrunk_bounds(
     BOUND_QUANTILES (the family ranges use wider ones: effects.FAMILY_QUANTILES).
     """
     n = len(own)
-    out: list[float] = []
+    out = []
     for q in quantiles:
         pooled_log = math.log(quantile(pooled, q))
         own_log = math.log(quantile(own, q)) if n else pooled_log

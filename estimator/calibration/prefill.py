@@ -25,11 +25,9 @@ Leave-one-out: every row's ratio measured / predicted comes from the whole proce
 from __future__ import annotations
 
 import math
-import operator
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import repeat
 
 from estimator.calibration.rows import Measurement, stream_bytes_of
 from estimator.speed import TFLOP, prefill_flops_per_token, weights_family
@@ -137,56 +135,40 @@ def predicted_seconds(row: PrefillRow, mfu: float, c: float, factor: float) -> f
     return row.flops * factor / (row.tflops * TFLOP * mfu) + row.params * c + row.stream
 
 
+def _mfu_for(rows: Sequence[PrefillRow], c: float, family: dict[str, float]) -> float | None:
+    """Median implied MFU in log space at a given c; None when c alone exceeds a row."""
+    logs = []
+    for r in rows:
+        rest = r.seconds - r.params * c - r.stream
+        if rest <= 0:
+            return None
+        logs.append(math.log(r.flops * family[r.family] / (r.tflops * TFLOP * rest)))
+    return math.exp(statistics.median(logs))
+
+
+def _loss(rows: Sequence[PrefillRow], mfu: float, c: float, family: dict[str, float]) -> float:
+    return sum(
+        math.log(predicted_seconds(r, mfu, c, family[r.family]) / r.seconds) ** 2 for r in rows
+    )
+
+
 def fit_group(
     rows: Sequence[PrefillRow], family: dict[str, float], parent_c: float | None
 ) -> tuple[float, float]:
     """(mfu, c): c on C_GRID (least log loss) when the group has MIN_ROWS_FOR_C rows or
-    no parent, else the parent's c; mfu = the median implied MFU at that c
-    (_GroupColumns)."""
+    no parent, else the parent's c; mfu = _mfu_for at that c."""
     grid = C_GRID if parent_c is None or len(rows) >= MIN_ROWS_FOR_C else (parent_c,)
-    columns = _GroupColumns(rows, family)
     best: tuple[float, float, float] | None = None
     for c in grid:
-        mfu = columns.mfu_for(c)
+        mfu = _mfu_for(rows, c, family)
         if mfu is None:
             continue
-        loss = columns.loss(mfu, c)
+        loss = _loss(rows, mfu, c, family)
         if best is None or loss < best[0]:
             best = (loss, mfu, c)
     if best is None:  # the parent's c is too large for this group: no fixed cost
-        return columns.mfu_for(0.0) or 1.0, 0.0
+        return _mfu_for(rows, 0.0, family) or 1.0, 0.0
     return best[1], best[2]
-
-
-class _GroupColumns:
-    """A group's rows as columns for fit_group's grid, evaluated by map over the rows (no
-    Python frame per row and grid point)."""
-
-    def __init__(self, rows: Sequence[PrefillRow], family: dict[str, float]) -> None:
-        self.seconds = [r.seconds for r in rows]
-        self.params = [r.params for r in rows]
-        self.stream = [r.stream for r in rows]
-        self.work = [r.flops * family[r.family] for r in rows]  # FLOPs x factor
-        self.peak = [r.tflops * TFLOP for r in rows]
-
-    def mfu_for(self, c: float) -> float | None:
-        """The median implied MFU in log space at fixed cost c: exp(median log(FLOPs x
-        factor / (TFLOPS x (seconds - params x c - stream)))); None when c alone exceeds
-        a row."""
-        fixed = map(operator.mul, self.params, repeat(c))
-        rest = list(map(operator.sub, map(operator.sub, self.seconds, fixed), self.stream))
-        if any(x <= 0 for x in rest):
-            return None
-        ratios = map(operator.truediv, self.work, map(operator.mul, self.peak, rest))
-        return math.exp(statistics.median(map(math.log, ratios)))
-
-    def loss(self, mfu: float, c: float) -> float:
-        """Sum of log(predicted_seconds / measured seconds)^2 over the rows."""
-        compute = map(operator.truediv, self.work, map(operator.mul, self.peak, repeat(mfu)))
-        fixed = map(operator.mul, self.params, repeat(c))
-        predicted = map(operator.add, map(operator.add, compute, fixed), self.stream)
-        logs = map(math.log, map(operator.truediv, predicted, self.seconds))
-        return sum(map(pow, logs, repeat(2)))
 
 
 def fit_model(
