@@ -495,15 +495,19 @@ def cycle_work(
 
 
 def cycle_seconds(cw: CycleWork, factors: ServingFactors) -> tuple[float, float, float]:
-    """(TPOT, TTFT, cycle) seconds of a CycleWork with the engine's factors:
-
-        cycle = k x heavy step + (n - k) x light step      TTFT = s x heavy step
-        TPOT  = (cycle - TTFT) / (output - 1)  (the heavy step for a one-token output)
-
+    """(TPOT, TTFT, cycle) seconds of a CycleWork with the engine's factors (_cycle_times),
     cycle_point's figures as plain numbers (the serving calibration's grid search asks for
     millions of them)."""
     heavy = _step_parts(cw.heavy, factors)[0]
-    light = _step_parts(cw.light, factors)[0]
+    return _cycle_times(cw, heavy, _step_parts(cw.light, factors)[0])
+
+
+def _cycle_times(cw: CycleWork, heavy: float, light: float) -> tuple[float, float, float]:
+    """(TPOT, TTFT, cycle) from the heavy and light step seconds:
+
+    cycle = k x heavy step + (n - k) x light step      TTFT = s x heavy step
+    TPOT  = (cycle - TTFT) / (output - 1)  (the heavy step for a one-token output)
+    """
     k, n, output = cw.heavy_steps, cw.steps, cw.output_tokens
     cycle = k * heavy + (n - k) * light
     ttft = cw.prefill_steps * heavy
@@ -512,9 +516,10 @@ def cycle_seconds(cw: CycleWork, factors: ServingFactors) -> tuple[float, float,
 
 
 def cycle_point(cw: CycleWork, factors: ServingFactors) -> ServingPoint:
-    """The ServingPoint of a CycleWork with the engine's factors (cycle_seconds)."""
-    tpot, ttft, cycle = cycle_seconds(cw, factors)
+    """The ServingPoint of a CycleWork with the engine's factors (_cycle_times)."""
     light = step_seconds(cw.light, factors)
+    heavy = _step_parts(cw.heavy, factors)[0]
+    tpot, ttft, cycle = _cycle_times(cw, heavy, light.step_s)
     return ServingPoint(cw.batch, tpot, ttft, cycle, cw.output_tokens, light)
 
 
