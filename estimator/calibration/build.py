@@ -311,20 +311,10 @@ def _group_entry(
 def build_calibration() -> dict[str, Any]:
     """Fit everything on throughput.csv; the JSON-ready content of calibration.json."""
     measurements = load_measurements()
-    decode_ms = [
-        m
-        for m in measurements
-        if m.kind == "decode" and not m.excluded and m.device.bandwidth_gbps > 0
-    ]
-    prefill_all = [m for m in measurements if m.kind == "prefill" and not m.excluded]
-    prefill_ms = [m for m in prefill_all if m.compute_tflops]
+    decode_ms, prefill_all, prefill_ms = fitted_rows(measurements)
     rows = [decode_row(m) for m in decode_ms]
-    decode = fit_decode(rows)
-    arch = fit_arch_factors(rows, decode)
-    prefill, p_owners = fit_prefill(prefill_ms, stream_share(decode_ms))
+    (decode, arch, d_effects), (prefill, p_effects), p_owners = fit_all(rows, prefill_ms)
     by_device, grouped = _holdouts(rows, prefill_ms)
-    d_effects = decode_effects(rows, decode, arch)
-    p_effects = prefill_effects(prefill_rows(prefill_ms, prefill), prefill)
     held_decode = list(zip([r.measurement for r in rows], by_device[0], strict=True))
     held_prefill = list(zip(prefill_ms, by_device[1], strict=True))
     d_triples, p_triples = _device_triples(rows, prefill_ms, decode, p_owners, by_device)
@@ -347,7 +337,11 @@ def build_calibration() -> dict[str, Any]:
         # Fitted and checked on the same rows: flatters the model; quoted only beside the
         # grouped hold-outs.
         "in_sample": _in_sample_stats(
-            rows, (decode, arch, d_effects), prefill_ms, (prefill, p_effects)
+            rows,
+            prefill_ms,
+            in_sample_predictions(
+                rows, (decode, arch, d_effects), prefill_ms, (prefill, p_effects)
+            ),
         ),
         # The one-user model (local engines, batch 1): whole devices held out, current
         # hardware and older or rare hardware apart (docs/accuracy.md headline).
@@ -475,41 +469,69 @@ def _with_vendors(
     return groups
 
 
-def _in_sample_stats(
+DecodeFits = tuple[dict[str, DecodeFit], dict[str, dict[str, float]], Effects]
+PrefillFit = tuple[PrefillModel, Effects]
+
+
+def fitted_rows(
+    measurements: Sequence[Measurement],
+) -> tuple[list[Measurement], list[Measurement], list[Measurement]]:
+    """(the decode rows the calibration fits: not excluded, with a bandwidth; every prefill
+    row not excluded; those of them with a compute rate, which it fits)."""
+    decode_ms = [
+        m
+        for m in measurements
+        if m.kind == "decode" and not m.excluded and m.device.bandwidth_gbps > 0
+    ]
+    prefill_all = [m for m in measurements if m.kind == "prefill" and not m.excluded]
+    return decode_ms, prefill_all, [m for m in prefill_all if m.compute_tflops]
+
+
+def fit_all(
+    rows: Sequence[DecodeRow], prefill_ms: Sequence[Measurement]
+) -> tuple[DecodeFits, PrefillFit, list[str]]:
+    """The fit on every row: decode groups, old-GPU factors and corrections; the prefill
+    model and its corrections; and each prefill row's owning group."""
+    decode = fit_decode(rows)
+    arch = fit_arch_factors(rows, decode)
+    prefill, owners = fit_prefill(prefill_ms, stream_share([r.measurement for r in rows]))
+    d_effects = decode_effects(rows, decode, arch)
+    p_effects = prefill_effects(prefill_rows(prefill_ms, prefill), prefill)
+    return (decode, arch, d_effects), (prefill, p_effects), owners
+
+
+def in_sample_predictions(
     rows: Sequence[DecodeRow],
-    decode_fit: tuple[dict[str, DecodeFit], dict[str, dict[str, float]], Effects],
+    decode_fit: DecodeFits,
     prefill_ms: Sequence[Measurement],
-    prefill_fit: tuple[PrefillModel, Effects],
-) -> dict[str, dict[str, float]]:
-    """_in_sample statistics of decode and prefill, each row predicted by the fit on all
-    (group fit x corrections)."""
+    prefill_fit: PrefillFit,
+) -> tuple[list[float], list[float]]:
+    """Every decode and prefill row's tokens/s by the fit on all rows (group fit x
+    corrections), in the order of `rows` and `prefill_ms`."""
     decode, arch, d_effects = decode_fit
     prefill, p_effects = prefill_fit
+    return (
+        [predicted_tps(r, decode, arch) * multiplier(r.measurement, d_effects) for r in rows],
+        [
+            predict_tps(p, prefill, prefill_lineage) * multiplier(p.measurement, p_effects)
+            for p in prefill_rows(prefill_ms, prefill)
+        ],
+    )
+
+
+def _in_sample_stats(
+    rows: Sequence[DecodeRow],
+    prefill_ms: Sequence[Measurement],
+    predictions: tuple[list[float], list[float]],
+) -> dict[str, dict[str, float]]:
+    """_in_sample statistics of decode and prefill (in_sample_predictions)."""
+    decode, prefill = predictions
     return {
         "decode": _in_sample(
-            [
-                (
-                    r.measurement.measured_tps,
-                    predicted_tps(r, decode, arch) * multiplier(r.measurement, d_effects),
-                )
-                for r in rows
-            ]
+            [(r.measurement.measured_tps, p) for r, p in zip(rows, decode, strict=True)]
         ),
         "prefill": _in_sample(
-            [
-                (
-                    m.measured_tps,
-                    predict_tps(
-                        prefill_row(
-                            m, prefill_key(m), prefill.stream_share, prefill.tflops_per_watt
-                        ),
-                        prefill,
-                        prefill_lineage,
-                    )
-                    * multiplier(m, p_effects),
-                )
-                for m in prefill_ms
-            ]
+            [(m.measured_tps, p) for m, p in zip(prefill_ms, prefill, strict=True)]
         ),
     }
 

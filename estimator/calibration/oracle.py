@@ -32,20 +32,14 @@ from typing import Any
 
 from estimator.calibration import CALIBRATION_JSON
 from estimator.calibration.build import (
-    decode_effects,
     device_of,
-    fit_arch_factors,
-    fit_prefill,
+    fit_all,
+    fitted_rows,
     holdout_predictions,
-    predicted_tps,
-    prefill_effects,
-    prefill_rows,
+    in_sample_predictions,
 )
-from estimator.calibration.decode_groups import fit_decode
-from estimator.calibration.effects import multiplier, pool_of, single_stream
+from estimator.calibration.effects import pool_of, single_stream
 from estimator.calibration.fit import decode_row, quantile
-from estimator.calibration.grouping import prefill_lineage
-from estimator.calibration.prefill import predict_tps, stream_share
 from estimator.calibration.rows import load_measurements
 
 BACKENDS = ("cuda", "rocm", "metal", "vulkan", "sycl")
@@ -81,22 +75,10 @@ REPEATS: dict[str, Key] = {
 
 def collect() -> list[Row]:
     """The current-hardware one-user rows with their held-out and in-sample predictions."""
-    ms = load_measurements()
-    decode_ms = [
-        m for m in ms if m.kind == "decode" and not m.excluded and m.device.bandwidth_gbps > 0
-    ]
-    prefill_ms = [m for m in ms if m.kind == "prefill" and not m.excluded and m.compute_tflops]
+    decode_ms, _, prefill_ms = fitted_rows(load_measurements())
     rows = [decode_row(m) for m in decode_ms]
-    decode = fit_decode(rows)
-    arch = fit_arch_factors(rows, decode)
-    d_eff = decode_effects(rows, decode, arch)
-    prefill, _ = fit_prefill(prefill_ms, stream_share(decode_ms))
-    prows = prefill_rows(prefill_ms, prefill)
-    p_eff = prefill_effects(prows, prefill)
-    ins_d = [predicted_tps(r, decode, arch) * multiplier(r.measurement, d_eff) for r in rows]
-    ins_p = [
-        predict_tps(r, prefill, prefill_lineage) * multiplier(r.measurement, p_eff) for r in prows
-    ]
+    decode_fit, prefill_fit, _ = fit_all(rows, prefill_ms)
+    ins_d, ins_p = in_sample_predictions(rows, decode_fit, prefill_ms, prefill_fit)
     held_d, held_p = holdout_predictions(rows, prefill_ms, device_of, {})
     out = []
     for kind, mlist, held, ins in (
