@@ -35,10 +35,12 @@ locks:
 gettext:
 	@command -v msgfmt >/dev/null || { apt-get update -qq && apt-get install -y -qq gettext >/dev/null; }
 
-# The browser tests (tests/browser/) drive the distribution's Chromium through Playwright;
-# Playwright's own browser download is never used (it does not work on our machines).
+# The browser tests (tests/browser/) drive the distribution's Chromium headless shell (the
+# "old headless" build Playwright itself uses headless: half the CPU of the full browser)
+# through Playwright; Playwright's own browser download is never used (it does not work on
+# our machines).
 chromium:
-	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+	@command -v chromium-headless-shell >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium-headless-shell >/dev/null; }
 
 compilemessages: runtime
 	$(PY) manage.py compilemessages --ignore=.venv --verbosity 0
