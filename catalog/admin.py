@@ -14,8 +14,8 @@ from django.urls import URLPattern, path
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 from import_export.admin import ImportExportModelAdmin
-from simple_history.admin import SimpleHistoryAdmin
 
+from catalog.admin_history import HistoryAdmin
 from catalog.forms import BoundedJSONField, HubImportForm
 from catalog.models import (
     Accelerator,
@@ -142,7 +142,7 @@ def hub_reimport(
 
 
 @admin.register(LLMModel)
-class LLMModelAdmin(ExportAdmin, SimpleHistoryAdmin):
+class LLMModelAdmin(ExportAdmin, HistoryAdmin):
     formfield_overrides = BOUNDED_JSON
     form = LLMModelForm
     resource_classes = [LLMModelResource]
@@ -231,7 +231,7 @@ class LLMModelAdmin(ExportAdmin, SimpleHistoryAdmin):
 
 
 @admin.register(Accelerator)
-class AcceleratorAdmin(ExportAdmin, SimpleHistoryAdmin):
+class AcceleratorAdmin(ExportAdmin, HistoryAdmin):
     formfield_overrides = BOUNDED_JSON
     resource_classes = [AcceleratorResource]
     list_display = [
@@ -278,7 +278,7 @@ class AcceleratorAdmin(ExportAdmin, SimpleHistoryAdmin):
 
 
 @admin.register(ModelWeights)
-class ModelWeightsAdmin(SimpleHistoryAdmin):
+class ModelWeightsAdmin(HistoryAdmin):
     formfield_overrides = BOUNDED_JSON
     list_display = ["model", "format", "quant", "file_bytes", "computed_bytes", "needs_review"]
     list_filter = ["needs_review", "format", "quant", "origin"]
@@ -290,7 +290,7 @@ class ModelWeightsAdmin(SimpleHistoryAdmin):
 
 
 @admin.register(InferenceEngine)
-class InferenceEngineAdmin(SimpleHistoryAdmin):
+class InferenceEngineAdmin(HistoryAdmin):
     formfield_overrides = BOUNDED_JSON
     list_display = ["name", "versions", "docs_url", "needs_review"]
     search_fields = ["name", "slug"]
@@ -299,7 +299,7 @@ class InferenceEngineAdmin(SimpleHistoryAdmin):
 
 
 @admin.register(EngineSupport)
-class EngineSupportAdmin(SimpleHistoryAdmin):
+class EngineSupportAdmin(HistoryAdmin):
     """The engine support matrix: which engine runs on which hardware, and the source."""
 
     formfield_overrides = BOUNDED_JSON
@@ -311,7 +311,7 @@ class EngineSupportAdmin(SimpleHistoryAdmin):
 
 
 @admin.register(QuantFormat)
-class QuantFormatAdmin(SimpleHistoryAdmin):
+class QuantFormatAdmin(HistoryAdmin):
     formfield_overrides = BOUNDED_JSON
     list_display = ["name", "family", "bits_per_weight", "quality_rank"]
     list_filter = ["family"]

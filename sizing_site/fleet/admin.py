@@ -1,11 +1,11 @@
 from django.contrib import admin
-from simple_history.admin import SimpleHistoryAdmin
 
+from catalog.admin_history import HistoryAdmin
 from sizing_site.fleet.models import InventoryMachine
 
 
 @admin.register(InventoryMachine)
-class InventoryMachineAdmin(SimpleHistoryAdmin):
+class InventoryMachineAdmin(HistoryAdmin):
     list_display = ["name", "organization", "accelerator", "card_count", "created_by"]
     list_filter = ["organization"]
     search_fields = ["name", "notes"]

@@ -110,6 +110,23 @@ def _csv_upload(text: str) -> Any:
     return SimpleUploadedFile("cards.csv", text.encode(), content_type="text/csv")
 
 
+    def test_history_addresses_with_a_malformed_id_are_404_and_a_real_version_opens(self) -> None:
+        # Found by the hostile walk: simple-history's views queried the ids unchecked,
+        # and "x" for an integer key was a ValueError (a 500).
+        version = self.card.history.latest()
+        base = f"/admin/catalog/accelerator/{self.card.pk}/history/"
+        assert self.client.get(f"{base}{version.history_id}/").status_code == 200
+        for url in (
+            "/admin/catalog/accelerator/abc/history/",
+            f"{base}x/",
+            f"{base}%29%1D/",
+            f"/admin/catalog/accelerator/x/history/{version.history_id}/",
+            "/admin/fleet/inventorymachine/zz/history/1/",
+            "/admin/catalog/llmmodel/1.5/history/",
+        ):
+            assert self.client.get(url).status_code == 404, url
+
+
 class NonStaffUsers(TestCase):
     def test_cannot_open_the_catalog_admin(self) -> None:
         plain = User.objects.create_user("plain", "p@example.invalid", "pw-plain-123")
