@@ -11,10 +11,12 @@ from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
+import yaml
 from django.core.management import call_command
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import translation
 from drf_spectacular.generators import SchemaGenerator
+from drf_spectacular.renderers import OpenApiJsonRenderer, OpenApiYamlRenderer
 from drf_spectacular.validation import validate_schema
 
 from catalog.services.seed import catalog_load
@@ -89,6 +91,33 @@ class SchemaTest(CastTestCase):
         assert generated == ["en", "de", "xx", "en"]
         assert sorted(_SCHEMAS) == ["de", "en"]
         assert german["info"]["title"] == "Rightsize API"
+
+    def test_the_schema_is_rendered_once_per_language_and_format(self) -> None:
+        rendered: list[str] = []
+
+        class Counting(OpenApiYamlRenderer):
+            def render(self, data: Any, *args: Any, **kwargs: Any) -> Any:
+                rendered.append(data["info"]["description"][:40])
+                return super().render(data, *args, **kwargs)
+
+        _SCHEMAS.clear()
+        self.addCleanup(_SCHEMAS.clear)
+        with patch.object(SchemaView, "renderer_classes", [Counting, OpenApiJsonRenderer]):
+            first, second = self.client.get(SCHEMA), self.client.get(SCHEMA)
+            json_answer = self.client.get(SCHEMA, {"format": "json"})
+            german = self.client.get(SCHEMA, {"lang": "de"})
+        # the YAML rendered once per language (the English schema, then the German one),
+        # the kept bytes served with the same type
+        assert len(rendered) == 2
+        assert "yaml application/vnd.oai.openapi" in _SCHEMAS["de"].rendered
+        assert first.content == second.content and first.content.startswith(b"openapi: 3.")
+        assert first["Content-Type"] == second["Content-Type"] == german["Content-Type"]
+        assert first["Content-Type"].startswith("application/vnd.oai.openapi")
+        assert json_answer.json()["openapi"] == yaml.safe_load(first.content)["openapi"]
+        assert sorted(_SCHEMAS["en"].rendered) == [
+            "json application/vnd.oai.openapi+json",
+            "yaml application/vnd.oai.openapi",
+        ]
 
     def test_the_schema_is_for_logged_in_callers_only(self) -> None:
         self.client.logout()
