@@ -142,17 +142,21 @@ REDIS_URL = env_str("REDIS_URL")
 CACHES: dict[str, dict[str, object]]
 if REDIS_URL:
     env_url("REDIS_URL", REDIS_URL, schemes=("redis", "rediss"))
+    # One connection pool per process, shared by every thread's cache client (redis_pool).
+    _REDIS_OPTIONS = {"pool_class": "sizing_site.core.redis_pool.SharedConnectionPool"}
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "rightsize",
+            "OPTIONS": _REDIS_OPTIONS,
         },
         # The pages' {% cache %} fragments: the same Redis, forgiving of its outages.
         "fragments": {
             "BACKEND": "sizing_site.core.fragment_cache.ForgivingRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "rightsize",
+            "OPTIONS": _REDIS_OPTIONS,
         },
     }
 else:
