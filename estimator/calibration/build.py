@@ -22,6 +22,7 @@ from estimator.calibration.fit import (
     SHRINK_ROWS,
     DecodeFit,
     DecodeRow,
+    GridMemo,
     decode_row,
     error_stats,
     predicted_step,
@@ -36,6 +37,7 @@ from estimator.calibration.grouping import (
 )
 from estimator.calibration.notes import APPROXIMATIONS, FORMULAS, STATISTICS
 from estimator.calibration.prefill import (
+    GroupMemo,
     PrefillModel,
     PrefillRow,
     fit_with_power,
@@ -134,25 +136,31 @@ def holdout_predictions(
     prefill_ms: Sequence[Measurement],
     group_of: Callable[[Measurement], str],
     memo: Memo | None = None,
+    prefill_memo: GroupMemo | None = None,
+    grid_memo: GridMemo | None = None,
 ) -> tuple[list[float], list[float]]:
     """Grouped K-fold: every decode row's and every prefill row's predicted tokens/s from
     fits on the other groups only (a device, a model, a source held out at a time), in
     the order of `rows` and `prefill_ms`. `memo`: fit_decode's, shared by hold-outs of
-    the same rows."""
+    the same rows. `prefill_memo` (prefill.fit_group's) and `grid_memo`
+    (fit.fit_share_overhead's) keep results by the exact inputs that fix them, so they
+    are always safe to share; a fresh one per call when None."""
     decode = [0.0] * len(rows)
+    g_memo: GridMemo = {} if grid_memo is None else grid_memo
     for group in sorted({group_of(r.measurement) for r in rows}):
         train = [r for r in rows if group_of(r.measurement) != group]
-        fits = fit_decode(train, memo)
+        fits = fit_decode(train, memo, g_memo)
         arch = fit_arch_factors(train, fits)
         effects = decode_effects(train, fits, arch)
         for i, r in enumerate(rows):
             if group_of(r.measurement) == group:
                 decode[i] = predicted_tps(r, fits, arch) * multiplier(r.measurement, effects)
     prefill = [0.0] * len(prefill_ms)
+    p_memo: GroupMemo = {} if prefill_memo is None else prefill_memo
     for group in sorted({group_of(m) for m in prefill_ms}):
         share = stream_share([r.measurement for r in rows if group_of(r.measurement) != group])
         kept = [m for m in prefill_ms if group_of(m) != group]
-        model, ptrain = fit_with_power(kept, prefill_key, prefill_lineage, share)
+        model, ptrain = fit_with_power(kept, prefill_key, prefill_lineage, share, p_memo)
         p_effects = prefill_effects(ptrain, model)
         for i, m in enumerate(prefill_ms):
             if group_of(m) == group:
@@ -391,8 +399,10 @@ def _holdouts(
     """The whole-device hold-out's predictions (holdout_predictions) and the statistics
     (grouped_holdout) of the hold-outs by device, by model and by source."""
     memo: Memo = {}
+    p_memo: GroupMemo = {}
+    g_memo: GridMemo = {}
     predictions = {
-        name: holdout_predictions(rows, prefill_ms, group_of, memo)
+        name: holdout_predictions(rows, prefill_ms, group_of, memo, p_memo, g_memo)
         for name, group_of in (
             ("by_device", device_of),
             ("by_model", model_of),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from estimator.calibration.fit import (
@@ -12,6 +13,7 @@ from estimator.calibration.fit import (
     MIN_ROWS,
     DecodeFit,
     DecodeRow,
+    GridMemo,
     fit_legacy_extra,
     fit_mfu,
     fit_moe_overhead,
@@ -37,12 +39,14 @@ def _fit_decode_group(
     parent_mfu: float,
     start: DecodeFit | None = None,
     parent_legacy: float = 0.0,
+    grid_memo: GridMemo | None = None,
 ) -> DecodeFit:
     """(share, overhead) on batch-1 rows; moe_overhead_s when the group has >= 3 dense and
     >= 3 MoE batch-1 rows; decode_mfu on batched rows (>= 3), else the parent's;
     legacy_extra_s on all rows of old builds when the group has >= 3 of them and >= 3
     current batch-1 rows (else the parent's, held fixed), then share, overhead and MFU
-    again with it."""
+    again with it. `grid_memo`: fit_share_overhead's."""
+    share_overhead = partial(fit_share_overhead, memo=grid_memo)
     single = [r for r in rows if r.measurement.batch == 1]
     batched = [r for r in rows if r.measurement.batch > 1]
     n_legacy = sum(r.measurement.legacy_build for r in rows)
@@ -52,19 +56,19 @@ def _fit_decode_group(
     n_moe = sum(r.measurement.work.is_moe for r in single)
     n_current = len(current)
     if start is None and n_legacy and len(single) > n_current:
-        start = replace(fit_share_overhead(single, parent_mfu), legacy_extra_s=parent_legacy)
-        start = fit_share_overhead(single, parent_mfu, start)
-    fit = fit_share_overhead(single, parent_mfu, start)
+        start = replace(share_overhead(single, parent_mfu), legacy_extra_s=parent_legacy)
+        start = share_overhead(single, parent_mfu, start)
+    fit = share_overhead(single, parent_mfu, start)
     if n_moe >= 3 and len(single) - n_moe >= 3:
         moe = fit_moe_overhead(single, fit)
-        fit = fit_share_overhead(single, parent_mfu, replace(fit, moe_overhead_s=moe))
+        fit = share_overhead(single, parent_mfu, replace(fit, moe_overhead_s=moe))
     if len(batched) >= 3:
-        fit = fit_share_overhead(single, fit_mfu(batched, fit), fit)
+        fit = share_overhead(single, fit_mfu(batched, fit), fit)
     if n_legacy >= 3 and n_current >= 3:
         fit = replace(fit, legacy_extra_s=fit_legacy_extra(rows, fit))
         if len(batched) >= 3:
             fit = replace(fit, mfu=fit_mfu(batched, fit))
-        fit = fit_share_overhead(single, fit.mfu, fit)
+        fit = share_overhead(single, fit.mfu, fit)
     return fit
 
 
@@ -73,12 +77,15 @@ def old_class(r: DecodeRow) -> str:
     return arch_class(r.measurement.device.architecture)
 
 
-def fit_decode(rows: Sequence[DecodeRow], memo: Memo | None = None) -> dict[str, DecodeFit]:
+def fit_decode(
+    rows: Sequence[DecodeRow], memo: Memo | None = None, grid_memo: GridMemo | None = None
+) -> dict[str, DecodeFit]:
     """Every group with >= MIN_ROWS batch-1 rows and its fit, pools first so leaves can
     inherit their MFU and their pre-CUDA-graphs overhead. Rows of old GPU generations
     (old_class) are left out: their shortfall is fit_arch_factors' to measure. `memo`
     (the hold-outs') keeps each group's fit by its rows (the same objects) and parent
-    figures, so a fold that leaves a group's rows as they were reuses its fit."""
+    figures, so a fold that leaves a group's rows as they were reuses its fit; `grid_memo`
+    (fit.fit_share_overhead's) keeps each grid search by its exact inputs."""
     groups = _members([r for r in rows if not old_class(r)], lambda r: group_key(r.measurement))
     out: dict[str, DecodeFit] = {}
     for key in sorted(groups, key=lambda k: (k != "default", k.count("/"), k)):
@@ -91,7 +98,7 @@ def fit_decode(rows: Sequence[DecodeRow], memo: Memo | None = None) -> dict[str,
         memo_key = (tuple(id(r) for r in members), parent, legacy)
         fitted = memo.get(memo_key) if memo is not None else None
         if fitted is None:
-            fitted = _fit_decode_group(members, parent, parent_legacy=legacy)
+            fitted = _fit_decode_group(members, parent, parent_legacy=legacy, grid_memo=grid_memo)
             if memo is not None:
                 memo[memo_key] = fitted
         out[key] = fitted

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -35,6 +36,9 @@ MIN_ROWS = 6
 BOUND_QUANTILES = (0.075, 0.925)
 SHRINK_ROWS = 10.0  # pseudo-rows of the pooled residuals in every group's bounds
 DEFAULT_DECODE_MFU = 0.25  # used before the pooled batched fit and where nothing is fitted
+
+# _best_grid_point's memo: the exact bits of its terms and grids -> (share, overhead)
+GridMemo = dict[bytes, tuple[float, float]]
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,8 @@ def predicted_step(row: DecodeRow, fit: DecodeFit) -> float:
 
 
 def _log_loss(rows: Sequence[DecodeRow], fit: DecodeFit) -> float:
+    """sum(log(predicted step / measured step)^2): the loss the fits below minimise; they
+    evaluate it on precomputed parts (_step_parts), with the same results bit for bit."""
     return sum(math.log(predicted_step(r, fit) / r.measured_step) ** 2 for r in rows)
 
 
@@ -111,15 +117,51 @@ def _terms(rows: Sequence[DecodeRow], fit: DecodeFit) -> list[tuple[float, float
     return out
 
 
-def _grid_loss(terms: Sequence[tuple[float, float, float, float]], share: float, o: float) -> float:
-    """_log_loss of DecodeFit(share, o, ...) on precomputed _terms."""
-    return sum((math.log(m / share + c + o * k) - lm) ** 2 for m, c, k, lm in terms)
+def _best_grid_point(
+    terms: Sequence[tuple[float, float, float, float]],
+    shares: Sequence[float],
+    overheads: Sequence[float],
+    memo: GridMemo | None = None,
+) -> tuple[float, float]:
+    """The (share, overhead) of least loss sum((log(m / share + c + o x k) - log measured)^2)
+    on precomputed _terms, visiting shares outer and overheads inner and keeping the first
+    of equal losses, as min() over that product does.
+
+    m / share + c + o x k is evaluated as (m / share + c) + o x k, so the left part is
+    computed once per share and the sum takes the same operands in the same order: the
+    losses, and so the chosen point, are bit-identical to evaluating the formula at
+    every point. The point depends on nothing else: `memo` keeps it by the exact bits of
+    the terms and grids (struct-packed, so 0.0 and -0.0 differ)."""
+    key = b""
+    if memo is not None:
+        values = [v for t in terms for v in t] + list(shares) + list(overheads)
+        key = struct.pack(f"3q{len(values)}d", len(terms), len(shares), len(overheads), *values)
+        if key in memo:
+            return memo[key]
+    log = math.log
+    best: tuple[float, float] | None = None
+    best_loss = 0.0
+    for s in shares:
+        parts = [(m / s + c, k, lm) for m, c, k, lm in terms]
+        for o in overheads:
+            loss = sum([(log(b + o * k) - lm) ** 2 for b, k, lm in parts])
+            if best is None or loss < best_loss:
+                best, best_loss = (s, o), loss
+    if best is None:
+        raise ValueError("empty grid")
+    if memo is not None:
+        memo[key] = best
+    return best
 
 
 def fit_share_overhead(
-    rows: Sequence[DecodeRow], mfu: float, start: DecodeFit | None = None
+    rows: Sequence[DecodeRow],
+    mfu: float,
+    start: DecodeFit | None = None,
+    memo: GridMemo | None = None,
 ) -> DecodeFit:
-    """Grid search of (share in [0.1, 1], overhead in [0, 15 ms]) for the least log loss.
+    """Grid search of (share in [0.1, 1], overhead in [0, 15 ms]) for the least log loss
+    (_best_grid_point, with `memo`).
 
     Without `start`: a coarse grid (0.05 x 0.5 ms), then 0.01 x 0.1 ms and 0.002 x
     0.025 ms grids around the best; with `start`, a 0.004 x 0.05 ms grid around it.
@@ -127,45 +169,92 @@ def fit_share_overhead(
     """
     base = replace(start, mfu=mfu) if start else DecodeFit(0.55, 7.5e-3, mfu)
     terms = _terms(rows, base)
-
-    def best_of(shares: list[float], overheads: list[float]) -> tuple[float, float]:
-        return min(
-            ((s, o) for s in shares for o in overheads), key=lambda so: _grid_loss(terms, *so)
-        )
-
     if start is None:
-        s, o = best_of(_grid(0.55, 0.45, 0.05, 0.1, 1.0), _grid(7.5e-3, 7.5e-3, 5e-4, 0.0, 15e-3))
-        s, o = best_of(_grid(s, 0.05, 0.01, 0.1, 1.0), _grid(o, 5e-4, 1e-4, 0.0, 15e-3))
-        s, o = best_of(_grid(s, 0.01, 0.002, 0.1, 1.0), _grid(o, 1e-4, 2.5e-5, 0.0, 15e-3))
+        s, o = _best_grid_point(
+            terms, _grid(0.55, 0.45, 0.05, 0.1, 1.0), _grid(7.5e-3, 7.5e-3, 5e-4, 0.0, 15e-3), memo
+        )
+        s, o = _best_grid_point(
+            terms, _grid(s, 0.05, 0.01, 0.1, 1.0), _grid(o, 5e-4, 1e-4, 0.0, 15e-3), memo
+        )
+        s, o = _best_grid_point(
+            terms, _grid(s, 0.01, 0.002, 0.1, 1.0), _grid(o, 1e-4, 2.5e-5, 0.0, 15e-3), memo
+        )
     else:
-        s, o = best_of(
+        s, o = _best_grid_point(
+            terms,
             _grid(start.share, 0.02, 0.004, 0.1, 1.0),
             _grid(start.overhead_s, 5e-4, 5e-5, 0.0, 15e-3),
+            memo,
         )
     return replace(base, share=s, overhead_s=o)
 
 
+def _step_parts(
+    rows: Sequence[DecodeRow], fit: DecodeFit
+) -> list[tuple[float, float, float, float, float, float, float, float]]:
+    """Per row the operands of predicted_step under `fit`, each computed as it does:
+    (memory_1 / share, compute, compute_1, comm, legacy extra, moe extra, overhead_scale,
+    measured step). The 1-D fits below rebuild the step from them with the grid value
+    in its place and the same order of operations, so their losses are bit-identical to
+    _log_loss on a replaced fit."""
+    out = []
+    for r in rows:
+        work = r.measurement.work
+        out.append(
+            (
+                r.memory_1 / fit.share,
+                r.compute_1 / fit.mfu if r.compute_1 else 0.0,
+                r.compute_1,
+                r.comm,
+                fit.legacy_extra_s if r.measurement.legacy_build else 0.0,
+                fit.moe_overhead_s if work.is_moe else 0.0,
+                overhead_scale(work.n_layers),
+                r.measured_step,
+            )
+        )
+    return out
+
+
 def fit_moe_overhead(rows: Sequence[DecodeRow], fit: DecodeFit) -> float:
-    """Extra step seconds of MoE rows in [0, 15 ms] (step 0.05 ms), least log loss."""
+    """Extra step seconds of MoE rows in [0, 15 ms] (step 0.05 ms), least log loss
+    (_log_loss, on _step_parts: step = (memory + compute + comm) + (overhead + legacy
+    + o) x scale)."""
     moe_rows = [r for r in rows if r.measurement.work.is_moe]
     grid = [5e-5 * i for i in range(301)]
-    return min(grid, key=lambda o: _log_loss(moe_rows, replace(fit, moe_overhead_s=o)))
+    o_s, log = fit.overhead_s, math.log
+    parts = [
+        (ms + cp + cm, o_s + lg, k, t) for ms, cp, _, cm, lg, _, k, t in _step_parts(moe_rows, fit)
+    ]
+    return min(grid, key=lambda o: sum([log((a + (b + o) * k) / t) ** 2 for a, b, k, t in parts]))
 
 
 def fit_legacy_extra(rows: Sequence[DecodeRow], fit: DecodeFit) -> float:
     """Extra overhead seconds (per 32 layers) of legacy-build rows in [0, 40 ms]
-    (step 0.1 ms), on all of them, batched ones included."""
+    (step 0.1 ms), on all of them, batched ones included (_log_loss, on _step_parts:
+    step = (memory + compute + comm) + (overhead + o + moe) x scale)."""
     old = [r for r in rows if r.measurement.legacy_build]
     grid = [1e-4 * i for i in range(401)]
-    return min(grid, key=lambda o: _log_loss(old, replace(fit, legacy_extra_s=o)))
+    o_s, log = fit.overhead_s, math.log
+    parts = [(ms + cp + cm, mo, k, t) for ms, cp, _, cm, _, mo, k, t in _step_parts(old, fit)]
+    return min(
+        grid, key=lambda o: sum([log((a + (o_s + o + e) * k) / t) ** 2 for a, e, k, t in parts])
+    )
 
 
 def fit_mfu(rows: Sequence[DecodeRow], fit: DecodeFit) -> float:
-    """decode_mfu in [0.02, 1] (step 0.005) minimising the log loss on batched rows."""
+    """decode_mfu in [0.02, 1] (step 0.005) minimising the log loss on batched rows
+    (_log_loss, on _step_parts: step = memory + compute_1 / mfu + comm + overhead)."""
     grid = [0.02 + 0.005 * i for i in range(197)]
+    o_s, log = fit.overhead_s, math.log
+    parts = [
+        (ms, c1, cm, (o_s + lg + mo) * k, t)
+        for ms, _, c1, cm, lg, mo, k, t in _step_parts(rows, fit)
+    ]
     return min(
         grid,
-        key=lambda mfu: _log_loss(rows, replace(fit, mfu=mfu)),
+        key=lambda mfu: sum(
+            [log((a + (c1 / mfu if c1 else 0.0) + cm + ov) / t) ** 2 for a, c1, cm, ov, t in parts]
+        ),
     )
 
 

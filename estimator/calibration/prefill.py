@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -135,68 +136,121 @@ def predicted_seconds(row: PrefillRow, mfu: float, c: float, factor: float) -> f
     return row.flops * factor / (row.tflops * TFLOP * mfu) + row.params * c + row.stream
 
 
-def _mfu_for(rows: Sequence[PrefillRow], c: float, family: dict[str, float]) -> float | None:
-    """Median implied MFU in log space at a given c; None when c alone exceeds a row."""
-    logs = []
-    for r in rows:
-        rest = r.seconds - r.params * c - r.stream
-        if rest <= 0:
-            return None
-        logs.append(math.log(r.flops * family[r.family] / (r.tflops * TFLOP * rest)))
+# fit_group's memo: (no parent c, the exact bits of the parent c and of the rows' _terms)
+# -> (mfu, c)
+GroupMemo = dict[tuple[bool, bytes], tuple[float, float]]
+
+
+def _terms(
+    rows: Sequence[PrefillRow], family: dict[str, float]
+) -> list[tuple[float, float, float, float, float]]:
+    """Per row (seconds, params, stream, FLOPs x family factor, TFLOPS x TFLOP): the
+    left-hand products of _mfu_for and _loss, computed once per group fit. The formulas
+    evaluate them first in the same order (FLOPs x f / (TFLOPS x TFLOP x mfu) is
+    (FLOPs x f) / ((TFLOPS x TFLOP) x mfu)), so the results are bit-identical."""
+    return [
+        (r.seconds, r.params, r.stream, r.flops * family[r.family], r.tflops * TFLOP) for r in rows
+    ]
+
+
+def _mfu_for(terms: Sequence[tuple[float, float, float, float, float]], c: float) -> float | None:
+    """Median implied MFU in log space at a given c, FLOPs x f / (TFLOPS x (t - params x c
+    - stream)) on _terms, each row's operations in the formula's order; None when c alone
+    exceeds a row (its rest t - params x c - stream is <= 0)."""
+    rests = [seconds - params * c - stream for seconds, params, stream, _, _ in terms]
+    if any(map((0.0).__ge__, rests)):  # some rest <= 0 (NaN is not)
+        return None
+    log = math.log
+    logs = [
+        log(work / (rate * rest)) for (_, _, _, work, rate), rest in zip(terms, rests, strict=True)
+    ]
     return math.exp(statistics.median(logs))
 
 
-def _loss(rows: Sequence[PrefillRow], mfu: float, c: float, family: dict[str, float]) -> float:
+def _loss(terms: Sequence[tuple[float, float, float, float, float]], mfu: float, c: float) -> float:
+    """sum(log(predicted_seconds / measured)^2) on _terms, predicted_seconds' operations
+    in its order."""
+    log = math.log
     return sum(
-        math.log(predicted_seconds(r, mfu, c, family[r.family]) / r.seconds) ** 2 for r in rows
+        [
+            log((work / (rate * mfu) + params * c + stream) / seconds) ** 2
+            for seconds, params, stream, work, rate in terms
+        ]
     )
 
 
 def fit_group(
-    rows: Sequence[PrefillRow], family: dict[str, float], parent_c: float | None
+    rows: Sequence[PrefillRow],
+    family: dict[str, float],
+    parent_c: float | None,
+    memo: GroupMemo | None = None,
 ) -> tuple[float, float]:
     """(mfu, c): c on C_GRID (least log loss) when the group has MIN_ROWS_FOR_C rows or
-    no parent, else the parent's c; mfu = _mfu_for at that c."""
+    no parent, else the parent's c; mfu = _mfu_for at that c.
+
+    The fit depends on nothing but parent_c and the rows' _terms, in order; `memo` keeps
+    it by their exact bits (struct-packed, so 0.0 and -0.0 differ), so the hold-out folds
+    and power caps that leave a group's terms as they were reuse its fit."""
+    terms = _terms(rows, family)
+    values = (0.0 if parent_c is None else parent_c, *(v for t in terms for v in t))
+    key = (parent_c is None, struct.pack(f"{len(values)}d", *values))
+    if memo is not None and key in memo:
+        return memo[key]
     grid = C_GRID if parent_c is None or len(rows) >= MIN_ROWS_FOR_C else (parent_c,)
+    # t - params x c - stream only falls as c grows on the ascending C_GRID (rounding is
+    # monotone) when no params are negative: past the first c that leaves a row no time,
+    # every larger c does too, and the loop can stop there.
+    monotone = all(params >= 0 for _, params, _, _, _ in terms)
     best: tuple[float, float, float] | None = None
     for c in grid:
-        mfu = _mfu_for(rows, c, family)
+        mfu = _mfu_for(terms, c)
         if mfu is None:
+            if monotone:
+                break
             continue
-        loss = _loss(rows, mfu, c, family)
+        loss = _loss(terms, mfu, c)
         if best is None or loss < best[0]:
             best = (loss, mfu, c)
-    if best is None:  # the parent's c is too large for this group: no fixed cost
-        return _mfu_for(rows, 0.0, family) or 1.0, 0.0
-    return best[1], best[2]
+    # without a best, the parent's c is too large for this group: no fixed cost
+    fitted = (_mfu_for(terms, 0.0) or 1.0, 0.0) if best is None else (best[1], best[2])
+    if memo is not None:
+        memo[key] = fitted
+    return fitted
 
 
 def fit_model(
-    rows: Sequence[PrefillRow], lineage: Callable[[str], tuple[str, ...]]
+    rows: Sequence[PrefillRow],
+    lineage: Callable[[str], tuple[str, ...]],
+    memo: GroupMemo | None = None,
 ) -> PrefillModel:
-    """Group fits (parents first, so leaves can inherit c) and the pooled family factors."""
+    """Group fits (parents first, so leaves can inherit c) and the pooled family factors;
+    `memo`: fit_group's."""
     family = {"f16": 1.0, "bf16": 1.0, "quantized": 1.0}
+    members: dict[str, list[PrefillRow]] = {}
+    for r in rows:
+        for key in lineage(r.key):
+            members.setdefault(key, []).append(r)
     groups: dict[str, tuple[float, float]] = {}
     for _ in range(FAMILY_ITERATIONS + 1):
-        groups = _fit_groups(rows, family, lineage)
+        groups = _fit_groups(members, family, lineage, memo)
         family = _family_factors(rows, groups, family, lineage)
     return PrefillModel(groups, family)
 
 
 def _fit_groups(
-    rows: Sequence[PrefillRow], family: dict[str, float], lineage: Callable[[str], tuple[str, ...]]
+    members: dict[str, list[PrefillRow]],
+    family: dict[str, float],
+    lineage: Callable[[str], tuple[str, ...]],
+    memo: GroupMemo | None = None,
 ) -> dict[str, tuple[float, float]]:
-    members: dict[str, list[PrefillRow]] = {}
-    for r in rows:
-        for key in lineage(r.key):
-            members.setdefault(key, []).append(r)
+    """fit_group of every group with MIN_ROWS `members` (its rows, by key), parents first."""
     groups: dict[str, tuple[float, float]] = {}
     order = sorted(members, key=lambda k: (k != "default", k.count("/") + ("+moe" in k), k))
     for key in order:
         if len(members[key]) < MIN_ROWS:
             continue
         parent = next((groups[k][1] for k in lineage(key)[1:] if k in groups), None)
-        groups[key] = fit_group(members[key], family, parent)
+        groups[key] = fit_group(members[key], family, parent, memo)
     return groups
 
 
@@ -239,15 +293,17 @@ def fit_with_power(
     key_of: Callable[[Measurement], str],
     lineage: Callable[[str], tuple[str, ...]],
     share: float,
+    memo: GroupMemo | None = None,
 ) -> tuple[PrefillModel, list[PrefillRow]]:
     """The prefill model at each POWER_GRID cap (prefill_row's per_watt), keeping the one
     whose group fits leave the least log loss sum(log(predicted / measured time)^2) over
     the rows; with its rows. The cap is fitted like the groups, so a hold-out refits it
-    without the held-out rows."""
+    without the held-out rows. `memo`: fit_group's, shared by the caps (and by hold-out
+    folds when the caller passes the same one)."""
     best: tuple[float, PrefillModel, list[PrefillRow]] | None = None
     for per_watt in POWER_GRID:
         rows = [prefill_row(m, key_of(m), share, per_watt) for m in measurements]
-        model = fit_model(rows, lineage)
+        model = fit_model(rows, lineage, memo)
         model = PrefillModel(model.groups, model.family, share, per_watt)
         loss = sum(math.log(predict_tps(r, model, lineage) * r.seconds) ** 2 for r in rows)
         if best is None or loss < best[0]:
