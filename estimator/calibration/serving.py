@@ -19,10 +19,12 @@ from __future__ import annotations
 import json
 import math
 import statistics
+import struct
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from estimator.calibration.serving_grid import MOE_ONLY, FitMemo, grid_losses, search_key
 from estimator.calibration.serving_rows import ServingRow, load_rows
 from estimator.serving import (
     MEASURED_CLASSES,
@@ -45,7 +47,6 @@ GRID = {  # shares: multipliers of the hardware's measured ones (serving.HARDWAR
     "sequence_overhead_s": [5e-6 * i for i in range(17)],  # 0 .. 80 us per sequence
     "moe_compute_share": [0.05 + 0.025 * i for i in range(47)],  # 0.05 .. 1.2
 }
-MOE_ONLY = ("moe_step_overhead_s", "moe_compute_share")
 
 
 def predicted(row: ServingRow, factors: ServingFactors) -> float:
@@ -107,33 +108,49 @@ def _with(factors: ServingFactors, name: str, value: float) -> ServingFactors:
 
 
 def _coordinate_search(
-    rows: Sequence[ServingRow], start: ServingFactors, rounds: int = 3
+    rows: Sequence[ServingRow],
+    start: ServingFactors,
+    rounds: int = 3,
+    memo: FitMemo | None = None,
 ) -> ServingFactors:
-    """Coordinate descent over GRID: each factor in turn takes its best grid value."""
+    """Coordinate descent over GRID: each factor in turn takes its best grid value, the
+    value of least _loss(rows, factors with it), the smaller of equal losses (min over
+    (loss, value)). serving_grid.grid_losses gives those losses from operands computed
+    once per factor, bit-identical to _loss at each value; `memo` keeps each search by
+    everything it depends on (serving_grid.search_key)."""
+    key = search_key(rows, start, rounds) if memo is not None else ()
+    if memo is not None and key in memo.searches:
+        return memo.searches[key]
     best = start
     moe = any(r.inputs.work.is_moe for r in rows)
     for _ in range(rounds):
         for name, values in GRID.items():
             if name in MOE_ONLY and not moe:
                 continue
-            scored = [(_loss(rows, _with(best, name, v)), v) for v in values]
+            losses = grid_losses(rows, best, name, values, _row_loss)
+            scored = list(zip(losses, values, strict=True))
             best = _with(best, name, min(scored)[1])
+    if memo is not None:
+        memo.searches[key] = best
     return best
 
 
 POOLED_START = ServingFactors("serving", 1.0, 1.0, 0.003, 0.001, moe_compute_share=0.5)
 
 
-def fit_groups(rows: Sequence[ServingRow]) -> dict[str, ServingFactors]:
+def fit_groups(
+    rows: Sequence[ServingRow], memo: FitMemo | None = None
+) -> dict[str, ServingFactors]:
     """Pooled factors on every fitted row, then per engine family where it has
     FAMILY_MIN_ROWS rows from FAMILY_MIN_SOURCES sources (started from the pooled fit)."""
     fitted = [r for r in rows if not r.excluded]
-    pooled = replace(_coordinate_search(fitted, POOLED_START), group="serving", rows=len(fitted))
+    pooled = _coordinate_search(fitted, POOLED_START, memo=memo)
+    pooled = replace(pooled, group="serving", rows=len(fitted))
     groups = {"serving": pooled}
     for engine in sorted({r.engine for r in fitted}):
         mine = [r for r in fitted if r.engine == engine]
         if len(mine) >= FAMILY_MIN_ROWS and len({r.source for r in mine}) >= FAMILY_MIN_SOURCES:
-            own = _coordinate_search(mine, pooled, rounds=2)
+            own = _coordinate_search(mine, pooled, rounds=2, memo=memo)
             groups[engine] = replace(own, group=engine, rows=len(mine))
     return groups
 
@@ -153,7 +170,20 @@ def with_class(row: ServingRow, factor: float) -> ServingRow:
     return replace(row, inputs=replace(row.inputs, compute_factor=factor), cycle=cycle)
 
 
-def fit_classes(rows: Sequence[ServingRow], groups: dict[str, ServingFactors]) -> dict[str, float]:
+def _classed(row: ServingRow, factor: float, memo: FitMemo | None) -> ServingRow:
+    """with_class(row, factor), kept in `memo` by the row's index and the factor's bits."""
+    if memo is None:
+        return with_class(row, factor)
+    key = (row.index, struct.pack("d", factor))
+    found = memo.classed.get(key)
+    if found is None:
+        found = memo.classed[key] = with_class(row, factor)
+    return found
+
+
+def fit_classes(
+    rows: Sequence[ServingRow], groups: dict[str, ServingFactors], memo: FitMemo | None = None
+) -> dict[str, float]:
     """One compute multiplier per hardware class without measured tables
     (serving.MEASURED_CLASSES) that has CLASS_MIN_ROWS fitted rows (the engine factors
     held fixed); the others stay at 1."""
@@ -165,21 +195,24 @@ def fit_classes(rows: Sequence[ServingRow], groups: dict[str, ServingFactors]) -
         if len(mine) < CLASS_MIN_ROWS:
             continue
         scored = [
-            (sum(_row_loss(with_class(r, f), factors_for(r.engine, groups)) for r in mine), f)
+            (sum(_row_loss(_classed(r, f, memo), factors_for(r.engine, groups)) for r in mine), f)
             for f in CLASS_FACTORS
         ]
         out[hardware] = min(scored)[1]
     return out
 
 
-def fit_all(rows: Sequence[ServingRow]) -> tuple[dict[str, ServingFactors], dict[str, float]]:
+def fit_all(
+    rows: Sequence[ServingRow], memo: FitMemo | None = None
+) -> tuple[dict[str, ServingFactors], dict[str, float]]:
     """Engine factors on the rows of hardware with measured tables
     (serving.MEASURED_CLASSES: what the hardware reaches is known there, so what is left is
     the engine's), then a compute factor for each other hardware class with the engine
-    factors held (AMD's GEMM efficiency lands in its class, not in vLLM's factors)."""
+    factors held (AMD's GEMM efficiency lands in its class, not in vLLM's factors). `memo`:
+    shared by the fits of one build (serving_grid.FitMemo)."""
     measured = [r for r in rows if r.hardware in MEASURED_CLASSES]
-    groups = fit_groups(measured or rows)
-    return groups, fit_classes(rows, groups)
+    groups = fit_groups(measured or rows, memo)
+    return groups, fit_classes(rows, groups, memo)
 
 
 def apply_class(row: ServingRow, classes: dict[str, float]) -> ServingRow:
@@ -193,13 +226,13 @@ def predict_with(
 
 
 def holdout(
-    rows: Sequence[ServingRow], key: Callable[[ServingRow], str]
+    rows: Sequence[ServingRow], key: Callable[[ServingRow], str], memo: FitMemo | None = None
 ) -> list[tuple[ServingRow, float]]:
     """(row, prediction by a fit without the row's group) for every fitted row."""
     fitted = [r for r in rows if not r.excluded]
     out = []
     for value in sorted({key(r) for r in fitted}):
-        groups, classes = fit_all([r for r in fitted if key(r) != value])
+        groups, classes = fit_all([r for r in fitted if key(r) != value], memo)
         out += [(r, predict_with(r, groups, classes)) for r in fitted if key(r) == value]
     return out
 
@@ -251,10 +284,11 @@ def _entry(f: ServingFactors, low: float, high: float) -> dict[str, Any]:
 def build() -> dict[str, Any]:
     """The whole serving_calibration.json."""
     rows, skipped = load_rows()
-    groups, classes = fit_all(rows)
-    by_source = holdout(rows, lambda r: r.source)
-    by_device = holdout(rows, lambda r: r.device_name)
-    by_model = holdout(rows, lambda r: r.model.lower())
+    memo = FitMemo()  # the folds' fits share what is unchanged between them, exactly
+    groups, classes = fit_all(rows, memo)
+    by_source = holdout(rows, lambda r: r.source, memo)
+    by_device = holdout(rows, lambda r: r.device_name, memo)
+    by_model = holdout(rows, lambda r: r.model.lower(), memo)
     fitted = [r for r in rows if not r.excluded]
     in_sample = [(r, predict_with(r, groups, classes)) for r in fitted]
     legacy = [(r, predict_with(r, groups, classes)) for r in rows if r.excluded]

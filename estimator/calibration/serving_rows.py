@@ -270,8 +270,17 @@ def _batch(raw: dict[str, str], engine: str, admission: int, max_seqs: int) -> t
 MODEL_ALIASES = {"deepseek-r1": "DeepSeek R1"}
 
 
+# _row's StepInputs by (model name, weights dtype, compute precision, KV dtype, device,
+# TP): what _step_inputs builds them from (model_spec is cached by the name, the device by
+# its name in one accelerators dict), so rows of one setup share one, built once
+InputsMemo = dict[tuple[str, str, str, str, str, int], StepInputs]
+
+
 def _row(
-    index: int, raw: dict[str, str], accelerators: dict[str, Accelerator]
+    index: int,
+    raw: dict[str, str],
+    accelerators: dict[str, Accelerator],
+    memo: InputsMemo | None = None,
 ) -> ServingRow | None:
     """One serving.csv row ready for the model, or None when its model has no config, its
     device is unknown, it states no tokens or speed, or the estimator gives no KV pool."""
@@ -291,7 +300,12 @@ def _row(
     dtype, compute = _precision(raw)
     kv_dtype = "fp8" if "fp8" in raw.get("kv_dtype", "").lower() else "bf16"
     tp = int(_float(raw["tp"]) or _float(raw["n_devices"]) or 1)
-    inputs = _step_inputs(spec_model, dtype, compute, kv_dtype, name, accel, tp)
+    setup = (raw["model"], dtype, compute, kv_dtype, name, tp)
+    inputs = memo.get(setup) if memo is not None else None
+    if inputs is None:
+        inputs = _step_inputs(spec_model, dtype, compute, kv_dtype, name, accel, tp)
+        if memo is not None:
+            memo[setup] = inputs
     kv_name = "fp8" if kv_dtype == "fp8" else "f16"
     context = max(4096, 1024 * math.ceil((prompt + output) / 1024))
     capacity = kv_capacity_tokens(raw["model"], dtype, kv_name, name, tp, engine, context)
@@ -421,9 +435,10 @@ def load_rows(path: Path = SERVING_CSV) -> tuple[list[ServingRow], list[tuple[in
     """The usable rows, and (row number, reason) for each row that cannot be predicted."""
     accelerators = load_accelerators()
     rows, skipped = [], []
+    memo: InputsMemo = {}
     with path.open(newline="", encoding="utf-8") as handle:
         for index, raw in enumerate(csv.DictReader(handle), start=1):
-            row = _row(index, raw, accelerators)
+            row = _row(index, raw, accelerators, memo)
             if row is None:
                 skipped.append((index, f"{raw['model']} on {raw['device']}: no config/device"))
             else:

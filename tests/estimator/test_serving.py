@@ -232,7 +232,7 @@ def test_cycle_properties(batch: int, prompt: int, output: int) -> None:
 def test_the_committed_serving_calibration_is_what_the_fit_gives() -> None:
     # `python -m estimator.calibration.serving` is deterministic: refitting on serving.csv
     # reproduces serving_calibration.json, so the factors, bounds and the held-out figures
-    # in docs/accuracy.md are the data's (about a minute).
+    # in docs/accuracy.md are the data's (about 15 s alone).
     from estimator.calibration.serving import build
 
     assert build() == serving.load_serving_calibration()
