@@ -109,7 +109,6 @@ def _csv_upload(text: str) -> Any:
 
     return SimpleUploadedFile("cards.csv", text.encode(), content_type="text/csv")
 
-
     def test_history_addresses_with_a_malformed_id_are_404_and_a_real_version_opens(self) -> None:
         # Found by the hostile walk: simple-history's views queried the ids unchecked,
         # and "x" for an integer key was a ValueError (a 500).
