@@ -102,6 +102,10 @@ AXES_HTTP_RESPONSE_CODE = 429
 AXES_LOCKOUT_TEMPLATE = "registration/locked.html"
 AXES_VERBOSE = False
 
+# Django's form renderer, with the select and input widgets written in Python (the same
+# HTML; sizing_site/core/form_renderer.py).
+FORM_RENDERER = "sizing_site.core.form_renderer.FastWidgetRenderer"
+
 ROOT_URLCONF = "sizing_site.urls"
 WSGI_APPLICATION = "sizing_site.wsgi.application"
 
