@@ -369,6 +369,13 @@ def saved(browser: Browser, server: Server, demo_state: Path) -> Saved:
 # --- What a page did wrong ------------------------------------------------------------
 
 
+# htmx logs an aborted request (a suggestion list still loading when the visitor submits
+# and the page navigates) as console errors: "htmx:sendAbort" and its "htmx:afterRequest".
+# The request itself is watched: a failure other than ERR_ABORTED, or an error status, is
+# reported by _failed and _response.
+HTMX_ABORT_LOGS = ("htmx:sendAbort", "htmx:afterRequest")
+
+
 @dataclass
 class Watch:
     """Console errors, uncaught exceptions, failed requests and error answers of a page."""
@@ -396,6 +403,8 @@ class Watch:
     def _console(self, message: ConsoleMessage) -> None:
         if message.type != "error":
             return
+        if message.text.startswith(HTMX_ABORT_LOGS):
+            return  # htmx's own log of a request a navigation cut short (see HTMX_ABORT_LOGS)
         status = re.search(r"status of (\d{3})", message.text)
         if status and int(status.group(1)) in self.allow_status:
             return  # Chromium's note about an answer the test expects (a form's 400)
