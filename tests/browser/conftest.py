@@ -11,9 +11,8 @@ groups it), so the server is prepared once. The server runs without REDIS_URL, s
 tasks run in-process and the cache is local to it.
 
 Chromium is Debian's headless shell, /usr/bin/chromium-headless-shell (`make setup` installs
-the package with apt-get): the build Playwright itself runs headless, at half the CPU of the
-full browser in headless mode on the 2-core CI machine. Playwright's own browser download
-is never used. The tests are skipped only when that Chromium is missing
+it with apt-get; half the CPU of the full browser headless). Playwright's own browser
+download is never used. The tests are skipped only when that Chromium is missing
 and cannot be installed.
 
 Playwright's sync API keeps an asyncio loop in the main thread while it runs, and Django
@@ -107,8 +106,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def _install_chromium() -> str:
-    """apt-get install CHROMIUM_PACKAGE when we may (root, apt-get present); why not
-    otherwise."""
+    """apt-get install CHROMIUM_PACKAGE if we may (root, apt-get present); why not otherwise."""
     if shutil.which("apt-get") is None:
         return "no apt-get on this machine"
     if hasattr(os, "geteuid") and os.geteuid() != 0:
@@ -369,10 +367,8 @@ def saved(browser: Browser, server: Server, demo_state: Path) -> Saved:
 # --- What a page did wrong ------------------------------------------------------------
 
 
-# htmx logs an aborted request (a suggestion list still loading when the visitor submits
-# and the page navigates) as console errors: "htmx:sendAbort" and its "htmx:afterRequest".
-# The request itself is watched: a failure other than ERR_ABORTED, or an error status, is
-# reported by _failed and _response.
+# htmx's console errors for a request a navigation aborted (a suggestion list still loading
+# at a submit); the request itself is watched (_failed, _response).
 HTMX_ABORT_LOGS = ("htmx:sendAbort", "htmx:afterRequest")
 
 
@@ -401,10 +397,8 @@ class Watch:
         self.in_flight = max(0, self.in_flight - 1)
 
     def _console(self, message: ConsoleMessage) -> None:
-        if message.type != "error":
+        if message.type != "error" or message.text.startswith(HTMX_ABORT_LOGS):
             return
-        if message.text.startswith(HTMX_ABORT_LOGS):
-            return  # htmx's own log of a request a navigation cut short (see HTMX_ABORT_LOGS)
         status = re.search(r"status of (\d{3})", message.text)
         if status and int(status.group(1)) in self.allow_status:
             return  # Chromium's note about an answer the test expects (a form's 400)
