@@ -37,6 +37,7 @@ from catalog.services.common import CatalogError, parse_date, snapshot_value, va
 from catalog.services.configs import config_json_loads, model_config_validate
 from catalog.signals import catalog_changed
 from catalog.sizing.specs import computed_bytes_of_config_text, model_context_limit, spec_fields
+from estimator.api import model_input
 from estimator.model import ModelSpec
 
 DATA_DIR = Path(settings.BASE_DIR) / "catalog" / "data"
@@ -322,7 +323,7 @@ def _weights_rows(data_dir: Path, result: LoadResult) -> dict[Any, dict[str, Any
             result.warnings.append(f"weights {key}: no model {row['model_slug']!r}")
             continue
         if model.slug not in texts:
-            texts[model.slug] = json.dumps(model.config) if model.config else ""
+            texts[model.slug] = model_input(model.config).hf_config_json if model.config else ""
         text = texts[model.slug]
         computed = (
             computed_bytes_of_config_text(text, row["format"], row["quant"]) if text else None

@@ -3,7 +3,6 @@ from it, the size of a weights format and the longest context a page may offer."
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -53,19 +52,13 @@ def computed_bytes(spec: ModelSpec, fmt: str, quant: str) -> int | None:
     return weights_breakdown(spec, WeightsFormat(family=fmt, name=quant)).total_bytes
 
 
-@lru_cache(maxsize=512)
-def spec_of_config_text(config_text: str) -> ModelSpec:
-    """spec_from_config of a config.json's text, kept per process. Raises ConfigError."""
-    return spec_from_config(json.loads(config_text))
-
-
 @lru_cache(maxsize=8192)
-def computed_bytes_of_config_text(config_text: str, fmt: str, quant: str) -> int | None:
-    """computed_bytes for the config.json with this text (json.dumps of the model's
-    config), kept per process: a catalog load sizes every seed weights row each time it
-    runs (1.8 s of a repeated load's 2.4, before; the test suite loads the catalog in some
-    fifty test classes)."""
-    return computed_bytes(spec_of_config_text(config_text), fmt, quant)
+def computed_bytes_of_config_text(hf_config_json: str, fmt: str, quant: str) -> int | None:
+    """computed_bytes for the config.json with this canonical text (model_input's
+    hf_config_json, whose parse estimator.api.cache keeps), kept per process: a catalog
+    load sizes every seed weights row each time it runs (1.8 s of a repeated load's 2.4,
+    before; the test suite loads the catalog in some fifty test classes)."""
+    return computed_bytes(estimator_cache.model_spec(hf_config_json), fmt, quant)
 
 
 def _attention(spec: ModelSpec) -> str:
