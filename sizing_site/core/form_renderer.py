@@ -6,9 +6,10 @@ include per option: on the configurator's page, a new setup's form cost ~11 ms o
 (django/forms/widgets/select.html, select_option.html and input.html with the templates
 that only include it: text, number, checkbox, hidden, ...) this renderer writes the same
 HTML in Python, escaped as the templates escape it; every other template, and a stock
-name that an installed app overrides, goes to Django's renderer. tests/sizing_site/
-test_form_renderer.py compares both on every widget of the project's forms and on
-Hypothesis-drawn attributes and choices.
+name that an installed app overrides (the widget's own or one it includes), goes to
+Django's renderer. tests/sizing_site/test_form_renderer.py compares both on
+Hypothesis-drawn widgets, attributes and choices in en and de, and on the whole
+configurator page.
 """
 
 from __future__ import annotations
@@ -100,11 +101,16 @@ class FastWidgetRenderer(DjangoTemplates):
         self._stock: dict[str, bool] = {}
 
     def _is_stock(self, template_name: str) -> bool:
-        """Whether `template_name` loads Django's own file (checked once per name)."""
+        """Whether `template_name` and the templates it includes (attrs.html; input.html
+        for the input widgets) load Django's own files (checked once per name)."""
         if template_name not in self._stock:
-            template = self.get_template(template_name)
-            origin = Path(str(template.template.origin.name))
-            self._stock[template_name] = origin.is_relative_to(STOCK)
+            included = [f"{WIDGETS}attrs.html"]
+            if template_name in INPUT_ONLY:
+                included.append(f"{WIDGETS}input.html")
+            self._stock[template_name] = all(
+                Path(str(self.get_template(name).template.origin.name)).is_relative_to(STOCK)
+                for name in (template_name, *included)
+            )
         return self._stock[template_name]
 
     def _select(self, widget: Mapping[str, Any]) -> str:
