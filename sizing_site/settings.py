@@ -122,6 +122,9 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "sizing_site.tenancy.context_processors.organizations",
             ],
+            # After Django's own filters: its `floatformat` is replaced by the same filter
+            # without Decimal and format look-ups per number (sizing_site/core/numbers.py).
+            "builtins": ["sizing_site.core.templatetags.fast_numbers"],
         },
     }
 ]

@@ -4,12 +4,12 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from django import template
-from django.template.defaultfilters import floatformat
 from django.utils.translation import gettext as gettext_now
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from estimator.units import GIB
+from sizing_site.core.numbers import floatformat
 from sizing_site.tenancy.models import Membership, Role
 
 register = template.Library()
