@@ -175,7 +175,7 @@ else:
             "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
             "OPTIONS": {"MAX_ENTRIES": 150_000},
         },
-        "fragments": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "fragments": {"BACKEND": "sizing_site.core.fragment_cache.BatchingLocMemCache"},
     }
 
 # Celery: JSON only, bounded run time; tasks opt in to acks_late only when idempotent.

@@ -24,7 +24,7 @@ from pricing.models import CloudOffer
 from sizing_site.apikit import budget
 from sizing_site.apikit.errors import Errors, Refused, errors_shape, form_errors
 from sizing_site.apikit.parsers import JsonBodyParser
-from sizing_site.configurator import api_schema, selectors
+from sizing_site.configurator import api_schema, rows, selectors
 from sizing_site.configurator.rent_forms import RentBuyForm
 from sizing_site.configurator.serializers import (
     analysis_data,
@@ -169,14 +169,14 @@ class _Rows:
         self._offers: dict[tuple[int, int], CloudOffer | None] = {}
 
     def pair(self, model_slug: str, card_slug: str) -> tuple[LLMModel, Accelerator]:
-        """selectors.configuration_rows, remembered: the public rows and the caller's
+        """rows.configuration_rows, remembered: the public rows and the caller's
         organisations' own (a token's organisation only); anyone else's are unknown slugs.
         Raises as it does."""
         key = (model_slug, card_slug)
         if key not in self._pairs:
             self._pairs[key] = public_first(
                 self._request,
-                lambda organizations: selectors.configuration_rows(
+                lambda organizations: rows.configuration_rows(
                     model_slug=model_slug, accelerator_slug=card_slug, organizations=organizations
                 ),
                 (LLMModel.DoesNotExist, Accelerator.DoesNotExist),

@@ -26,8 +26,14 @@ def configure_url(
     its query string, in that order; a param without a value (None, or "" for a missing
     template variable) is left out, and so is the "?" of an empty query. "" while the
     configurator is not installed."""
+    return with_query(configure_path(model_slug, accelerator_slug), query_string(query, **params))
+
+
+def configure_path(model_slug: str, accelerator_slug: str) -> str:
+    """The configurator's path for this pair in the active language ("" while the
+    configurator is not installed)."""
     try:
-        url = _configure_path(
+        return _configure_path(
             model_slug,
             accelerator_slug,
             get_language(),
@@ -36,9 +42,19 @@ def configure_url(
         )
     except NoReverseMatch:
         return ""
+
+
+def query_string(query: Mapping[str, str] | None = None, **params: str | int | None) -> str:
+    """configure_url's query string (no "?"): `query`, then the `params` that have a value."""
     given = {k: v for k, v in params.items() if v is not None and v != ""}
-    encoded = urlencode({**(query or {}), **given})
-    return f"{url}?{encoded}" if encoded else url
+    return urlencode({**(query or {}), **given})
+
+
+def with_query(path: str, encoded: str) -> str:
+    """`path` with a query string (query_string) when there is one; "" without a path."""
+    if not path:
+        return ""
+    return f"{path}?{encoded}" if encoded else path
 
 
 @functools.lru_cache(maxsize=CONFIGURE_PATHS)

@@ -11,14 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from django.db.models import Prefetch
 from django.utils.translation import get_language
 
 from catalog import hardware, sizing
-from catalog import selectors as catalog_selectors
-from catalog.models import Accelerator, LLMModel, ModelWeights, Segment
-from catalog.scoping import Owner
-from catalog.sizing.cache import UNREACHABLE, remembered, remembered_here
+from catalog.models import Accelerator, LLMModel, Segment
+from catalog.sizing.cache import UNREACHABLE, remembered
 from catalog.sizing.candidates import default_floor, ladder_down_to, quant_ladder
 from catalog.sizing.requests import family_ladder, native_format
 from estimator import cost
@@ -30,44 +27,13 @@ from pricing import selectors as pricing_selectors
 from pricing.models import CloudOffer
 from pricing.versions import price_version
 from sizing_site.configurator import commands
+from sizing_site.configurator.rows import curated_accelerators, support_matrix
 
 FAQ_CONTEXT_TOKENS = 32768
 # Board counts the FAQ tries for "how many GPUs" (the form allows up to 64).
 GPU_STEPS = (1, 2, 4, 8)
 # Bumped when a cached value's shape changes, so a deploy never reads an old pickle.
 CACHE_SHAPE = 3
-
-
-def configuration_rows(
-    *, model_slug: str, accelerator_slug: str, organizations: Sequence[Owner] = ()
-) -> tuple[LLMModel, Accelerator]:
-    """The public rows, or the given organisations' own (the viewer's memberships: a
-    private slug is unknown to anyone else). This read comes before any cache lookup, and
-    every cache key below names the rows by primary key, so an organisation's rows are
-    never served from an entry another viewer could reach.
-    Raises LLMModel.DoesNotExist or Accelerator.DoesNotExist."""
-    weights = Prefetch("weights", queryset=ModelWeights.objects.order_by("format", "quant"))
-    models = catalog_selectors.visible_models(organizations)
-    model = models.prefetch_related(weights).get(slug=model_slug)
-    card = catalog_selectors.visible_accelerators(organizations).get(slug=accelerator_slug)
-    return model, card
-
-
-def curated_accelerators() -> list[Accelerator]:
-    """The curated cards (catalog rows only): every setup the cache has not seen yet sizes
-    against them. Kept in this process under the catalog version (remembered_here), as is
-    the support matrix: some fifty rows that every new setup would otherwise fetch and
-    unpickle from the shared cache. Nothing changes them."""
-    return remembered_here(
-        "configurator-curated",
-        (),
-        lambda: list(Accelerator.objects.filter(curated=True).order_by("vendor", "name")),
-    )
-
-
-def support_matrix() -> hardware.SupportMatrix:
-    """hardware.support_matrix() (two queries), kept in this process (remembered_here)."""
-    return remembered_here("configurator-matrix", (), hardware.support_matrix)
 
 
 @dataclass(frozen=True)

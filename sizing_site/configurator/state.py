@@ -27,7 +27,7 @@ from catalog.scoping import Owner
 from estimator.api import RequestError, result_to_dict
 from pricing import costs
 from sizing_site.apikit.errors import Errors, form_errors
-from sizing_site.configurator import selectors
+from sizing_site.configurator import rows, selectors
 from sizing_site.configurator.forms import ConfigureForm, field_for
 from sizing_site.configurator.rent_forms import RentBuyForm
 
@@ -136,10 +136,10 @@ class ConfiguratorState:
 def configuration_pair(
     *, model_slug: str, accelerator_slug: str, organizations: Sequence[Owner] = ()
 ) -> tuple[LLMModel, Accelerator]:
-    """selectors.configuration_rows (the public rows and `organizations`' own); an unknown
+    """rows.configuration_rows (the public rows and `organizations`' own); an unknown
     slug is a StateError naming it."""
     try:
-        return selectors.configuration_rows(
+        return rows.configuration_rows(
             model_slug=model_slug, accelerator_slug=accelerator_slug, organizations=organizations
         )
     except LLMModel.DoesNotExist:

@@ -7,12 +7,13 @@ from urllib.parse import urlencode
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import get_language
 
 from catalog.models import Accelerator, LLMModel
 from catalog.sizing.cache import TIMEOUT_S, key_for
 from pricing import costs
 from pricing.versions import price_version
-from sizing_site.configurator import selectors
+from sizing_site.configurator import rows, selectors
 from sizing_site.configurator.fit_options import fit_options
 from sizing_site.configurator.forms import OFFLOAD_SECTION, ConfigureForm
 from sizing_site.configurator.rent_forms import RentBuyForm
@@ -23,6 +24,7 @@ from sizing_site.configurator.state import (
     configuration_size,
     state_answer,
 )
+from sizing_site.core import fragment_cache
 from sizing_site.tenancy.selectors import membership_list_for_user
 from sizing_site.tenancy.viewer import public_first
 
@@ -43,7 +45,7 @@ def configure(request: HttpRequest, model_slug: str, accelerator_slug: str) -> H
     try:
         model, accelerator = public_first(
             request,
-            lambda organizations: selectors.configuration_rows(
+            lambda organizations: rows.configuration_rows(
                 model_slug=model_slug,
                 accelerator_slug=accelerator_slug,
                 organizations=organizations,
@@ -85,7 +87,38 @@ def configure(request: HttpRequest, model_slug: str, accelerator_slug: str) -> H
     )
     context.update(prices_key=_prices_key(request, model, accelerator))
     bad = answered.analysis is not None and answered.rent.errors
-    return render(request, _template(request), context, status=400 if bad else 200)
+    template = _template(request)
+    with fragment_cache.batched(_fragments(template, context)):
+        return render(request, template, context, status=400 if bad else 200)
+
+
+# The {% cache %} fragments of configure.html (their names as the template writes them) and
+# the context name each is keyed by besides the language; those of the analysis part, and
+# which parts a template renders, below.
+_FORM = (('"configurator-form"', "form_key"),)
+_OOB = (('"configurator-form-oob"', "oob_key"),)
+_RESULTS = (('"configurator-answer"', "prices_key"), ('"configurator-results"', "sections_key"))
+_ANALYSIS = (
+    ('"configurator-plan"', "sections_key"),
+    ('"configurator-offers"', "prices_key"),
+    ('"configurator-analysis"', "sections_key"),
+    ('"configurator-faq"', "prices_key"),
+)
+_PARTS = {
+    TEMPLATE: _FORM + _RESULTS,
+    TEMPLATE + "#layout": _FORM + _RESULTS,
+    TEMPLATE + "#results": _OOB + _RESULTS,
+    TEMPLATE + "#analysis": (),
+}
+
+
+def _fragments(template: str, context: dict[str, object]) -> list[tuple[str, tuple[object, ...]]]:
+    """The fragments `template` renders for a sized setup, as fragment_cache.batched reads
+    them: the analysis part's too when the context has its figures (inline on a full
+    page)."""
+    names = _PARTS[template] + (_ANALYSIS if "matrix" in context else ())
+    language = get_language()
+    return [(name, (context[key], language)) for name, key in names]
 
 
 def _template(request: HttpRequest) -> str:

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import translation
 
 from catalog.models import Accelerator
-from sizing_site.configurator import selectors
+from sizing_site.configurator import rows, selectors
 from tests.configurator.test_views import GlmOnA100
 
 
@@ -65,9 +65,9 @@ class FragmentCache(GlmOnA100):
     def test_a_catalog_edit_changes_the_page_scope_and_the_curated_cards(self) -> None:
         scope = selectors.page_scope(model=self.model, accelerator=self.card)
         assert scope.sizeable_card and scope.engines
-        assert [c.slug for c in selectors.curated_accelerators()] == [self.card.slug]
+        assert [c.slug for c in rows.curated_accelerators()] == [self.card.slug]
         self.card.curated = False
         self.card.bandwidth_gbps = None
         self.card.save()
-        assert selectors.curated_accelerators() == []
+        assert rows.curated_accelerators() == []
         assert not selectors.page_scope(model=self.model, accelerator=self.card).sizeable_card

@@ -15,7 +15,7 @@ from catalog.models import Accelerator
 from catalog.sizing import QuantRow
 from catalog.sizing.cache import bump_catalog_version
 from estimator.units import GIB
-from sizing_site.configurator import links, selectors
+from sizing_site.configurator import links, rows
 from sizing_site.configurator.templatetags.configurator_matrix import quant_matrix_rows
 from tests.configurator.test_views import GlmOnA100
 
@@ -108,17 +108,17 @@ class NewSetupReuse(GlmOnA100):
         assert curated not in again and "catalog_enginesupport" not in again
 
     def test_a_catalog_version_reads_them_afresh(self) -> None:
-        assert [c.slug for c in selectors.curated_accelerators()] == [self.card.slug]
-        selectors.support_matrix()  # two queries, the first time under this version
+        assert [c.slug for c in rows.curated_accelerators()] == [self.card.slug]
+        rows.support_matrix()  # two queries, the first time under this version
         with CaptureQueriesContext(connection) as kept:
-            selectors.curated_accelerators()
-            selectors.support_matrix()
+            rows.curated_accelerators()
+            rows.support_matrix()
         assert len(kept) == 0
         # An update through the queryset sends no signal: the version is bumped by hand,
         # as load_catalog does.
         Accelerator.objects.filter(pk=self.card.pk).update(curated=False)
-        assert [c.slug for c in selectors.curated_accelerators()] == [self.card.slug]
+        assert [c.slug for c in rows.curated_accelerators()] == [self.card.slug]
         bump_catalog_version()
         with CaptureQueriesContext(connection) as fresh:
-            assert selectors.curated_accelerators() == []
+            assert rows.curated_accelerators() == []
         assert len(fresh) == 1
