@@ -12,7 +12,7 @@ from django.db.models import QuerySet
 
 from catalog.models import Accelerator, LLMModel, QuantFormat, WeightsFamily
 from catalog.scoping import Owner
-from catalog.sizing.cache import remembered
+from catalog.sizing.cache import remembered, remembered_here
 from catalog.sizing.specs import estimator_knows, published_context_tokens
 from estimator import quality
 
@@ -83,7 +83,13 @@ class Rung:
 
 def quant_ladder() -> list[Rung]:
     """GGUF formats the estimator can size, least compressed first; of formats with the
-    same quality rank (F16 and BF16) only the first is kept, as they fit identically."""
+    same quality rank (F16 and BF16) only the first is kept, as they fit identically. Kept
+    in this process under the catalog version (remembered_here): every new setup's
+    recommendations and the explore pages climb it (a copy: the caller may change it)."""
+    return list(remembered_here("quant-ladder", (), _quant_ladder))
+
+
+def _quant_ladder() -> tuple[Rung, ...]:
     rungs: list[Rung] = []
     formats = QuantFormat.objects.filter(family=WeightsFamily.GGUF).order_by(
         "-quality_rank", "name"
@@ -94,7 +100,7 @@ def quant_ladder() -> list[Rung]:
         if rungs and rungs[-1].quality_rank == fmt.quality_rank:
             continue
         rungs.append(Rung(fmt.name, fmt.bits_per_weight, fmt.quality_rank))
-    return rungs
+    return tuple(rungs)
 
 
 def default_floor(ladder: Sequence[Rung]) -> str:

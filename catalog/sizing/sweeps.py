@@ -402,9 +402,10 @@ def smallest_cards(
     of by_quant; `usable` holds every card that has an engine. `sizes`: measured GGUF file
     sizes by quant (requests.measured_bytes). Cached per catalog version; the GPU count,
     offload and tensor parallelism, which every card's request overrides (_single), are
-    left out of the key, so one answer serves every GPU count of a setup. The cache keeps
-    positions in `accelerators`, not the rows: unpickling 70 cards cost more than the
-    sweep."""
+    left out of the key, and so is the sized quant (any_quant: every quant of the family is
+    swept), so one answer serves every GPU count and weights format of a setup. The cache
+    keeps positions in `accelerators`, not the rows: unpickling 70 cards cost more than
+    the sweep."""
     base = replace(
         request,
         device=replace(request.device, count=1),
@@ -413,7 +414,7 @@ def smallest_cards(
     cards = tuple(card.pk for card in accelerators)
     by_quant, usable = remembered(
         "smallest-cards",
-        (base, cards, tuple(sorted(sizes.items()))),
+        (any_quant(base), cards, tuple(sorted(sizes.items()))),
         lambda: _smallest_cards(base, accelerators, sizes, matrix),
     )
     return CardChoice(
@@ -505,6 +506,15 @@ def _by_engine(
         if choice is not None and can_size_accelerator(card) and hardware.chips(card) == 1:
             groups.setdefault(choice, []).append(i)
     return groups
+
+
+def any_quant(request: Request) -> Request:
+    """`request` without its quant, dtype and file size, as a cache key for a sweep of
+    every quant of its family: the sweep sets each quant's weights itself and reads only
+    the family's format, imatrix and group size of the request's own (estimator.api.sweep
+    ._weights_spec), so the answer is the same whichever quant of the family was sized."""
+    weights = replace(request.weights, quant=None, dtype=None, file_bytes=None)
+    return replace(request, weights=weights)
 
 
 def _single(request: Request, choice: hardware.EngineChoice) -> Request:

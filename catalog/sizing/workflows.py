@@ -24,7 +24,7 @@ from catalog.sizing.requests import (
     sizing_request,
 )
 from catalog.sizing.specs import published_context_tokens
-from catalog.sizing.sweeps import CardChoice
+from catalog.sizing.sweeps import CardChoice, any_quant
 from estimator import recommend
 from estimator.api import (
     FinetuneSpec,
@@ -140,18 +140,30 @@ class QuantRow:
 
 def quant_matrix(sizing: Sizing, sizes: Mapping[str, int], cards: CardChoice) -> list[QuantRow]:
     """Every quant of the sized family on one device without offload (estimator.api.sweep);
-    GGUF quants with a measured file (`sizes`, requests.measured_bytes) are sized from it."""
+    GGUF quants with a measured file (`sizes`, requests.measured_bytes) are sized from it.
+    The rows are a function of that single-device request whatever quant was sized
+    (sweeps.any_quant), so they are kept in the shared cache under it (content-keyed) and
+    setups that differ only in GPU count, offload or quant share them; the smallest card
+    of each quant (`cards`) is looked up per page."""
     request = sizing.request
-    gguf = request.weights.format == "gguf"
-    quants = MATRIX_GGUF_QUANTS if gguf else HF_FORMATS
     single = replace(
         request,
         device=replace(request.device, count=1),
         workload=replace(request.workload, offload=Offload()),
     )
-    files = dict(sizes) if gguf else {}
+    files = dict(sizes) if request.weights.format == "gguf" else {}
+    rows = remembered_content(
+        "quant-matrix",
+        (any_quant(single), tuple(sorted(files.items()))),
+        lambda: _matrix_rows(single, files),
+    )
+    return [replace(row, card=cards.by_quant.get(row.quant)) for row in rows]
+
+
+def _matrix_rows(single: Request, files: Mapping[str, int]) -> tuple[QuantRow, ...]:
+    quants = MATRIX_GGUF_QUANTS if single.weights.format == "gguf" else HF_FORMATS
     rows = sweep(single, [single.device], sizeable_quants(single, quants), measured_bytes=files)
-    return [
+    return tuple(
         QuantRow(
             quant=row.quant,
             weights_bytes=row.weights_bytes,
@@ -161,10 +173,10 @@ def quant_matrix(sizing: Sizing, sizes: Mapping[str, int], cards: CardChoice) ->
                 None if row.verdict == "does_not_fit" else row.decode_tokens_per_s
             ),
             measured=row.quant in files,
-            card=cards.by_quant.get(row.quant),
+            card=None,
         )
         for row in rows
-    ]
+    )
 
 
 def context_points(limit: int, start: int = 4096) -> list[int]:

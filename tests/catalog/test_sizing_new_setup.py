@@ -27,6 +27,7 @@ from catalog.sizing.requests import (
     native_format,
     sizeable_quants,
 )
+from catalog.sizing.workflows import _matrix_rows
 from estimator.api import Request, sweep
 from estimator.engines import runs_gguf
 from estimator.weights import HF_FORMATS
@@ -218,3 +219,31 @@ def test_a_new_setup_reads_no_row_and_reuses_the_cards_devices(
     cards[0].save()  # a catalog edit: a new catalog version, Devices built afresh
     new_setup(8192)
     assert len(built) == 22
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("setup", SETUPS, ids=lambda s: f"{s.engine}-{s.quant}-{s.context_tokens}")
+def test_the_family_sweeps_answer_the_same_whichever_quant_was_sized(setup: Setup) -> None:
+    """What lets the smallest-card and quant-matrix sweeps share one cache entry across a
+    setup's weights formats (sweeps.any_quant): computed afresh for each sized quant of
+    the family, the answers are equal, and the cached one matches each of them."""
+    cards = catalog()
+    m = model(LLAMA, "llama")
+    gguf = runs_gguf(setup.engine)
+    sizes = {"Q4_K_M": 4_920_000_000} if gguf else {}
+    quants = ("Q8_0", "Q4_K_M", "IQ4_XS", "Q6_K") if gguf else ("bf16", "fp8", "fp32")
+    fresh, cached = [], []
+    for quant in quants:
+        sized = replace(setup, quant=quant)
+        request = sizing_request(model=m, accelerator=cards[0], setup=sized, measured={})
+        fresh.append((reference_smallest(request, cards, sizes), _matrix_rows(request, sizes)))
+        choice = smallest_cards(request, cards, sizes, hardware.support_matrix())
+        cached.append(
+            (
+                {q: c.slug for q, c in choice.by_quant.items()},
+                [(c.slug, b) for c, b in choice.usable],
+            )
+        )
+    assert fresh[0][1] and fresh[0][0][0]  # rows and fitting cards: a real comparison
+    assert all(answer == fresh[0] for answer in fresh)
+    assert all(answer == fresh[0][0] for answer in cached)
