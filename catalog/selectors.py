@@ -112,6 +112,16 @@ def visible_accelerators(organizations: Sequence[Owner]) -> QuerySet[Accelerator
     return Accelerator.objects.visible_to(organizations)
 
 
+def organizations_with_own_rows() -> frozenset[int]:
+    """The keys of the organisations that own a model or a card: only they see anything
+    but the public catalog (visible_models, visible_accelerators). Keys only, no row of
+    theirs leaves here."""
+    owned = {"organization": None}
+    models = LLMModel.all_orgs.exclude(**owned).order_by().values_list("organization", flat=True)
+    cards = Accelerator.all_orgs.exclude(**owned).order_by().values_list("organization", flat=True)
+    return frozenset(models.union(cards))
+
+
 def visible_models_among(organization_keys: QuerySet[Any] | None) -> QuerySet[LLMModel]:
     """visible_models for the organisations whose keys the subquery `organization_keys`
     selects (the caller's memberships, as the web layer builds it; None: none): the

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
+from catalog import selectors as catalog_selectors
 from catalog.models import Accelerator, LLMModel, QuantFormat, WeightsFamily
 from catalog.scoping import Owner
 from catalog.sizing.cache import remembered, remembered_here
@@ -142,10 +143,16 @@ def sweep_accelerators(organizations: Sequence[Owner] = ()) -> list[Accelerator]
 
 
 def organization_keys(organizations: Sequence[Owner]) -> tuple[object, ...]:
-    """The part of a cache key that names whose own rows an entry holds: the organisations'
-    keys, () for the public catalog alone. Only a viewer of exactly those organisations
-    computes the same part, so an organisation's rows never reach anyone else's page."""
-    return tuple(sorted(o.pk for o in organizations))
+    """The part of a cache key that names whose own rows an entry holds: the keys of those
+    organisations that own a model or a card, () for the public catalog alone. Only a
+    viewer of exactly those organisations computes the same part, so an organisation's
+    rows never reach anyone else's page; a member of organisations that own no row sees
+    the public catalog and shares its entries (the warm-up fills them). Who owns rows is
+    kept in this process under the catalog version: adding an own row is a catalog edit."""
+    if not organizations:
+        return ()
+    owners = remembered_here("catalog-owners", (), catalog_selectors.organizations_with_own_rows)
+    return tuple(sorted(o.pk for o in organizations if o.pk in owners))
 
 
 def card_vendors(

@@ -302,8 +302,9 @@ class QueryCounts(CastTestCase):
         # Session, user and the header's memberships, then the page's own reads: the
         # model, its measured weights, the quant ladder, the cheapest cloud offers, all
         # cards, the priced cards' power and the engine support matrix (its rows, the
-        # engine names), one query each.
-        assert few[2] == 11
+        # engine names), and which organisations own catalog rows (bob's own none: the
+        # public entries serve him), one query each.
+        assert few[2] == 12
         # Again, warm: the table comes from the shared sizing cache; only the session,
         # user, memberships, the model with its weights and the cloud offers (prices change
         # without a catalog edit) are read; the quant ladder is this process's copy under
