@@ -9,25 +9,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from catalog.models import Accelerator, LLMModel
-from tests.cast import CastTestCase
-from tests.configurator.test_views import GLM_AIR, a100
+from catalog.models import LLMModel
+from tests.configurator.test_views import GLM_AIR, GlmOnA100
 
 CATALOG_TABLES = ("catalog_llmmodel", "catalog_modelweights", "catalog_accelerator")
 
 
-class RowsKeptUnderTheCatalogVersion(CastTestCase):
-    model: LLMModel
-    card: Accelerator
-
-    @classmethod
-    def setUpTestData(cls) -> None:
-        super().setUpTestData()
-        cls.model = LLMModel.objects.create(
-            name="GLM-4.5-Air", slug="glm-4-5-air", hf_repo="zai-org/GLM-4.5-Air", config=GLM_AIR
-        )
-        cls.card = Accelerator.objects.create(**a100())
-
+class RowsKeptUnderTheCatalogVersion(GlmOnA100):
     def url(self, model: str = "glm-4-5-air", card: str = "nvidia-a100-80gb-pcie") -> str:
         return reverse("configurator:configure", args=[model, card]) + "?quant=Q4_K_M&ctx=8192"
 
