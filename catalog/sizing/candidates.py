@@ -178,8 +178,25 @@ def explore_model(*, slug: str, organizations: Sequence[Owner] = ()) -> LLMModel
 
 def explore_models(organizations: Sequence[Owner] = ()) -> list[LLMModel]:
     """Every model with a config.json, by family and name: the public ones and the given
-    organisations' own (two queries: the models, their weights)."""
-    return list(_config_models(organizations).order_by("family", "name"))
+    organisations' own. The public models (with their weights) are kept in this process
+    under the catalog version: read for each request they cost two queries and left some
+    7,000 objects in reference cycles (the prefetched weights point back at their model)
+    that only a full collection frees, about 3 MB a card page, so a gunicorn worker grew
+    by tens of MB between collections. The organisations' own models are read each time
+    (two queries, a handful of rows), and the order is the database's (one query of keys).
+    The models are shared: they must not be changed."""
+    public = remembered_here("explore-models", (), _public_config_models)
+    if not organization_keys(organizations):
+        return list(public.values())
+    own = {m.pk: m for m in _config_models(organizations).filter(organization__isnull=False)}
+    order = LLMModel.objects.visible_to(organizations).exclude(config={})
+    pks = order.order_by("family", "name").values_list("pk", flat=True)
+    return [public.get(pk) or own[pk] for pk in pks if pk in public or pk in own]
+
+
+def _public_config_models() -> dict[int, LLMModel]:
+    """The public models with a config.json by key, in explore_models' order."""
+    return {m.pk: m for m in _config_models().order_by("family", "name")}
 
 
 def explore_accelerator(*, slug: str, organizations: Sequence[Owner] = ()) -> Accelerator:

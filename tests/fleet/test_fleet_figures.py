@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from catalog import hardware
 from catalog.sizing import Setup
-from catalog.sizing.candidates import explore_models, quant_ladder
+from catalog.sizing.candidates import explore_models, organization_keys, quant_ladder
 from sizing_site.configurator.selectors import configuration_results
 from sizing_site.fleet import selectors
 from sizing_site.fleet.models import InventoryMachine
@@ -136,6 +136,7 @@ class QueryCount(FleetCase):
         self.client.force_login(self.alice)
         assert explore_models() == [self.model]
         quant_ladder()  # kept per process under the catalog version: any page reads it once
+        organization_keys([self.org_a])  # who owns rows: kept per process the same way
         one = self.count()
         for cards in (1, 3, 4, 8):  # other shapes: each is sized afresh
             self.add_machine(self.alice, "org-a", f"node {cards}", cards=cards)
