@@ -10,6 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.core.cache.backends.locmem import LocMemCache
+from django.utils import translation
 from huggingface_hub import constants as hf_constants
 from pytest_django.fixtures import Settings
 from rest_framework.throttling import SimpleRateThrottle
@@ -141,6 +142,16 @@ def _fresh_sizing_cache(settings: Settings) -> Iterator[None]:
     settings.API_WORK_DEADLINE_S = 600
     bump_catalog_version()
     yield
+
+
+@pytest.fixture(autouse=True)
+def _default_language() -> Iterator[None]:
+    """Each test starts, and leaves, in the default language: a request to a page in
+    another language leaves that language active in the thread (LocaleMiddleware
+    activates it), and a later test's English messages would come out in it."""
+    translation.deactivate()
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture(autouse=True)
