@@ -1,6 +1,7 @@
-"""Reads for the configurator: the two catalog rows, then every figure from the sizing
-service (catalog.sizing). The query count is fixed (model + its weights, accelerator,
-curated accelerators, offers), whatever the catalog's size. The public offers of a card
+"""Reads for the configurator: every figure from the sizing service (catalog.sizing) for
+the two catalog rows configurator.rows reads (kept per process, as are the curated cards
+and the support matrix). The query count is fixed (offers at most), whatever the
+catalog's size. The public offers of a card
 with at least a GPU count are one query, kept in the shared cache under the catalog and
 price versions (offer_rows): the results part reads the cheapest of them (the answer
 panel), the analysis part every one."""
